@@ -1,0 +1,90 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+]
+
+let package = Package(
+    name: "keyvaultd",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "KeyVault", targets: ["KeyVault"]),
+        .executable(name: "keyvaultd", targets: ["keyvaultd"]),
+        .executable(name: "keyvault", targets: ["keyvault"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+    ],
+    targets: [
+        // The C libraries, reached only through KeyVault/Crypto.
+        .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+        // prctl and setrlimit, for a process that never dumps core.
+        .systemLibrary(name: "CLinux"),
+        .target(
+            name: "KeyVault",
+            dependencies: [
+                "CSodium", "COpenSSL", "CLinux",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The HTTP-over-Unix-socket client the CLI, the tests and the bench share.
+        .target(
+            name: "KeyVaultClient",
+            dependencies: [
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "keyvaultd",
+            dependencies: [
+                "KeyVault",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "keyvault",
+            dependencies: [
+                "KeyVault", "KeyVaultClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "keyvault-bench",
+            dependencies: ["KeyVault", "KeyVaultClient"],
+            path: "bench",
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "KeyVaultTests",
+            dependencies: ["KeyVault"],
+            resources: [.copy("vectors")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["KeyVault", "KeyVaultClient", "keyvaultd", "keyvault"],
+            swiftSettings: strict
+        ),
+    ]
+)

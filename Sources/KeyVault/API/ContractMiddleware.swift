@@ -1,0 +1,40 @@
+import Hummingbird
+import Logging
+
+/// The outermost layer: refuses browsers and unidentified callers before any
+/// routing, and turns every error into a contract answer. A `Refusal` renders
+/// as itself; Hummingbird's own errors become `invalid` or `unknown`; anything
+/// else is an opaque `error` that leaks nothing.
+struct ContractMiddleware: RouterMiddleware {
+    typealias Context = VaultRequestContext
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // No web page may drive the daemon, whatever the socket's mode.
+        if request.headers[.origin] != nil || request.headers[.referer] != nil {
+            return APIResponse.refusal(Refusal(.forbidden, "requests from a web browser (with Origin or Referer) are refused"))
+        }
+        guard context.peer != nil else {
+            return APIResponse.refusal(Refusal(.forbidden, "the caller's credentials could not be read"))
+        }
+        do {
+            return try await next(request, context)
+        } catch let refusal as Refusal {
+            return APIResponse.refusal(refusal)
+        } catch let error as HTTPError {
+            return APIResponse.refusal(Self.translate(error))
+        } catch {
+            logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: type(of: error)))"])
+            return APIResponse.refusal(Refusal(.error, "internal error; nothing was changed"))
+        }
+    }
+
+    static func translate(_ error: HTTPError) -> Refusal {
+        switch error.status.code {
+        case 404: return Refusal(.unknown, "no such endpoint; see docs/API.md")
+        case 405: return Refusal(.invalid, "this endpoint does not take that method")
+        case 413: return Refusal(.invalid, "the request body is larger than 64 KiB")
+        default: return Refusal(.invalid, error.body ?? "the request could not be read")
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import Hummingbird
+import HTTPTypes
+
+/// Every route is registered with the permission it needs, so no handler can
+/// forget the policy check. Routes under `/v1/accounts/{user}` get the account
+/// ID validated first and checked against the policy's account patterns.
+struct GuardedRouter {
+    let router: Router<VaultRequestContext>
+    let policy: PolicyStore
+
+    typealias GlobalHandler = @Sendable (Request, VaultRequestContext) async throws -> Response
+    typealias AccountHandler = @Sendable (Request, VaultRequestContext, AccountID) async throws -> Response
+
+    func on(_ method: HTTPRequest.Method, _ path: String, permission: Permission, _ handler: @escaping GlobalHandler) {
+        let policy = self.policy
+        router.on(RouterPath(path), method: method) { request, context in
+            try Self.authorize(policy, context, permission, account: nil)
+            return try await handler(request, context)
+        }
+    }
+
+    func on(_ method: HTTPRequest.Method, account path: String, permission: Permission, _ handler: @escaping AccountHandler) {
+        let policy = self.policy
+        router.on(RouterPath("/v1/accounts/{user}" + path), method: method) { request, context in
+            let account = try Self.account(from: context)
+            try Self.authorize(policy, context, permission, account: account)
+            return try await handler(request, context, account)
+        }
+    }
+
+    static func account(from context: VaultRequestContext) throws -> AccountID {
+        // Hummingbird has already percent-decoded the segment.
+        let raw = context.parameters.get("user") ?? ""
+        do throws(InvalidInput) {
+            return try AccountID(validating: raw)
+        } catch {
+            throw Refusal.invalid(error.message)
+        }
+    }
+
+    static func authorize(_ policy: PolicyStore, _ context: VaultRequestContext, _ permission: Permission, account: AccountID?) throws {
+        // ContractMiddleware has refused requests without credentials.
+        guard let peer = context.peer else { throw Refusal(.forbidden, "the caller's credentials could not be read") }
+        guard policy.current.allows(peer, permission, account: account) else {
+            let scope = account.map { " on account \($0)" } ?? ""
+            throw Refusal(.forbidden, "uid \(peer.uid) may not \(permission.rawValue)\(scope) under this daemon's policy")
+        }
+    }
+}

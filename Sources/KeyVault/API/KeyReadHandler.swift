@@ -1,0 +1,61 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
+/// Every key released leaves one audit line (who, which account and
+/// generation), never the key.
+struct KeyReadHandler: Sendable {
+    let service: KeyVaultService
+    let audit: Logger
+
+    func read(_ request: Request, _ context: VaultRequestContext, _ account: AccountID, _ selector: KeySelector) async throws -> Response {
+        _ = try waitSeconds(request, context, account)
+        guard let availability = service.availability(account, selector) else { throw Refusal.unknownAccount(account) }
+        switch availability {
+        case .ready(let released):
+            let peer = context.peer!
+            audit.notice("key released", metadata: [
+                "uid": "\(peer.uid)", "pid": "\(peer.pid)", "account": "\(account)",
+                "generation": "\(released.generation.number)", "keyId": "\(released.generation.keyID)",
+            ])
+            return try APIResponse.ready(KeyBody(released))
+        case .locked:
+            throw Refusal.locked(account)
+        case .unknown(let why):
+            throw Refusal(.unknown, why)
+        case .destroyed:
+            throw Refusal(.destroyed, "that generation of \(account) was destroyed on purpose")
+        }
+    }
+
+    /// `?wait=SECONDS`: 0 to the policy's maximum; waiting itself needs the `wait` permission.
+    private func waitSeconds(_ request: Request, _ context: VaultRequestContext, _ account: AccountID) throws -> Int {
+        guard let raw = request.uri.queryParameters.get("wait") else { return 0 }
+        let maximum = service.policy.current.maxWaitSeconds
+        guard let seconds = Int(raw), seconds >= 0, seconds <= maximum else {
+            throw Refusal.invalid("wait must be a whole number of seconds from 0 to \(maximum)")
+        }
+        if seconds > 0 { try GuardedRouter.authorize(service.policy, context, .wait, account: account) }
+        return seconds
+    }
+}
+
+struct KeyBody: Encodable {
+    var state = ContractState.ready
+    var account: String
+    var generation: Int
+    var keyId: String
+    var key: String
+    var createdAt: Date
+    var current: Bool
+
+    init(_ released: ReleasedKey) {
+        account = released.account.rawValue
+        generation = released.generation.number
+        keyId = released.generation.keyID
+        key = released.key.base64EncodedString()
+        createdAt = released.generation.createdAt
+        current = released.isCurrent
+    }
+}

@@ -1,0 +1,42 @@
+import Foundation
+import Hummingbird
+
+/// The JSON bodies the API takes. Decoding failures become `invalid` with a
+/// sentence that names the expected shape, never the received values.
+struct CreateAccountBody: Decodable {
+    var user: String
+    var passphrase: String
+    var accessibility: String?
+    static let shape = #"{"user": string, "passphrase": string, "accessibility": "whenUnlocked" | "afterFirstUnlock" (optional)}"#
+}
+
+struct PassphraseBody: Decodable {
+    var passphrase: String
+    static let shape = #"{"passphrase": string}"#
+}
+
+struct ChangePassphraseBody: Decodable {
+    var old: String
+    var new: String
+    static let shape = #"{"old": string, "new": string}"#
+}
+
+enum RequestBody {
+    static func decode<T: Decodable>(_ type: T.Type, shape: String, from request: Request, context: VaultRequestContext) async throws -> T {
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        do {
+            return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch {
+            throw Refusal.invalid("the body must be a JSON object: \(shape)")
+        }
+    }
+
+    /// Passphrases enter secure memory at once; the decoded String is the one
+    /// copy outside it, dropped when the request ends.
+    static func passphrase(_ text: String, field: String) throws -> SecureBytes {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty else { throw Refusal.invalid("'\(field)' is empty") }
+        guard utf8.count <= 1024 else { throw Refusal.invalid("'\(field)' is longer than 1024 bytes") }
+        return SecureBytes(copying: utf8)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+import Hummingbird
+import Logging
+
+/// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
+enum Routes {
+    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, audit: Logger) {
+        let routes = GuardedRouter(router: router, policy: service.policy)
+
+        routes.on(.get, "/v1/health", permission: .health) { _, _ in
+            try APIResponse.ready(HealthBody(version: KeyVaultVersion.string))
+        }
+        routes.on(.get, "/v1/status", permission: .status) { _, _ in
+            try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, accounts: service.status()))
+        }
+
+        routes.on(.post, "/v1/accounts", permission: .create) { request, context in
+            let body = try await RequestBody.decode(CreateAccountBody.self, shape: CreateAccountBody.shape, from: request, context: context)
+            let account: AccountID
+            do throws(InvalidInput) { account = try AccountID(validating: body.user) } catch { throw Refusal.invalid(error.message) }
+            try GuardedRouter.authorize(service.policy, context, .create, account: account)
+            let accessibility = try body.accessibility.map { raw in
+                guard let value = Accessibility(rawValue: raw) else {
+                    throw Refusal.invalid("'accessibility' must be \"whenUnlocked\" or \"afterFirstUnlock\"")
+                }
+                return value
+            } ?? .whenUnlocked
+            let passphrase = try RequestBody.passphrase(body.passphrase, field: "passphrase")
+            let status = try await service.createAccount(account, passphrase: passphrase, accessibility: accessibility)
+            return try APIResponse.ready(AccountBody(account: status))
+        }
+
+        routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in
+            let body = try await RequestBody.decode(PassphraseBody.self, shape: PassphraseBody.shape, from: request, context: context)
+            try await service.unlock(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"))
+            return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
+        }
+        routes.on(.post, account: "/lock", permission: .lock) { _, _, account in
+            try await service.lock(account)
+            return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
+        }
+        routes.on(.post, account: "/passphrase", permission: .passphrase) { request, context, account in
+            let body = try await RequestBody.decode(ChangePassphraseBody.self, shape: ChangePassphraseBody.shape, from: request, context: context)
+            let old = try RequestBody.passphrase(body.old, field: "old")
+            let new = try RequestBody.passphrase(body.new, field: "new")
+            try await service.changePassphrase(account, old: old, new: new)
+            return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
+        }
+
+        let keys = KeyReadHandler(service: service, audit: audit)
+        routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
+            let id = context.parameters.get("keyId") ?? ""
+            guard id.utf8.count == 32, Hex.decode(id) != nil, id == id.lowercased() else {
+                throw Refusal.invalid("a key ID is 32 lowercase hex characters")
+            }
+            return try await keys.read(request, context, account, .keyID(id))
+        }
+        routes.on(.get, account: "/keys/{selector}", permission: .read) { request, context, account in
+            let raw = context.parameters.get("selector") ?? ""
+            let selector: KeySelector
+            if raw == "current" {
+                selector = .current
+            } else if let number = Int(raw), number >= 1, raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+                selector = .generation(number)
+            } else {
+                throw Refusal.invalid("a key is read as keys/current, keys/GENERATION (a number from 1) or keys/id/KEYID")
+            }
+            return try await keys.read(request, context, account, selector)
+        }
+    }
+}
+
+struct HealthBody: Encodable {
+    var state = ContractState.ready
+    var version: String
+}
+
+struct StatusBody: Encodable {
+    var state = ContractState.ready
+    var version: String
+    var accounts: [AccountStatus]
+}
+
+struct AccountBody: Encodable {
+    var state = ContractState.ready
+    var account: AccountStatus
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Measures Argon2id on this machine and proposes the cost that takes about
+/// a target time, as `cryptsetup benchmark` does for LUKS: memory first (the
+/// expensive resource for an attacker), then as many passes as time allows.
+public enum KDFCalibration {
+    public struct Measurement: Sendable {
+        public var parameters: KDFParameters
+        public var seconds: Double
+    }
+
+    public struct Proposal: Sendable {
+        public var parameters: KDFParameters
+        public var expectedSeconds: Double
+        public var measurements: [Measurement]
+    }
+
+    public static func measure(_ parameters: KDFParameters) throws -> Measurement {
+        let passphrase = SecureBytes(copying: Array("calibration".utf8))
+        let salt = Random.bytes(KDFParameters.saltByteCount)
+        let start = ContinuousClock.now
+        _ = try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters)
+        let elapsed = ContinuousClock.now - start
+        return Measurement(parameters: parameters, seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    }
+
+    /// Starts at `memoryMiB` and halves it (not below 64 MiB) while even one
+    /// pass overshoots the target; then fits the passes (at most 10) to it.
+    public static func propose(targetSeconds: Double, memoryMiB: Int = 256) throws -> Proposal {
+        var measurements: [Measurement] = []
+        var memory = memoryMiB
+        while true {
+            let one = try measure(try KDFParameters(opsLimit: 1, memLimitBytes: UInt64(memory) << 20))
+            let three = try measure(try KDFParameters(opsLimit: 3, memLimitBytes: UInt64(memory) << 20))
+            measurements += [one, three]
+            let perPass = max((three.seconds - one.seconds) / 2, 1e-6)
+            let fixed = max(one.seconds - perPass, 0)
+            let passes = Int(((targetSeconds - fixed) / perPass).rounded(.down))
+            if passes >= 1 || memory <= 64 {
+                let chosen = min(max(passes, 1), 10)
+                let parameters = try KDFParameters(opsLimit: UInt64(chosen), memLimitBytes: UInt64(memory) << 20)
+                return Proposal(parameters: parameters, expectedSeconds: fixed + perPass * Double(chosen), measurements: measurements)
+            }
+            memory /= 2
+        }
+    }
+}

@@ -1,0 +1,81 @@
+internal import CSodium
+
+/// Secret bytes in guarded, locked memory (`sodium_malloc`: guard pages,
+/// `mlock`, excluded from core dumps) that are zeroed when released.
+///
+/// The bytes are written only while the value is being built, inside this
+/// layer, so sharing the finished value across tasks is safe. No pointer to
+/// them leaves the crypto layer.
+public final class SecureBytes: @unchecked Sendable {
+    private let pointer: UnsafeMutableRawPointer
+    public let count: Int
+
+    /// Zero-filled secure memory of `count` bytes.
+    init(zeroedCount count: Int) {
+        Sodium.ensureReady()
+        // sodium_malloc(0) is valid but returns a guard-page pointer; keep at least one byte.
+        guard let pointer = sodium_malloc(max(count, 1)) else {
+            fatalError("sodium_malloc failed: out of locked memory")
+        }
+        sodium_memzero(pointer, max(count, 1))
+        self.pointer = pointer
+        self.count = count
+    }
+
+    /// `count` bytes from libsodium's CSPRNG.
+    public convenience init(randomCount count: Int) {
+        self.init(zeroedCount: count)
+        randombytes_buf(pointer, count)
+    }
+
+    /// A copy of `bytes`. The caller remains responsible for the source.
+    public convenience init(copying bytes: some Collection<UInt8>) {
+        self.init(zeroedCount: bytes.count)
+        let destination = UnsafeMutableRawBufferPointer(start: pointer, count: count)
+        destination.copyBytes(from: bytes)
+    }
+
+    /// Builds the bytes in place: `body` writes them and returns how many it wrote.
+    init(capacity: Int, fill body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
+        Sodium.ensureReady()
+        guard let pointer = sodium_malloc(max(capacity, 1)) else {
+            fatalError("sodium_malloc failed: out of locked memory")
+        }
+        sodium_memzero(pointer, max(capacity, 1))
+        self.pointer = pointer
+        do {
+            let written = try body(UnsafeMutableRawBufferPointer(start: pointer, count: capacity))
+            precondition(written <= capacity, "SecureBytes fill wrote past its capacity")
+            self.count = written
+        } catch {
+            sodium_free(pointer)
+            throw error
+        }
+    }
+
+    deinit {
+        // sodium_free zeroes the region before unmapping it.
+        sodium_free(pointer)
+    }
+
+    func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: pointer, count: count))
+    }
+
+    /// Constant-time comparison.
+    public func constantTimeEquals(_ other: SecureBytes) -> Bool {
+        guard count == other.count else { return false }
+        return withUnsafeBytes { a in other.withUnsafeBytes { b in ConstantTime.equal(a, b) } }
+    }
+
+    /// The standard base64 form, for the one place a key leaves the daemon: a
+    /// `ready` answer to an authorised caller.
+    public func base64EncodedString() -> String {
+        withUnsafeBytes { Base64.encode($0) }
+    }
+
+    /// Lowercase hex, for the CLI's `--raw hex`.
+    public func hexEncodedString() -> String {
+        withUnsafeBytes { Hex.encode($0) }
+    }
+}

@@ -1,0 +1,61 @@
+import CLinux
+import Foundation
+public import Logging
+import ServiceLifecycle
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What `keyvaultd` is started with.
+public struct DaemonConfiguration: Sendable {
+    public var dataDirectory: String
+    public var socketPath: String
+    /// nil: the built-in default policy (the same as the shipped `policy/`).
+    public var policyDirectory: String?
+
+    public init(dataDirectory: String, socketPath: String, policyDirectory: String?) {
+        self.dataDirectory = dataDirectory
+        self.socketPath = socketPath
+        self.policyDirectory = policyDirectory
+    }
+}
+
+/// The daemon's life: harden the process, load the policy and the vault,
+/// claim the socket, serve until SIGTERM, drain, remove the socket.
+public enum KeyVaultDaemon {
+    public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
+        // Files and sockets this process creates are its own alone; no core
+        // dump may carry a key.
+        umask(0o077)
+        if kv_disable_core_dumps() != 0 { logger.warning("could not disable core dumps") }
+
+        let policy: Policy
+        if let directory = configuration.policyDirectory {
+            policy = try PolicyLoader.load(directory: directory, selfUID: geteuid())
+        } else {
+            policy = Policy.builtInDefault(selfUID: geteuid())
+        }
+        let store = PolicyStore(policy: policy, directory: configuration.policyDirectory)
+        logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
+
+        let vault = try Vault(directory: configuration.dataDirectory)
+        let service = try KeyVaultService(vault: vault, policy: store, logger: logger)
+
+        let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
+        if !socketDirectory.isEmpty, !FileManager.default.fileExists(atPath: socketDirectory) {
+            _ = mkdir(socketDirectory, 0o700)
+        }
+        try SocketPath.claim(configuration.socketPath)
+        let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: configuration.socketPath), logger: logger) {
+            logger.notice("keyvaultd ready", metadata: ["socket": "\(configuration.socketPath)", "version": "\(KeyVaultVersion.string)"])
+            SystemdNotifier.notify("READY=1")
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: app), .init(service: PolicyReloader(store: store, logger: logger))],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        try await group.run()
+        unlink(configuration.socketPath)
+        logger.notice("keyvaultd stopped")
+    }
+}

@@ -1,0 +1,66 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The socket file: its default place, the refusal to start over a live
+/// daemon, and its permissions once bound.
+public enum SocketPath {
+    /// `$XDG_RUNTIME_DIR/keyvaultd.sock`, else `/tmp/keyvaultd-UID/keyvaultd.sock`.
+    public static var defaultPath: String {
+        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
+            return runtime + "/keyvaultd.sock"
+        }
+        return "/tmp/keyvaultd-\(geteuid())/keyvaultd.sock"
+    }
+
+    public enum Problem: Error, CustomStringConvertible {
+        case live(String)
+        case notASocket(String)
+        case tooLong(String)
+
+        public var description: String {
+            switch self {
+            case .live(let path): return "another keyvaultd is answering on \(path); stop it first or choose another --socket"
+            case .notASocket(let path): return "\(path) exists and is not a socket; refusing to replace it"
+            case .tooLong(let path): return "the socket path \(path) is longer than a Unix socket allows (107 bytes)"
+            }
+        }
+    }
+
+    /// Refuses a path a live daemon still answers on; removes a stale socket.
+    public static func claim(_ path: String) throws {
+        guard path.utf8.count < 108 else { throw Problem.tooLong(path) }
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return }
+        guard (info.st_mode & S_IFMT) == S_IFSOCK else { throw Problem.notASocket(path) }
+        if isAnswering(path) { throw Problem.live(path) }
+        unlink(path)
+    }
+
+    /// True when something accepts connections on the socket.
+    public static func isAnswering(_ path: String) -> Bool {
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+        }
+        let rc = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        return rc == 0
+    }
+
+    /// 0600, or 0660 owned by the policy's group.
+    public static func restrict(_ path: String, group: UInt32?) {
+        if let group {
+            _ = chown(path, uid_t.max, group)
+            _ = chmod(path, 0o660)
+        } else {
+            _ = chmod(path, 0o600)
+        }
+    }
+}

@@ -1,0 +1,3 @@
+public enum KeyVaultVersion {
+    public static let string = "0.1.0"
+}

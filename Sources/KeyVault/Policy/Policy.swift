@@ -1,0 +1,60 @@
+import Foundation
+
+/// The daemon's rules: who may do what to which accounts, and the costs and
+/// limits it runs with. Loaded from the TOML files of a policy directory.
+public struct Policy: Sendable, Equatable {
+    public struct Rule: Sendable, Equatable {
+        /// nil: any uid (then `gid` must be set).
+        public var uid: UInt32?
+        public var gid: UInt32?
+        /// Exact IDs, `prefix*`, or `*`.
+        public var accounts: [String]
+        public var allow: Set<Permission>
+        public var source: String
+
+        func matches(_ peer: PeerCredentials) -> Bool {
+            (uid.map { $0 == peer.uid } ?? true) && (gid.map { $0 == peer.gid } ?? true)
+        }
+
+        func covers(_ account: AccountID?) -> Bool {
+            guard let account else { return true }
+            return accounts.contains { pattern in
+                if pattern == "*" { return true }
+                if pattern.hasSuffix("*") { return account.rawValue.hasPrefix(pattern.dropLast()) }
+                return pattern == account.rawValue
+            }
+        }
+    }
+
+    public struct Backoff: Sendable, Equatable {
+        /// The delay after the first wrong passphrase; it doubles with each further one.
+        public var baseSeconds: Int
+        public var maxSeconds: Int
+    }
+
+    public var rules: [Rule]
+    public var kdf: KDFParameters
+    public var maxWaitSeconds: Int
+    public var backoff: Backoff
+    /// A group whose members may connect: the socket becomes 0660 and owned by it.
+    public var socketGroup: UInt32?
+
+    /// What the daemon runs with when no policy directory exists: the same as
+    /// the shipped `policy/default.toml` (a test holds the two equal).
+    public static func builtInDefault(selfUID: UInt32) -> Policy {
+        Policy(
+            rules: [Rule(uid: selfUID, gid: nil, accounts: ["*"], allow: Set(Permission.allCases), source: "built-in default")],
+            kdf: .moderate, maxWaitSeconds: 300, backoff: Backoff(baseSeconds: 1, maxSeconds: 900), socketGroup: nil)
+    }
+
+    /// Allowed if any rule that matches the caller grants the permission for the account.
+    public func allows(_ peer: PeerCredentials, _ permission: Permission, account: AccountID?) -> Bool {
+        rules.contains { $0.matches(peer) && $0.allow.contains(permission) && $0.covers(account) }
+    }
+}
+
+extension Policy: CustomStringConvertible {
+    public var description: String {
+        "\(rules.count) rule(s), KDF \(kdf.opsLimit) passes over \(kdf.memLimitBytes / 1_048_576) MiB, wait up to \(maxWaitSeconds)s"
+    }
+}

@@ -1,0 +1,48 @@
+import Synchronization
+
+/// One account's mutations run one at a time (unlock, lock, passphrase change,
+/// and later rotation), in arrival order. Reads never wait here.
+actor AsyncGate {
+    private var busy = false
+    private var waiters: [CheckedContinuation<Void, Never>] = []
+
+    func acquire() async {
+        guard busy else {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiters.append($0) }
+    }
+
+    func release() {
+        if waiters.isEmpty {
+            busy = false
+        } else {
+            // Hand the gate straight to the next waiter: it stays busy.
+            waiters.removeFirst().resume()
+        }
+    }
+}
+
+/// A gate per account, made on first use.
+final class AccountGates: Sendable {
+    private let gates = Mutex<[AccountID: AsyncGate]>([:])
+
+    func serialize<T: Sendable>(_ account: AccountID, _ body: () async throws -> T) async throws -> T {
+        let gate = gates.withLock { gates in
+            if let gate = gates[account] { return gate }
+            let gate = AsyncGate()
+            gates[account] = gate
+            return gate
+        }
+        await gate.acquire()
+        do {
+            let result = try await body()
+            await gate.release()
+            return result
+        } catch {
+            await gate.release()
+            throw error
+        }
+    }
+}

@@ -1,0 +1,18 @@
+/// This device's identity for one account: an Ed25519 key to sign and an
+/// X25519 key to receive sealed boxes. The device ID is a fingerprint of both
+/// public keys.
+struct DeviceIdentity: Sendable {
+    var signing: SigningKey
+    var box: BoxSecretKey
+
+    static func generate() -> DeviceIdentity {
+        DeviceIdentity(signing: .generate(), box: .generate())
+    }
+
+    var deviceID: String { Self.deviceID(signing: signing.publicKey, box: box.publicKey) }
+
+    /// BLAKE2b-128 over both public keys under `Labels.deviceID`, in hex.
+    static func deviceID(signing: SigningPublicKey, box: BoxPublicKey) -> String {
+        Hex.encode(LabeledHash.hash(label: Labels.deviceID, parts: [signing.rawRepresentation, box.rawRepresentation], outputByteCount: 16))
+    }
+}

@@ -1,0 +1,176 @@
+public import Foundation
+public import Logging
+import Synchronization
+
+/// The daemon's core, below the HTTP layer: accounts, locking, and key
+/// availability. Reads are answered from memory under a lock; mutations of an
+/// account run one at a time and write the vault before memory changes.
+public final class KeyVaultService: Sendable {
+    let vault: Vault
+    public let policy: PolicyStore
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let accounts: Mutex<[AccountID: AccountState]>
+    let gates = AccountGates()
+
+    public init(vault: Vault, policy: PolicyStore, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) throws {
+        self.vault = vault
+        self.policy = policy
+        self.logger = logger
+        self.now = now
+        var states: [AccountID: AccountState] = [:]
+        for snapshot in try vault.loadAll() { states[snapshot.account.id] = AccountState(snapshot: snapshot) }
+        self.accounts = Mutex(states)
+    }
+
+    // MARK: Reads
+
+    /// The hot path: no I/O, one lock.
+    public func availability(_ account: AccountID, _ selector: KeySelector) -> KeyAvailability? {
+        accounts.withLock { $0[account]?.availability(of: selector) }
+    }
+
+    public func status() -> [AccountStatus] {
+        accounts.withLock { states in
+            states.values.sorted { $0.record.id < $1.record.id }.map { state in
+                AccountStatus(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
+                              accessibility: state.record.accessibility.rawValue,
+                              currentGeneration: state.record.currentGeneration, generations: state.generations.count)
+            }
+        }
+    }
+
+    // MARK: Account lifecycle
+
+    /// Genesis of an account on its first device: identity, generation 1, all
+    /// wrapped under a KEK from the passphrase. The account starts unlocked.
+    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility) async throws -> AccountStatus {
+        try await gates.serialize(id) {
+            if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
+            let parameters = policy.current.kdf
+            let salt = Random.bytes(KDFParameters.saltByteCount)
+            let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
+            let created = now()
+            let identity = DeviceIdentity.generate()
+            let key = SecretKey.generate()
+            let generation = KeyGeneration(number: 1, keyID: Hex.encode(key.keyID(label: Labels.keyID)), createdAt: created, state: .active)
+            let secrets: [(ItemKind, Int, SecureBytes)] = [
+                (.deviceSigningKey, 0, identity.signing.seed),
+                (.deviceBoxKey, 0, identity.box.secret),
+                (.generationKey, 1, key.bytes),
+            ]
+            let items = secrets.map { kind, number, bytes in
+                let attributes = KeychainItem.make(account: id, kind: kind, generation: number, accessibility: accessibility, at: created)
+                return StoredItem(attributes: attributes, wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: number)))
+            }
+            let record = AccountRecord(
+                id: id, createdAt: created, kdf: parameters, salt: salt, accessibility: accessibility,
+                deviceID: identity.deviceID, signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey,
+                currentGeneration: 1, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
+            let snapshot = AccountSnapshot(account: record, generations: [generation], items: items)
+            do {
+                try await vault.insert(snapshot)
+            } catch VaultError.accountExists {
+                throw Refusal.invalid("the account \(id) already exists on this device")
+            }
+            var state = AccountState(snapshot: snapshot)
+            state.kek = kek
+            state.keys = [1: key]
+            accounts.withLock { $0[id] = state }
+            logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
+            return statusOf(id)!
+        }
+    }
+
+    public func unlock(_ id: AccountID, passphrase: SecureBytes) async throws {
+        try await gates.serialize(id) {
+            let state = try existing(id)
+            let (kek, secrets) = try await verify(passphrase, for: state)
+            try accounts.withLock { states in try states[id]?.unlock(kek: kek, secrets: secrets) }
+            logger.info("account unlocked", metadata: ["account": "\(id)"])
+        }
+    }
+
+    public func lock(_ id: AccountID) async throws {
+        try await gates.serialize(id) {
+            _ = try existing(id)
+            accounts.withLock { $0[id]?.lock() }
+            logger.info("account locked", metadata: ["account": "\(id)"])
+        }
+    }
+
+    /// Re-wraps every secret under a KEK from the new passphrase, in one vault
+    /// transaction. Leaves the account unlocked.
+    public func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
+        try await gates.serialize(id) {
+            let state = try existing(id)
+            let (_, secrets) = try await verify(old, for: state)
+            let parameters = policy.current.kdf
+            let salt = Random.bytes(KDFParameters.saltByteCount)
+            let kek = try await KDFRunner.deriveKEK(passphrase: new, salt: salt, parameters: parameters)
+            let modified = now()
+            let items = state.items.map { item in
+                var item = item
+                item.wrapped = WrappedSecret.wrap(secrets[item.context]!, under: kek, context: item.context)
+                item.attributes.modificationDate = modified
+                return item
+            }
+            try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
+            try accounts.withLock { states in
+                states[id]?.items = items
+                states[id]?.record.salt = salt
+                states[id]?.record.kdf = parameters
+                try states[id]?.unlock(kek: kek, secrets: secrets)
+            }
+            logger.info("passphrase changed", metadata: ["account": "\(id)"])
+        }
+    }
+
+    // MARK: Helpers
+
+    func existing(_ id: AccountID) throws -> AccountState {
+        guard let state = accounts.withLock({ $0[id] }) else { throw Refusal.unknownAccount(id) }
+        return state
+    }
+
+    func statusOf(_ id: AccountID) -> AccountStatus? {
+        status().first { $0.account == id.rawValue }
+    }
+
+    /// Checks a passphrase against the vault under the unlock back-off. A wrong
+    /// one extends the back-off (persisted) and is `denied`; while the back-off
+    /// runs the answer is `throttled` and no KDF work is done.
+    private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [WrapContext: SecureBytes]) {
+        let id = state.record.id
+        if let wait = state.throttle.retryAfter(at: now()) {
+            throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
+        }
+        let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: state.record.salt, parameters: state.record.kdf)
+        do {
+            let secrets = try state.unwrapAll(with: kek)
+            if state.record.failedUnlocks > 0 { try await setThrottle(UnlockThrottle(failures: 0, until: .init(timeIntervalSince1970: 0)), for: id) }
+            return (kek, secrets)
+        } catch CryptoError.authenticationFailed {
+            let backoff = policy.current.backoff
+            let next = state.throttle.failed(at: now(), base: backoff.baseSeconds, max: backoff.maxSeconds)
+            try await setThrottle(next, for: id)
+            logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(next.failures)"])
+            throw Refusal(.denied, "wrong passphrase for \(id)")
+        }
+    }
+
+    private func setThrottle(_ throttle: UnlockThrottle, for id: AccountID) async throws {
+        try await vault.recordUnlockAttempt(account: id, failures: throttle.failures, backoffUntil: throttle.until)
+        accounts.withLock { $0[id]?.throttle = throttle }
+    }
+}
+
+/// One account as `status` shows it.
+public struct AccountStatus: Sendable, Codable, Equatable {
+    public var account: String
+    public var deviceId: String
+    public var locked: Bool
+    public var accessibility: String
+    public var currentGeneration: Int
+    public var generations: Int
+}

@@ -1,0 +1,151 @@
+public import Foundation
+import GRDB
+
+/// The local vault: one SQLite database (WAL) in the data directory. It stores
+/// public facts in the clear and every secret wrapped; it never sees a KEK or
+/// an unwrapped key.
+public final class Vault: Sendable {
+    public static let fileName = "vault.sqlite"
+    private let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating and migrating if needed) the vault in `directory`, which
+    /// is made 0700; the database files are 0600.
+    public init(directory: String) throws {
+        try DataDirectory.prepare(directory)
+        path = directory + "/" + Self.fileName
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "vault"
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try VaultSchema.migrator.migrate(pool)
+        try DataDirectory.restrictFiles(in: directory)
+    }
+
+    // MARK: Reading
+
+    public func loadAll() throws -> [AccountSnapshot] {
+        try pool.read { db in
+            let accounts = try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY id").map(Self.account)
+            return try accounts.map { account in
+                let generations = try Row.fetchAll(db, sql: "SELECT * FROM generations WHERE account = ? ORDER BY generation",
+                                                   arguments: [account.id.rawValue]).map(Self.generation)
+                let items = try Row.fetchAll(db, sql: "SELECT * FROM items WHERE account = ? ORDER BY kind, generation",
+                                             arguments: [account.id.rawValue]).map(Self.item)
+                return AccountSnapshot(account: account, generations: generations, items: items)
+            }
+        }
+    }
+
+    public func snapshot(of id: AccountID) throws -> AccountSnapshot? {
+        try loadAll().first { $0.account.id == id }
+    }
+
+    // MARK: Writing
+
+    /// Writes a new account with its generations and items in one transaction.
+    public func insert(_ snapshot: AccountSnapshot) async throws {
+        try await pool.write { db in
+            let a = snapshot.account
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [a.id.rawValue]) == true {
+                throw VaultError.accountExists
+            }
+            try db.execute(sql: """
+                INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
+                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until)
+                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)
+                """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
+                                 Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration])
+            for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
+            for item in snapshot.items { try Self.insert(item, db: db) }
+        }
+    }
+
+    /// Replaces the KDF salt and cost and every item's wrapping in one
+    /// transaction: a crash leaves either the old passphrase or the new one.
+    /// Refuses if the items changed since they were read.
+    public func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
+        try await pool.write { db in
+            let stored = try Row.fetchAll(db, sql: "SELECT kind, generation FROM items WHERE account = ?", arguments: [account.rawValue])
+                .map { "\($0["kind"] as String)/\($0["generation"] as Int)" }
+            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)" }
+            guard Set(stored) == Set(rewritten), stored.count == rewritten.count else {
+                throw VaultError.corrupt("the account's items changed during the passphrase change")
+            }
+            try db.execute(sql: "UPDATE accounts SET kdf_salt = ?, kdf_ops = ?, kdf_mem = ? WHERE id = ?",
+                           arguments: [Data(salt), Int64(kdf.opsLimit), Int64(kdf.memLimitBytes), account.rawValue])
+            for item in items {
+                try db.execute(sql: "UPDATE items SET wrapped = ?, modified_at = ? WHERE account = ? AND kind = ? AND generation = ?",
+                               arguments: [Data(item.wrapped), item.attributes.modificationDate.timeIntervalSince1970,
+                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation])
+            }
+        }
+    }
+
+    /// Persists the unlock back-off so a restart does not reset it.
+    public func recordUnlockAttempt(account: AccountID, failures: Int, backoffUntil: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE accounts SET failed_unlocks = ?, backoff_until = ? WHERE id = ?",
+                           arguments: [failures, backoffUntil.timeIntervalSince1970, account.rawValue])
+        }
+    }
+
+    // MARK: Rows
+
+    private static func insert(_ g: KeyGeneration, account: AccountID, db: Database) throws {
+        try db.execute(sql: "INSERT INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [account.rawValue, g.number, g.keyID, g.createdAt.timeIntervalSince1970, g.state.rawValue])
+    }
+
+    private static func insert(_ item: StoredItem, db: Database) throws {
+        let a = item.attributes
+        try db.execute(sql: """
+            INSERT INTO items (account, kind, generation, item_class, service, access_group, label, synchronizable,
+                accessibility, created_at, modified_at, wrapped)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [a.account, a.kind.rawValue, a.generation, a.itemClass, a.service, a.accessGroup, a.label,
+                             a.synchronizable, a.accessibility.rawValue, a.creationDate.timeIntervalSince1970,
+                             a.modificationDate.timeIntervalSince1970, Data(item.wrapped)])
+    }
+
+    private static func account(_ row: Row) throws -> AccountRecord {
+        let id: String = row["id"]
+        guard let accessibility = Accessibility(rawValue: row["accessibility"]) else {
+            throw VaultError.corrupt("account \(id) has an unknown accessibility")
+        }
+        return AccountRecord(
+            id: try AccountID(validating: id),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            kdf: try KDFParameters(opsLimit: UInt64(row["kdf_ops"] as Int64), memLimitBytes: UInt64(row["kdf_mem"] as Int64)),
+            salt: [UInt8](row["kdf_salt"] as Data),
+            accessibility: accessibility,
+            deviceID: row["device_id"],
+            signingPublicKey: try SigningPublicKey(rawRepresentation: [UInt8](row["signing_public_key"] as Data)),
+            boxPublicKey: try BoxPublicKey(rawRepresentation: [UInt8](row["box_public_key"] as Data)),
+            currentGeneration: row["current_generation"],
+            failedUnlocks: row["failed_unlocks"],
+            backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]))
+    }
+
+    private static func generation(_ row: Row) throws -> KeyGeneration {
+        guard let state = KeyGeneration.State(rawValue: row["state"]) else {
+            throw VaultError.corrupt("a generation has an unknown state")
+        }
+        return KeyGeneration(number: row["generation"], keyID: row["key_id"],
+                             createdAt: Date(timeIntervalSince1970: row["created_at"]), state: state)
+    }
+
+    private static func item(_ row: Row) throws -> StoredItem {
+        guard let kind = ItemKind(rawValue: row["kind"]), let accessibility = Accessibility(rawValue: row["accessibility"]) else {
+            throw VaultError.corrupt("an item has an unknown kind or accessibility")
+        }
+        let attributes = KeychainItem(
+            itemClass: row["item_class"], service: row["service"], account: row["account"], accessGroup: row["access_group"],
+            label: row["label"], kind: kind, generation: row["generation"], synchronizable: row["synchronizable"],
+            accessibility: accessibility, creationDate: Date(timeIntervalSince1970: row["created_at"]),
+            modificationDate: Date(timeIntervalSince1970: row["modified_at"]))
+        return StoredItem(attributes: attributes, wrapped: [UInt8](row["wrapped"] as Data))
+    }
+}

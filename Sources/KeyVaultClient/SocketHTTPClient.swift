@@ -1,0 +1,137 @@
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// One HTTP/1.1 answer from the daemon.
+public struct HTTPResult: Sendable {
+    public var status: Int
+    public var headers: [(name: String, value: String)]
+    public var body: [UInt8]
+
+    public func header(_ name: String) -> String? {
+        headers.first { $0.name.lowercased() == name.lowercased() }?.value
+    }
+
+    public var text: String { String(decoding: body, as: UTF8.self) }
+}
+
+public enum SocketHTTPError: Error, CustomStringConvertible {
+    case connectionClosed
+    case cannotConnect(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .connectionClosed: return "the daemon closed the connection before answering"
+        case .cannotConnect(let path, let reason):
+            return "cannot reach keyvaultd at \(path) (\(reason)); is it running? (--socket, or $XDG_RUNTIME_DIR)"
+        }
+    }
+}
+
+/// A keep-alive HTTP/1.1 connection to the daemon's Unix socket. Requests on
+/// one connection are answered in order.
+public final class SocketHTTPConnection: Sendable {
+    private let channel: any Channel
+
+    private init(channel: any Channel) { self.channel = channel }
+
+    public static func connect(path: String) async throws -> SocketHTTPConnection {
+        do {
+            let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+                .channelInitializer { channel in
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHTTPClientHandlers()
+                        try channel.pipeline.syncOperations.addHandler(ResponseCollector())
+                    }
+                }
+                .connect(unixDomainSocketPath: path).get()
+            return SocketHTTPConnection(channel: channel)
+        } catch {
+            throw SocketHTTPError.cannotConnect(path: path, reason: "\(error)")
+        }
+    }
+
+    public func request(
+        _ method: String, _ path: String, body: [UInt8]? = nil, headers extra: [(String, String)] = []
+    ) async throws -> HTTPResult {
+        let channel = self.channel
+        let promise = channel.eventLoop.makePromise(of: HTTPResult.self)
+        channel.eventLoop.execute {
+            do {
+                let collector = try channel.pipeline.syncOperations.handler(type: ResponseCollector.self)
+                collector.expect(promise)
+                var headers = HTTPHeaders([("Host", "keyvaultd")])
+                for (name, value) in extra { headers.add(name: name, value: value) }
+                if let body {
+                    headers.add(name: "Content-Type", value: "application/json")
+                    headers.add(name: "Content-Length", value: String(body.count))
+                }
+                let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path, headers: headers)
+                channel.write(HTTPClientRequestPart.head(head), promise: nil)
+                if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+            } catch {
+                promise.fail(error)
+            }
+        }
+        return try await promise.futureResult.get()
+    }
+
+    public func close() async {
+        try? await channel.close()
+    }
+}
+
+/// Gathers response parts into `HTTPResult`s, one per request, in order.
+private final class ResponseCollector: ChannelInboundHandler {
+    typealias InboundIn = HTTPClientResponsePart
+
+    private var waiting: [EventLoopPromise<HTTPResult>] = []
+    private var head: HTTPResponseHead?
+    private var body: [UInt8] = []
+
+    func expect(_ promise: EventLoopPromise<HTTPResult>) { waiting.append(promise) }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            self.head = head
+            body = []
+        case .body(let buffer):
+            body += buffer.readableBytesView
+        case .end:
+            guard let head, !waiting.isEmpty else { return }
+            let result = HTTPResult(status: Int(head.status.code), headers: head.headers.map { ($0.name, $0.value) }, body: body)
+            self.head = nil
+            body = []
+            waiting.removeFirst().succeed(result)
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        failAll(SocketHTTPError.connectionClosed)
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        failAll(error)
+        context.close(promise: nil)
+    }
+
+    private func failAll(_ error: any Error) {
+        let promises = waiting
+        waiting = []
+        for promise in promises { promise.fail(error) }
+    }
+}
+
+/// One request on a fresh connection.
+public enum SocketHTTPClient {
+    public static func request(
+        socket: String, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = []
+    ) async throws -> HTTPResult {
+        let connection = try await SocketHTTPConnection.connect(path: socket)
+        defer { Task { await connection.close() } }
+        return try await connection.request(method, path, body: body, headers: headers)
+    }
+}

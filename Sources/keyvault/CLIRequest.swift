@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+import KeyVaultClient
+
+/// One request to the daemon and its answer, printed the CLI's way.
+struct CLIRequest {
+    let socket: String
+
+    func send(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> CLIAnswer {
+        let body = try json.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
+        do {
+            let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body)
+            return CLIAnswer(result: result)
+        } catch let error as SocketHTTPError {
+            StandardError.print("keyvault: \(error)")
+            throw ExitCode(1)
+        }
+    }
+}
+
+struct CLIAnswer {
+    let result: HTTPResult
+    let object: [String: Any]
+
+    init(result: HTTPResult) {
+        self.result = result
+        self.object = (try? JSONSerialization.jsonObject(with: Data(result.body))) as? [String: Any] ?? [:]
+    }
+
+    var state: String { object["state"] as? String ?? "error" }
+    func field(_ name: String) -> String? { object[name] as? String }
+
+    /// Prints the answer and exits by its state.
+    func finish() throws {
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
+           !object.isEmpty {
+            print(String(decoding: data, as: UTF8.self))
+        } else {
+            print(result.text)
+        }
+        switch state {
+        case "ready": return
+        case "pending": throw ExitCode(75)
+        default:
+            StandardError.print("keyvault: \(state): \(field("error") ?? "HTTP \(result.status)")")
+            throw ExitCode(1)
+        }
+    }
+}

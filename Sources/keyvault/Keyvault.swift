@@ -1,0 +1,205 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+
+@main
+struct Keyvault: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyvault",
+        abstract: "Talk to keyvaultd over its Unix socket.",
+        discussion: """
+            Answers print as JSON on standard output. The exit status is 0 for `ready`, \
+            75 for `pending`, and 1 for any other state (the sentence goes to standard error).
+            Passphrases are read without echo from the terminal, or from --passphrase-file, \
+            or from standard input; never from the command line.
+            """,
+        version: KeyVaultVersion.string,
+        subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self, KDFCommand.self])
+}
+
+/// `--socket`, shared by every subcommand that talks to the daemon.
+struct SocketOptions: ParsableArguments {
+    @Option(help: "The daemon's socket. Default: $KEYVAULT_SOCKET, else $XDG_RUNTIME_DIR/keyvaultd.sock.")
+    var socket: String?
+
+    var path: String {
+        socket ?? ProcessInfo.processInfo.environment["KEYVAULT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? SocketPath.defaultPath
+    }
+}
+
+struct AccountOption: ParsableArguments {
+    @Option(name: [.short, .long], help: "The account (user ID).")
+    var account: String
+
+    /// Percent-encoding is not needed: a valid ID is already URL-safe, and an
+    /// invalid one is refused here with the daemon's own words.
+    func validated() throws -> String {
+        do throws(InvalidInput) {
+            return try AccountID(validating: account).rawValue
+        } catch {
+            throw ValidationError(error.message)
+        }
+    }
+}
+
+struct Status: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "The daemon's status and its accounts.")
+    @OptionGroup var socket: SocketOptions
+
+    func run() async throws {
+        try await CLIRequest(socket: socket.path).send("GET", "/v1/status").finish()
+    }
+}
+
+struct AccountCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "account", abstract: "Manage accounts.", subcommands: [Create.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create an account on its first device (genesis).")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+        @Option(help: "whenUnlocked (default) or afterFirstUnlock.")
+        var accessibility: String?
+        @Option(help: "Read the passphrase from this file (first line).")
+        var passphraseFile: String?
+
+        func run() async throws {
+            let id = try account.validated()
+            let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for \(id): ", confirm: true)
+            var body: [String: String] = ["user": id, "passphrase": passphrase]
+            if let accessibility { body["accessibility"] = accessibility }
+            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts", json: body).finish()
+        }
+    }
+}
+
+struct Unlock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Unlock an account with its passphrase.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(help: "Read the passphrase from this file (first line).")
+    var passphraseFile: String?
+
+    func run() async throws {
+        let id = try account.validated()
+        let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "Passphrase for \(id): ", confirm: false)
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/unlock", json: ["passphrase": passphrase]).finish()
+    }
+}
+
+struct Lock: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Lock an account: its KEK leaves memory.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+
+    func run() async throws {
+        let id = try account.validated()
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/lock").finish()
+    }
+}
+
+struct Passwd: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Change an account's passphrase.",
+        discussion: "Without files, a terminal is asked for both; standard input gives the old passphrase on its first line and the new one on its second.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(help: "Read the current passphrase from this file.")
+    var passphraseFile: String?
+    @Option(help: "Read the new passphrase from this file.")
+    var newPassphraseFile: String?
+
+    func run() async throws {
+        let id = try account.validated()
+        let old = try PassphraseInput.read(file: passphraseFile, prompt: "Current passphrase for \(id): ", confirm: false)
+        let new = try PassphraseInput.read(file: newPassphraseFile, prompt: "New passphrase for \(id): ", confirm: true)
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/passphrase", json: ["old": old, "new": new]).finish()
+    }
+}
+
+struct KeyCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "key", abstract: "Read keys.", subcommands: [Get.self])
+
+    enum RawEncoding: String, ExpressibleByArgument {
+        case hex, base64
+    }
+
+    struct Get: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Read the current key, or a generation, or a key ID.")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+        @Option(help: "A generation number.")
+        var generation: Int?
+        @Option(name: .customLong("key-id"), help: "A key ID (32 hex characters).")
+        var keyID: String?
+        @Option(help: "Seconds to wait for a key that is not here yet.")
+        var wait: Int = 0
+        @Option(help: "Print only the key: hex or base64.")
+        var raw: RawEncoding?
+
+        func validate() throws {
+            if generation != nil && keyID != nil { throw ValidationError("give --generation or --key-id, not both") }
+        }
+
+        func run() async throws {
+            let id = try account.validated()
+            var path = "/v1/accounts/\(id)/keys/"
+            if let generation {
+                path += String(generation)
+            } else if let keyID {
+                guard keyID.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                    throw ValidationError("a key ID is 32 lowercase hex characters")
+                }
+                path += "id/" + keyID
+            } else {
+                path += "current"
+            }
+            if wait > 0 { path += "?wait=\(wait)" }
+            let answer = try await CLIRequest(socket: socket.path).send("GET", path)
+            guard let raw, answer.state == "ready", let key = answer.field("key") else { return try answer.finish() }
+            switch raw {
+            case .base64:
+                print(key)
+            case .hex:
+                guard let bytes = Base64.decode(key) else { throw ValidationError("the daemon's key is not base64") }
+                print(Hex.encode(bytes))
+            }
+        }
+    }
+}
+
+struct KDFCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "kdf", abstract: "The passphrase KDF (Argon2id).", subcommands: [Calibrate.self])
+
+    struct Calibrate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Measure Argon2id here and propose a [kdf] policy that takes about --target.")
+        @Option(help: "The time one unlock should take: 500ms, 1s, 1.5s.")
+        var target: String = "500ms"
+        @Option(help: "Memory to start from, in MiB (halved while one pass is too slow).")
+        var memoryMib: Int = 256
+
+        func run() async throws {
+            guard let seconds = DurationText.seconds(target), seconds > 0 else {
+                throw ValidationError("--target takes a duration such as 500ms, 1s or 1.5s")
+            }
+            guard (8...65536).contains(memoryMib) else { throw ValidationError("--memory-mib must be between 8 and 65536") }
+            print("Measuring Argon2id on this machine (target \(target))…")
+            let proposal = try KDFCalibration.propose(targetSeconds: seconds, memoryMiB: memoryMib)
+            for m in proposal.measurements {
+                print("  \(m.parameters.opsLimit) pass(es) over \(m.parameters.memLimitBytes >> 20) MiB: \(Int(m.seconds * 1000)) ms")
+            }
+            print("""
+
+                Proposed policy (about \(Int(proposal.expectedSeconds * 1000)) ms per unlock):
+
+                [kdf]
+                passes = \(proposal.parameters.opsLimit)
+                memory_mib = \(proposal.parameters.memLimitBytes >> 20)
+                """)
+            if proposal.parameters.memLimitBytes < 256 << 20 || proposal.parameters.opsLimit < 3 {
+                print("\nNote: this is below libsodium's MODERATE (3 passes over 256 MiB), the shipped default.")
+            }
+        }
+    }
+}

@@ -1,0 +1,334 @@
+#!/usr/bin/env python3
+"""Recover an account's keys from a keyvaultd data directory without keyvaultd.
+
+An independent implementation of docs/FORMAT.md: Python 3's standard library
+plus the system libsodium through ctypes. It only reads the vault.
+
+    recover-vault.py DATA_DIR ACCOUNT                      passphrase on stdin (one line)
+    recover-vault.py DATA_DIR ACCOUNT --passphrase-file F  passphrase in F (first line)
+    recover-vault.py --example                             the FORMAT.md worked example
+
+Prints JSON: {"account", "generations": [{"generation", "keyId", "key"}],
+"deviceSigningSeed", "deviceBoxSecret"} with the secrets in base64. Exits 1
+on a wrong passphrase, a key ID or public-key mismatch, or a malformed vault.
+"""
+
+import argparse
+import base64
+import ctypes
+import json
+import os
+import sqlite3
+import sys
+import urllib.parse
+
+# docs/FORMAT.md, "Conventions": the labels.
+LABEL_WRAP = "keyvault/v1/wrap"
+LABEL_KEY_ID = "keyvault/v1/key-id"
+LABEL_DEVICE_ID = "keyvault/v1/device-id"
+
+WRAP_VERSION = 0x01
+NONCE_BYTES = 24
+TAG_BYTES = 16
+KEY_BYTES = 32
+SALT_BYTES = 16
+
+KIND_GENERATION = "generation-key"
+KIND_SIGNING = "device-signing-key"
+KIND_BOX = "device-box-key"
+
+
+class RecoveryError(Exception):
+    pass
+
+
+# --- libsodium -------------------------------------------------------------
+
+def _load_sodium():
+    try:
+        lib = ctypes.CDLL("libsodium.so.23")
+    except OSError as error:
+        raise RecoveryError(f"cannot load libsodium.so.23 ({error}); install libsodium23") from error
+    if lib.sodium_init() < 0:
+        raise RecoveryError("sodium_init failed")
+    u8p = ctypes.c_char_p
+    ull = ctypes.c_ulonglong
+    lib.crypto_pwhash_alg_argon2id13.restype = ctypes.c_int
+    lib.crypto_pwhash.argtypes = [u8p, ull, u8p, ull, u8p, ull, ctypes.c_size_t, ctypes.c_int]
+    lib.crypto_pwhash.restype = ctypes.c_int
+    lib.crypto_aead_xchacha20poly1305_ietf_decrypt.argtypes = [
+        u8p, ctypes.POINTER(ull), ctypes.c_void_p, u8p, ull, u8p, ull, u8p, u8p]
+    lib.crypto_aead_xchacha20poly1305_ietf_decrypt.restype = ctypes.c_int
+    lib.crypto_aead_xchacha20poly1305_ietf_encrypt.argtypes = [
+        u8p, ctypes.POINTER(ull), u8p, ull, u8p, ull, ctypes.c_void_p, u8p, u8p]
+    lib.crypto_aead_xchacha20poly1305_ietf_encrypt.restype = ctypes.c_int
+    lib.crypto_generichash.argtypes = [u8p, ctypes.c_size_t, u8p, ull, u8p, ctypes.c_size_t]
+    lib.crypto_generichash.restype = ctypes.c_int
+    lib.crypto_sign_seed_keypair.argtypes = [u8p, u8p, u8p]
+    lib.crypto_sign_seed_keypair.restype = ctypes.c_int
+    lib.crypto_scalarmult_base.argtypes = [u8p, u8p]
+    lib.crypto_scalarmult_base.restype = ctypes.c_int
+    return lib
+
+
+_SODIUM = None
+
+
+def sodium():
+    global _SODIUM
+    if _SODIUM is None:
+        _SODIUM = _load_sodium()
+    return _SODIUM
+
+
+def argon2id(passphrase: bytes, salt: bytes, ops: int, mem: int) -> bytes:
+    """FORMAT.md "Key derivation": Argon2id v1.3, parallelism 1, 32 bytes."""
+    if len(salt) != SALT_BYTES:
+        raise RecoveryError(f"the KDF salt is {len(salt)} bytes; it MUST be {SALT_BYTES}")
+    lib = sodium()
+    out = ctypes.create_string_buffer(KEY_BYTES)
+    rc = lib.crypto_pwhash(out, KEY_BYTES, passphrase, len(passphrase), salt, ops, mem,
+                           lib.crypto_pwhash_alg_argon2id13())
+    if rc != 0:
+        raise RecoveryError(f"Argon2id failed (ops {ops}, mem {mem} bytes): out of memory or invalid cost")
+    return out.raw
+
+
+def blake2b(data: bytes, size: int) -> bytes:
+    out = ctypes.create_string_buffer(size)
+    if sodium().crypto_generichash(out, size, data, len(data), None, 0) != 0:
+        raise RecoveryError("BLAKE2b failed")
+    return out.raw
+
+
+def xchacha_open(key: bytes, nonce: bytes, sealed: bytes, aad: bytes):
+    """Returns the plaintext, or None when authentication fails."""
+    out = ctypes.create_string_buffer(max(len(sealed) - TAG_BYTES, 1))
+    written = ctypes.c_ulonglong(0)
+    rc = sodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
+        out, ctypes.byref(written), None, sealed, len(sealed), aad, len(aad), nonce, key)
+    if rc != 0:
+        return None
+    return out.raw[:written.value]
+
+
+def xchacha_seal(key: bytes, nonce: bytes, plaintext: bytes, aad: bytes) -> bytes:
+    out = ctypes.create_string_buffer(len(plaintext) + TAG_BYTES)
+    written = ctypes.c_ulonglong(0)
+    rc = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
+        out, ctypes.byref(written), plaintext, len(plaintext), aad, len(aad), None, nonce, key)
+    if rc != 0:
+        raise RecoveryError("XChaCha20-Poly1305 encryption failed")
+    return out.raw[:written.value]
+
+
+def ed25519_public_key(seed: bytes) -> bytes:
+    pk = ctypes.create_string_buffer(32)
+    sk = ctypes.create_string_buffer(64)
+    if sodium().crypto_sign_seed_keypair(pk, sk, seed) != 0:
+        raise RecoveryError("Ed25519 key derivation failed")
+    return pk.raw
+
+
+def x25519_public_key(secret: bytes) -> bytes:
+    pk = ctypes.create_string_buffer(32)
+    if sodium().crypto_scalarmult_base(pk, secret) != 0:
+        raise RecoveryError("X25519 public key derivation failed")
+    return pk.raw
+
+
+# --- the format -------------------------------------------------------------
+
+def u32be(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def u64be(n: int) -> bytes:
+    return n.to_bytes(8, "big")
+
+
+def labeled(label: str, parts) -> bytes:
+    """label || 0x00 || for each part: u32be(len) || part."""
+    out = label.encode("utf-8") + b"\x00"
+    for part in parts:
+        out += u32be(len(part)) + part
+    return out
+
+
+def wrap_aad(account: str, kind: str, generation: int) -> bytes:
+    """FORMAT.md "Wrapping": label || 0x00 || len32 account || account || len32 kind || kind || u64be generation."""
+    return labeled(LABEL_WRAP, [account.encode("utf-8"), kind.encode("utf-8")]) + u64be(generation)
+
+
+def key_id(key: bytes) -> str:
+    return blake2b(labeled(LABEL_KEY_ID, [key]), 16).hex()
+
+
+def device_id(signing_public: bytes, box_public: bytes) -> str:
+    return blake2b(labeled(LABEL_DEVICE_ID, [signing_public, box_public]), 16).hex()
+
+
+def wrap(secret: bytes, kek: bytes, account: str, kind: str, generation: int, nonce: bytes) -> bytes:
+    return bytes([WRAP_VERSION]) + nonce + xchacha_seal(kek, nonce, secret, wrap_aad(account, kind, generation))
+
+
+def unwrap(blob: bytes, kek: bytes, account: str, kind: str, generation: int) -> bytes:
+    where = f"item {kind}/{generation}"
+    if len(blob) < 1 + NONCE_BYTES + TAG_BYTES:
+        raise RecoveryError(f"{where}: the wrapped blob is {len(blob)} bytes, shorter than {1 + NONCE_BYTES + TAG_BYTES}")
+    if blob[0] != WRAP_VERSION:
+        raise RecoveryError(f"{where}: unsupported wrap version 0x{blob[0]:02x} (expected 0x01)")
+    nonce, sealed = blob[1:1 + NONCE_BYTES], blob[1 + NONCE_BYTES:]
+    plain = xchacha_open(kek, nonce, sealed, wrap_aad(account, kind, generation))
+    if plain is None:
+        return None
+    if len(plain) != KEY_BYTES:
+        raise RecoveryError(f"{where}: the secret is {len(plain)} bytes; it MUST be {KEY_BYTES}")
+    return plain
+
+
+# --- recovery ---------------------------------------------------------------
+
+def open_vault(data_dir: str) -> sqlite3.Connection:
+    path = os.path.join(data_dir, "vault.sqlite")
+    if not os.path.isfile(path):
+        raise RecoveryError(f"no vault at {path}")
+    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True)
+        db.row_factory = sqlite3.Row
+        db.execute("SELECT 1 FROM accounts LIMIT 1")
+    except sqlite3.Error as error:
+        raise RecoveryError(f"cannot read {path}: {error}") from error
+    return db
+
+
+def recover(data_dir: str, account: str, passphrase: str) -> dict:
+    db = open_vault(data_dir)
+    try:
+        # One read transaction: a consistent snapshot even while keyvaultd writes.
+        db.execute("BEGIN")
+        row = db.execute("SELECT * FROM accounts WHERE id = ?", (account,)).fetchone()
+        if row is None:
+            raise RecoveryError(f"no account {account!r} in {data_dir}")
+        if row["kdf_algorithm"] != "argon2id13":
+            raise RecoveryError(f"unsupported KDF {row['kdf_algorithm']!r}")
+        generations = {g["generation"]: g for g in db.execute(
+            "SELECT generation, key_id, state FROM generations WHERE account = ? ORDER BY generation", (account,))}
+        items = db.execute(
+            "SELECT kind, generation, wrapped FROM items WHERE account = ? ORDER BY kind, generation", (account,)).fetchall()
+        db.execute("COMMIT")
+    finally:
+        db.close()
+
+    kek = argon2id(passphrase.encode("utf-8"), bytes(row["kdf_salt"]), int(row["kdf_ops"]), int(row["kdf_mem"]))
+
+    keys, seed, box = {}, None, None
+    for item in items:
+        kind, number = item["kind"], item["generation"]
+        plain = unwrap(bytes(item["wrapped"]), kek, account, kind, number)
+        if plain is None:
+            raise RecoveryError(f"wrong passphrase for {account}: item {kind}/{number} failed authentication")
+        if kind == KIND_GENERATION:
+            if number not in generations:
+                raise RecoveryError(f"generation {number} has a wrapped key but no row in generations")
+            computed = key_id(plain)
+            if computed != generations[number]["key_id"]:
+                raise RecoveryError(f"key ID mismatch for generation {number}: "
+                                    f"the table says {generations[number]['key_id']}, the key hashes to {computed}")
+            keys[number] = plain
+        elif kind == KIND_SIGNING and number == 0:
+            seed = plain
+        elif kind == KIND_BOX and number == 0:
+            box = plain
+        else:
+            raise RecoveryError(f"unknown item {kind}/{number}")
+
+    for number, g in generations.items():
+        if number not in keys and g["state"] != "destroyed":
+            raise RecoveryError(f"generation {number} is {g['state']} but has no wrapped key")
+
+    if seed is None or box is None:
+        raise RecoveryError(f"account {account} lacks its device signing or box key")
+    signing_public, box_public = ed25519_public_key(seed), x25519_public_key(box)
+    if signing_public != bytes(row["signing_public_key"]) or box_public != bytes(row["box_public_key"]):
+        raise RecoveryError("the device keys do not match the account's public keys")
+    if device_id(signing_public, box_public) != row["device_id"]:
+        raise RecoveryError("the device ID does not match the device's public keys")
+
+    b64 = lambda b: base64.b64encode(b).decode("ascii")
+    return {
+        "account": account,
+        "generations": [{"generation": n, "keyId": generations[n]["key_id"], "key": b64(k)} for n, k in sorted(keys.items())],
+        "deviceSigningSeed": b64(seed),
+        "deviceBoxSecret": b64(box),
+    }
+
+
+# --- the worked example -----------------------------------------------------
+
+def example() -> dict:
+    """FORMAT.md "Worked example", computed from its fixed inputs."""
+    passphrase = "correct horse battery staple"
+    salt = bytes(range(0x00, 0x10))
+    ops, mem = 2, 65536
+    account, kind, generation = "alice", KIND_GENERATION, 1
+    key = bytes(range(0x20, 0x40))
+    nonce = bytes(range(0x40, 0x58))
+    kek = argon2id(passphrase.encode("utf-8"), salt, ops, mem)
+    aad = wrap_aad(account, kind, generation)
+    wrapped = wrap(key, kek, account, kind, generation, nonce)
+    if unwrap(wrapped, kek, account, kind, generation) != key:
+        raise RecoveryError("the worked example does not round-trip")
+    return {
+        "passphrase": passphrase,
+        "saltHex": salt.hex(),
+        "opsLimit": ops,
+        "memLimitBytes": mem,
+        "account": account,
+        "kind": kind,
+        "generation": generation,
+        "keyHex": key.hex(),
+        "nonceHex": nonce.hex(),
+        "kekHex": kek.hex(),
+        "aadHex": aad.hex(),
+        "wrappedHex": wrapped.hex(),
+        "keyIdHex": key_id(key),
+    }
+
+
+def read_passphrase(path):
+    if path is not None:
+        with open(path, "r", encoding="utf-8") as f:
+            line = f.readline()
+    else:
+        line = sys.stdin.readline()
+    if line.endswith("\n"):
+        line = line[:-1]
+    return line
+
+
+def main(argv) -> int:
+    parser = argparse.ArgumentParser(description="Recover an account's keys from a keyvaultd vault (docs/FORMAT.md).")
+    parser.add_argument("data_dir", nargs="?", metavar="DATA_DIR")
+    parser.add_argument("account", nargs="?", metavar="ACCOUNT")
+    parser.add_argument("--passphrase-file", metavar="F", help="read the passphrase from F's first line instead of stdin")
+    parser.add_argument("--example", action="store_true", help="print the worked example from docs/FORMAT.md")
+    args = parser.parse_args(argv)
+    try:
+        if args.example:
+            result = example()
+        else:
+            if args.data_dir is None or args.account is None:
+                parser.error("DATA_DIR and ACCOUNT are required (or --example)")
+            result = recover(args.data_dir, args.account, read_passphrase(args.passphrase_file))
+    except RecoveryError as error:
+        print(f"recover-vault: {error}", file=sys.stderr)
+        return 1
+    json.dump(result, sys.stdout, indent=2)
+    sys.stdout.write("\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -193,14 +193,22 @@ def open_vault(data_dir: str) -> sqlite3.Connection:
     path = os.path.join(data_dir, "vault.sqlite")
     if not os.path.isfile(path):
         raise RecoveryError(f"no vault at {path}")
-    uri = "file:" + urllib.parse.quote(os.path.abspath(path)) + "?mode=ro"
-    try:
-        db = sqlite3.connect(uri, uri=True)
-        db.row_factory = sqlite3.Row
-        db.execute("SELECT 1 FROM accounts LIMIT 1")
-    except sqlite3.Error as error:
-        raise RecoveryError(f"cannot read {path}: {error}") from error
-    return db
+    base = "file:" + urllib.parse.quote(os.path.abspath(path))
+    # mode=ro reads a WAL database, live or not, when the -shm file can be
+    # opened or created. On read-only media with no -wal file left, the
+    # database is complete on its own and immutable=1 reads it without -shm.
+    attempts = [base + "?mode=ro"]
+    if not os.path.exists(path + "-wal"):
+        attempts.append(base + "?mode=ro&immutable=1")
+    for index, uri in enumerate(attempts):
+        try:
+            db = sqlite3.connect(uri, uri=True)
+            db.row_factory = sqlite3.Row
+            db.execute("SELECT 1 FROM accounts LIMIT 1")
+            return db
+        except sqlite3.Error as error:
+            if index == len(attempts) - 1:
+                raise RecoveryError(f"cannot read {path}: {error}") from error
 
 
 def recover(data_dir: str, account: str, passphrase: str) -> dict:

@@ -1,5 +1,6 @@
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The outermost layer: refuses browsers and unidentified callers before any
 /// routing, and turns every error into a contract answer. A `Refusal` renders
@@ -23,6 +24,9 @@ struct ContractMiddleware: RouterMiddleware {
             return APIResponse.refusal(refusal)
         } catch let error as HTTPError {
             return APIResponse.refusal(Self.translate(error))
+        } catch is NIOTooManyBytesError {
+            // What body collection throws past `maxUploadSize`.
+            return APIResponse.refusal(Refusal(.invalid, "the request body is larger than 64 KiB"))
         } catch {
             logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: type(of: error)))"])
             return APIResponse.refusal(Refusal(.error, "internal error; nothing was changed"))

@@ -51,10 +51,10 @@ public enum Base64 {
         let utf8 = Array(string.utf8)
         var out = [UInt8](repeating: 0, count: utf8.count / 4 * 3 + 3)
         var written = 0
-        var end: UnsafePointer<CChar>? = nil
+        // No end pointer: any character outside the alphabet is an error.
         let rc = utf8.withUnsafeBufferPointer { input in
             input.withMemoryRebound(to: CChar.self) { chars in
-                sodium_base642bin(&out, out.count, chars.baseAddress, chars.count, nil, &written, &end, variant)
+                sodium_base642bin(&out, out.count, chars.baseAddress, chars.count, nil, &written, nil, variant)
             }
         }
         guard rc == 0 else { return nil }

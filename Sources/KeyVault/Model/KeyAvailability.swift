@@ -46,4 +46,11 @@ public struct ReleasedKey: Sendable {
     public var generation: KeyGeneration
     public var key: SecretKey
     public var isCurrent: Bool
+
+    public init(account: AccountID, generation: KeyGeneration, key: SecretKey, isCurrent: Bool) {
+        self.account = account
+        self.generation = generation
+        self.key = key
+        self.isCurrent = isCurrent
+    }
 }

@@ -1,0 +1,48 @@
+import Foundation
+import KeyVault
+import Testing
+
+@Suite("The keyvault CLI against a real daemon")
+struct CLITests {
+    @Test("account create, key get (JSON, --raw hex, --raw base64), lock, unlock, passwd, status")
+    func cliRoundTrip() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        let cli = DaemonProcess.binaryDirectory + "/keyvault"
+        let env = ["KEYVAULT_SOCKET": daemon.socket]
+
+        let created = try await run(cli, ["account", "create", "--account", "cli"], stdin: "cli passphrase\n", environment: env)
+        #expect(created.status == 0, "\(created.err)")
+        let json = try await run(cli, ["key", "get", "--account", "cli"], environment: env)
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.out.utf8)) as? [String: Any])
+        let key = try #require(object["key"] as? String)
+        let base64 = try await run(cli, ["key", "get", "--account", "cli", "--raw", "base64"], environment: env)
+        #expect(base64.out.trimmingCharacters(in: .whitespacesAndNewlines) == key)
+        let hex = try await run(cli, ["key", "get", "--account", "cli", "--raw", "hex"], environment: env)
+        #expect(hex.out.trimmingCharacters(in: .whitespacesAndNewlines) == Hex.encode(Base64.decode(key)!))
+
+        #expect(try await run(cli, ["lock", "--account", "cli"], environment: env).status == 0)
+        let locked = try await run(cli, ["key", "get", "--account", "cli", "--socket", daemon.socket])
+        #expect(locked.status == 1)
+        #expect(locked.err.contains("locked"))
+
+        let file = daemon.root + "/pass.txt"
+        try "cli passphrase\n".write(toFile: file, atomically: true, encoding: .utf8)
+        #expect(try await run(cli, ["unlock", "--account", "cli", "--passphrase-file", file], environment: env).status == 0)
+        let passwd = try await run(cli, ["passwd", "--account", "cli"], stdin: "cli passphrase\nnew cli passphrase\n", environment: env)
+        #expect(passwd.status == 0, "\(passwd.err)")
+        #expect(try await run(cli, ["lock", "--account", "cli"], environment: env).status == 0)
+        #expect(try await run(cli, ["unlock", "--account", "cli"], stdin: "new cli passphrase\n", environment: env).status == 0)
+        #expect(try await run(cli, ["key", "get", "--account", "cli", "--raw", "base64"], environment: env).out.contains(key))
+
+        let status = try await run(cli, ["status"], environment: env)
+        #expect(status.status == 0)
+        #expect(status.out.contains("\"cli\""))
+        // A bad account ID never reaches the daemon.
+        let bad = try await run(cli, ["key", "get", "--account", "../x"], environment: env)
+        #expect(bad.status != 0)
+        #expect(bad.err.contains("account ID"))
+    }
+}

@@ -1,0 +1,77 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A child process started with posix_spawn and reaped with a non-blocking
+/// waitpid. Tests never block a thread of the cooperative pool waiting for a
+/// child (Foundation's `Process.waitUntilExit` can starve a 2-core pool).
+final class ChildProcess: @unchecked Sendable {
+    let pid: pid_t
+    private var status: Int32?
+
+    /// Standard input from `stdinPath` (or /dev/null); output appended to the files.
+    init(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
+         stdinPath: String? = nil, stdoutPath: String, stderrPath: String) throws {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        var env = ProcessInfo.processInfo.environment
+        for (k, v) in environment { env[k] = v }
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        let envp = env.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer {
+            argv.forEach { free($0) }
+            envp.forEach { free($0) }
+        }
+        var pid: pid_t = 0
+        let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+        guard rc == 0 else { throw TestFailure("posix_spawn \(executable) failed: \(rc)") }
+        self.pid = pid
+    }
+
+    /// nil while running; the exit status (or 128 + signal) once it ended.
+    func poll() -> Int32? {
+        if let status { return status }
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return nil }
+        let exited = raw & 0x7f == 0
+        status = exited ? (raw >> 8) & 0xff : 128 + (raw & 0x7f)
+        return status
+    }
+
+    var isRunning: Bool { poll() == nil }
+
+    func wait() async -> Int32 {
+        while true {
+            if let status = poll() { return status }
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    func signal(_ number: Int32) {
+        if isRunning { kill(pid, number) }
+    }
+}
+
+/// Runs a program to the end; returns its status and output.
+func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
+    var template = Array("/tmp/kvrun-XXXXXX".utf8CString)
+    guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+    let dir = String(cString: made)
+    defer { try? FileManager.default.removeItem(atPath: dir) }
+    var stdinPath: String?
+    if let stdin {
+        stdinPath = dir + "/in"
+        try stdin.write(toFile: stdinPath!, atomically: true, encoding: .utf8)
+    }
+    let child = try ChildProcess(executable, arguments, environment: environment, stdinPath: stdinPath,
+                                 stdoutPath: dir + "/out", stderrPath: dir + "/err")
+    let status = await child.wait()
+    let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
+    let err = (try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? ""
+    return (status, out, err)
+}

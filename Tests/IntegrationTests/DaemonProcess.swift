@@ -1,0 +1,124 @@
+import Foundation
+import KeyVaultClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `keyvaultd` in a temporary folder: its own data directory, policy
+/// folder, socket and log file.
+final class DaemonProcess: @unchecked Sendable {
+    /// A policy with a cheap KDF so suites run fast; `kdf-test` exists for this.
+    static let testPolicy = """
+        [kdf-test]
+        passes = 1
+        memory_kib = 64
+
+        [[rule]]
+        uid = "self"
+        accounts = ["*"]
+        allow = ["*"]
+        """
+
+    let root: String
+    var dataDirectory: String { root + "/data" }
+    var policyDirectory: String { root + "/policy" }
+    var socket: String { root + "/kv.sock" }
+    var logPath: String { root + "/daemon.log" }
+    private(set) var process: ChildProcess?
+
+    init(policy: String = DaemonProcess.testPolicy) throws {
+        var template = Array("/tmp/kvtest-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        root = String(cString: made)
+        try FileManager.default.createDirectory(atPath: policyDirectory, withIntermediateDirectories: true)
+        try writePolicy(policy)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+    }
+
+    func writePolicy(_ text: String, file: String = "test.toml") throws {
+        try text.write(toFile: policyDirectory + "/" + file, atomically: true, encoding: .utf8)
+    }
+
+    static var binaryDirectory: String {
+        if let dir = ProcessInfo.processInfo.environment["KEYVAULT_BIN_DIR"] { return dir }
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path
+        if FileManager.default.fileExists(atPath: beside + "/keyvaultd") { return beside }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.path + "/.build/debug"
+    }
+
+    /// Starts the daemon and waits until it answers on its socket.
+    func start(extraArguments: [String] = [], environment: [String: String] = [:], waitUntilReady: Bool = true) async throws {
+        let process = try ChildProcess(
+            Self.binaryDirectory + "/keyvaultd",
+            ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + extraArguments,
+            environment: environment, stdoutPath: logPath, stderrPath: logPath)
+        self.process = process
+        guard waitUntilReady else { return }
+        for _ in 0..<400 {
+            if let status = process.poll() { throw TestFailure("keyvaultd exited with \(status): \(logText())") }
+            if let reply = try? await request("GET", "/v1/health"), reply.status == 200 { return }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw TestFailure("keyvaultd did not become ready: \(logText())")
+    }
+
+    /// SIGTERM and wait; returns the exit status.
+    @discardableResult
+    func stop() async -> Int32 {
+        guard let process else { return 0 }
+        process.signal(SIGTERM)
+        return await process.wait()
+    }
+
+    func kill9() async {
+        guard let process else { return }
+        process.signal(SIGKILL)
+        _ = await process.wait()
+    }
+
+    func signal(_ number: Int32) {
+        process?.signal(number)
+    }
+
+    func request(_ method: String, _ path: String, json: [String: Any]? = nil, headers: [(String, String)] = []) async throws -> Reply {
+        let body = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) }
+        let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body, headers: headers)
+        return Reply(result)
+    }
+
+    func logText() -> String {
+        (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+    }
+
+    /// Kills the daemon if it still runs (synchronously: for `defer`) and removes the folder.
+    func remove() {
+        if let process, process.isRunning {
+            kill(process.pid, SIGKILL)
+            var raw: Int32 = 0
+            waitpid(process.pid, &raw, 0)
+        }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+}
+
+struct Reply: @unchecked Sendable {
+    let status: Int
+    let object: [String: Any]
+    let raw: HTTPResult
+
+    init(_ result: HTTPResult) {
+        raw = result
+        status = result.status
+        object = (try? JSONSerialization.jsonObject(with: Data(result.body))) as? [String: Any] ?? [:]
+    }
+
+    var state: String? { object["state"] as? String }
+    subscript(_ key: String) -> String? { object[key] as? String }
+}
+
+struct TestFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+

@@ -1,0 +1,33 @@
+import Foundation
+import KeyVault
+import Testing
+
+/// `tools/recover-vault.py` is an independent reading of docs/FORMAT.md
+/// (Python, sqlite3 and libsodium through ctypes): it must recover the keys a
+/// real daemon stored.
+@Suite("The independent recovery tool")
+struct RecoveryToolTests {
+    static let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path + "/tools/recover-vault.py"
+
+    @Test("recovers every key from a live daemon's vault, and refuses a wrong passphrase",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/python3")))
+    func recoversKeys() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "rec", "passphrase": "recovery passphrase"])
+        let key = try #require(try await daemon.request("GET", "/v1/accounts/rec/keys/current")["key"])
+
+        let recovered = try await run("/usr/bin/python3", [Self.tool, daemon.dataDirectory, "rec"], stdin: "recovery passphrase\n")
+        #expect(recovered.status == 0, "\(recovered.err)")
+        #expect(recovered.out.contains(key))
+
+        let wrong = try await run("/usr/bin/python3", [Self.tool, daemon.dataDirectory, "rec"], stdin: "not the passphrase\n")
+        #expect(wrong.status == 1)
+        #expect(!wrong.out.contains(key))
+
+        let example = try await run("/usr/bin/python3", [Self.tool, "--example"])
+        #expect(example.status == 0)
+        #expect(example.out.contains("199ec22ed2428ae5f074ab7d9d641503"))
+    }
+}

@@ -1,0 +1,58 @@
+import Foundation
+import KeyVault
+import Testing
+
+@Suite("Model: pure values")
+struct ModelTests {
+    @Test("account IDs: charset and length", arguments: [
+        ("a", true), ("A.b_c-9", true), (String(repeating: "x", count: 128), true),
+        ("", false), (String(repeating: "x", count: 129), false), ("../x", false), ("a/b", false),
+        ("caf\u{e9}", false), ("a b", false), ("a\u{0}", false), ("%2e", false),
+    ])
+    func accountIDs(raw: String, valid: Bool) {
+        #expect(((try? AccountID(validating: raw)) != nil) == valid)
+    }
+
+    @Test("the unlock back-off doubles from its base up to its maximum")
+    func backoff() {
+        #expect(UnlockThrottle.delaySeconds(afterFailures: 0, base: 1, max: 900) == 0)
+        #expect(UnlockThrottle.delaySeconds(afterFailures: 1, base: 1, max: 900) == 1)
+        #expect(UnlockThrottle.delaySeconds(afterFailures: 2, base: 1, max: 900) == 2)
+        #expect(UnlockThrottle.delaySeconds(afterFailures: 5, base: 1, max: 900) == 16)
+        #expect(UnlockThrottle.delaySeconds(afterFailures: 40, base: 1, max: 900) == 900)
+        let start = Date(timeIntervalSince1970: 1000)
+        let once = UnlockThrottle(failures: 0, until: .distantPast).failed(at: start, base: 2, max: 60)
+        #expect(once.retryAfter(at: start) == 2)
+        #expect(once.retryAfter(at: start.addingTimeInterval(2)) == nil)
+        #expect(once.failed(at: start, base: 2, max: 60).retryAfter(at: start) == 4)
+    }
+
+    @Test("key availability: ready, locked, unknown, destroyed")
+    func availability() throws {
+        let gens = [
+            KeyGeneration(number: 1, keyID: String(repeating: "a", count: 32), createdAt: Date(), state: .active),
+            KeyGeneration(number: 2, keyID: String(repeating: "b", count: 32), createdAt: Date(), state: .destroyed),
+        ]
+        let account = try AccountID(validating: "m")
+        let key = SecretKey.generate()
+        let held: (Int) -> ReleasedKey? = { n in n == 1 ? ReleasedKey(account: account, generation: gens[0], key: key, isCurrent: true) : nil }
+        guard case .ready = KeyAvailability.decide(selector: .current, generations: gens, current: 1, isReadable: held) else { Issue.record("not ready"); return }
+        guard case .locked = KeyAvailability.decide(selector: .generation(1), generations: gens, current: 1, isReadable: { _ in nil }) else { Issue.record("not locked"); return }
+        guard case .destroyed = KeyAvailability.decide(selector: .generation(2), generations: gens, current: 1, isReadable: held) else { Issue.record("not destroyed"); return }
+        guard case .unknown = KeyAvailability.decide(selector: .generation(3), generations: gens, current: 1, isReadable: held) else { Issue.record("not unknown"); return }
+        guard case .ready = KeyAvailability.decide(selector: .keyID(String(repeating: "a", count: 32)), generations: gens, current: 1, isReadable: held) else { Issue.record("by key ID"); return }
+        guard case .unknown = KeyAvailability.decide(selector: .keyID(String(repeating: "c", count: 32)), generations: gens, current: 1, isReadable: held) else { Issue.record("unknown key ID"); return }
+    }
+
+    @Test("durations as people write them")
+    func durations() {
+        #expect(DurationText.seconds("500ms") == 0.5)
+        #expect(DurationText.seconds("1.5s") == 1.5)
+        #expect(DurationText.seconds("5m") == 300)
+        #expect(DurationText.seconds("2h") == 7200)
+        #expect(DurationText.seconds("90d") == 7_776_000.0)
+        #expect(DurationText.seconds("fast") == nil)
+        #expect(DurationText.seconds("-1s") == nil)
+        #expect(DurationText.seconds("10") == nil)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import KeyVault
+import Testing
+
+@Suite("Policy: parsing, errors with file and line, decisions")
+struct PolicyTests {
+    @Test("the shipped policy/ is exactly the built-in default")
+    func shippedEqualsBuiltIn() throws {
+        let policy = try PolicyLoader.load(directory: Vectors.repositoryRoot.path + "/policy", selfUID: 4242)
+        var expected = Policy.builtInDefault(selfUID: 4242)
+        expected.rules[0].source = policy.rules[0].source
+        #expect(policy == expected)
+        #expect(policy.kdf == .moderate)
+    }
+
+    @Test("errors name the file, the line and the problem", arguments: [
+        ("[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\nallow = [\"read\", \"raed\"]\n", "p.toml:4: unknown permission 'raed'"),
+        ("[kdf]\npasses = 0\n", "p.toml:2: 'passes' must be between 1 and 64, got 0"),
+        ("[kdf]\nmemroy_mib = 64\n", "p.toml:2: unknown setting 'memroy_mib' in [kdf]"),
+        ("[kfd]\n", "p.toml:1: unknown table [kfd]"),
+        ("[[rule]]\nuid = \"self\"\naccounts = [\"*\"\n", "p.toml:4: expected ',' or ']' in a list"),
+        ("[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\n", "p.toml:1: 'allow' is missing"),
+        ("[[rule]]\naccounts = [\"*\"]\nallow = [\"*\"]\n", "p.toml:1: a [[rule]] must name a uid or a gid"),
+        ("[[rule]]\nuid = \"no-such-user-here\"\naccounts = [\"*\"]\nallow = [\"*\"]\n", "p.toml:2: no user named"),
+        ("[[rule]]\nuid = \"self\"\naccounts = [\"../x\"]\nallow = [\"*\"]\n", "p.toml:3: '../x' is not an account ID"),
+        ("[limits]\nmax_wait_seconds = \"long\"\n", "p.toml:2: 'max_wait_seconds' must be a whole number"),
+        ("[limits]\nmax_wait_seconds = 5\nmax_wait_seconds = 6\n", "p.toml:3: 'max_wait_seconds' is set twice"),
+        ("x = 1\n", "p.toml:1: 'x' must be inside a table"),
+        ("[kdf]\npasses = 3 junk\n", "p.toml:2: unexpected text"),
+        ("[kdf]\n", "p.toml: the policy has no [[rule]]"),
+    ])
+    func errors(text: String, expected: String) {
+        do {
+            _ = try PolicyLoader.parse(text, file: "p.toml", selfUID: 1000)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "got: \(error.description)")
+        }
+    }
+
+    @Test("decisions: uid, gid, account patterns, permissions")
+    func decisions() throws {
+        let policy = try PolicyLoader.parse("""
+            [[rule]]
+            uid = "self"
+            accounts = ["*"]
+            allow = ["*"]
+
+            [[rule]]
+            uid = 2000           # a sync engine
+            accounts = ["app-*", "exact"]
+            allow = ["read", "wait"]
+
+            [[rule]]
+            gid = "3000"
+            accounts = ["*"]
+            allow = ["health"]
+            """, file: "p.toml", selfUID: 1000)
+        let me = PeerCredentials(uid: 1000, gid: 1000, pid: 1)
+        let engine = PeerCredentials(uid: 2000, gid: 2000, pid: 2)
+        let grouped = PeerCredentials(uid: 5000, gid: 3000, pid: 3)
+        let stranger = PeerCredentials(uid: 6000, gid: 6000, pid: 4)
+        let appUser = try AccountID(validating: "app-user1")
+        let exact = try AccountID(validating: "exact")
+        let other = try AccountID(validating: "exactly")
+        #expect(policy.allows(me, .delete, account: other))
+        #expect(policy.allows(engine, .read, account: appUser))
+        #expect(policy.allows(engine, .wait, account: exact))
+        #expect(!policy.allows(engine, .read, account: other))
+        #expect(!policy.allows(engine, .unlock, account: appUser))
+        #expect(policy.allows(grouped, .health, account: nil))
+        #expect(!policy.allows(grouped, .read, account: appUser))
+        for permission in Permission.allCases { #expect(!policy.allows(stranger, permission, account: appUser)) }
+    }
+}

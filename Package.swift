@@ -71,7 +71,10 @@ let package = Package(
         ),
         .executableTarget(
             name: "keyvault-bench",
-            dependencies: ["KeyVault", "KeyVaultClient"],
+            dependencies: [
+                "KeyVault", "KeyVaultClient",
+                .product(name: "Logging", package: "swift-log"),
+            ],
             path: "bench",
             swiftSettings: strict
         ),

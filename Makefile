@@ -1,0 +1,24 @@
+# keyvaultd: the two commands that set up a fresh machine are `make demo` and `make test`.
+.PHONY: deps build test demo bench clean
+
+deps:
+	@./scripts/install-deps.sh
+
+build: deps
+	swift build
+
+# Suites start real daemons; they run one at a time so a 2-core machine is not
+# oversubscribed (each suite still runs its daemons concurrently where it means to).
+test: deps
+	swift build --build-tests
+	swift test --skip-build --no-parallel
+
+demo: build
+	@./scripts/demo.sh
+
+bench: deps
+	swift build -c release --product keyvault-bench
+	"$$(swift build -c release --show-bin-path)/keyvault-bench" --output docs/BENCHMARKS.md
+
+clean:
+	swift package clean

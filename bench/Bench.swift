@@ -1,0 +1,193 @@
+import Foundation
+import KeyVault
+import KeyVaultClient
+import Logging
+
+/// `make bench`: the key read against a bare "hello" route on the same server
+/// stack (Hummingbird over the Unix socket, peer credentials per connection),
+/// with 1, 8 and 64 keep-alive connections, and unlock time at the default KDF
+/// cost beside raw Argon2id. Writes docs/BENCHMARKS.md.
+@main
+struct Bench {
+    static func main() async throws {
+        var output = "docs/BENCHMARKS.md"
+        var seconds = 3.0
+        var arguments = CommandLine.arguments.dropFirst()
+        while let flag = arguments.popFirst() {
+            switch flag {
+            case "--output": output = arguments.popFirst() ?? output
+            case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S]")
+            }
+        }
+        // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
+        let logPath = NSTemporaryDirectory() + "keyvault-bench-\(getpid()).log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let logFile = FileHandle(forWritingAtPath: logPath)!
+        LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: logFile) }
+        let logger = Logger(label: "keyvaultd")
+
+        let dir = NSTemporaryDirectory() + "keyvault-bench-\(getpid())"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/kv.sock"
+        let policy = Policy.builtInDefault(selfUID: geteuid())  // the shipped default: MODERATE KDF
+        let service = try KeyVaultService(vault: try Vault(directory: dir + "/data"), policy: PolicyStore(policy: policy, directory: nil), logger: logger)
+        var options = KeyVaultServer.Options(socketPath: socket)
+        options.benchmarkHelloRoute = true
+        let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
+        let server = Task { try await app.run() }
+        for _ in 0..<200 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
+
+        let passphrase = "bench passphrase"
+        let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts",
+                                                         body: Array(#"{"user":"bench","passphrase":"\#(passphrase)"}"#.utf8))
+        precondition(created.status == 200, created.text)
+
+        var report = Report(seconds: seconds)
+        for connections in [1, 8, 64] {
+            let hello = try await Load.run(socket: socket, path: "/hello", connections: connections, seconds: seconds)
+            let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
+            report.reads.append((connections, hello, key))
+            print("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+        }
+
+        // Unlock at the default cost, beside raw Argon2id with the same parameters.
+        var unlocks: [Double] = []
+        var raws: [Double] = []
+        for _ in 0..<3 {
+            _ = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts/bench/lock")
+            let start = ContinuousClock.now
+            let reply = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts/bench/unlock",
+                                                           body: Array(#"{"passphrase":"\#(passphrase)"}"#.utf8))
+            precondition(reply.status == 200, reply.text)
+            unlocks.append(Load.seconds(ContinuousClock.now - start))
+            raws.append(try KDFCalibration.measure(policy.kdf).seconds)
+        }
+        report.unlock = (unlocks.sorted()[1], raws.sorted()[1], policy.kdf)
+        print("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
+
+        server.cancel()
+        try report.write(to: output)
+        print("wrote \(output)")
+        try? FileManager.default.removeItem(atPath: logPath)
+        exit(0)
+    }
+}
+
+/// Closed-loop load: each connection sends its next request when the last is answered.
+enum Load {
+    struct Result {
+        var requests: Int
+        var seconds: Double
+        var latencies: [Double]
+        var rate: Double { Double(requests) / seconds }
+        func percentile(_ p: Double) -> Double {
+            let sorted = latencies.sorted()
+            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
+        }
+    }
+
+    static func seconds(_ d: Duration) -> Double {
+        Double(d.components.seconds) + Double(d.components.attoseconds) / 1e18
+    }
+
+    static func run(socket: String, path: String, connections: Int, seconds: Double) async throws -> Result {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        let start = ContinuousClock.now
+        let perConnection = try await withThrowingTaskGroup(of: [Double].self) { group in
+            for _ in 0..<connections {
+                group.addTask {
+                    let connection = try await SocketHTTPConnection.connect(path: socket)
+                    var latencies: [Double] = []
+                    while ContinuousClock.now < deadline {
+                        let sent = ContinuousClock.now
+                        let reply = try await connection.request("GET", path)
+                        precondition(reply.status == 200, reply.text)
+                        latencies.append(Self.seconds(ContinuousClock.now - sent))
+                    }
+                    await connection.close()
+                    return latencies
+                }
+            }
+            var all: [[Double]] = []
+            for try await latencies in group { all.append(latencies) }
+            return all
+        }
+        let latencies = perConnection.flatMap { $0 }
+        return Result(requests: latencies.count, seconds: Self.seconds(ContinuousClock.now - start), latencies: latencies)
+    }
+}
+
+struct Report {
+    var seconds: Double
+    var reads: [(Int, Load.Result, Load.Result)] = []
+    var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
+
+    func write(to path: String) throws {
+        func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
+        var text = """
+            # Benchmarks
+
+            Measured by `make bench` (`keyvault-bench`, release build) on \(ProcessInfo.processInfo.activeProcessorCount) cores, \
+            \(RFC3339.string(from: Date())). The machine is shared and noisy: read the ratios, which compare figures \
+            measured in the same run, not the absolute numbers.
+
+            ## Key reads against a bare route
+
+            The same server stack serves both routes: Hummingbird's HTTP/1.1 over the Unix socket, peer credentials read \
+            once per connection. `GET /hello` returns a constant string and skips the policy; \
+            `GET /v1/accounts/bench/keys/current` checks the policy, answers from memory, encodes the JSON answer and writes \
+            one audit line (to a file). Closed loop: each keep-alive connection sends its next request when the last is \
+            answered, for \(Int(seconds)) s per row; client and server share the machine's cores.
+
+            | connections | hello req/s | key req/s | key / hello | hello p50 ms | hello p99 ms | key p50 ms | key p99 ms |
+            |---:|---:|---:|---:|---:|---:|---:|---:|
+
+            """
+        for (connections, hello, key) in reads {
+            text += "| \(connections) | \(Int(hello.rate)) | \(Int(key.rate)) | **\(String(format: "%.2f", key.rate / hello.rate))** | "
+            text += "\(ms(hello.percentile(0.5))) | \(ms(hello.percentile(0.99))) | \(ms(key.percentile(0.5))) | \(ms(key.percentile(0.99))) |\n"
+        }
+        let worst = reads.map { $0.2.rate / $0.1.rate }.min() ?? 0
+        text += """
+
+            Goal: the key read keeps at least 70% of the bare route's throughput. Lowest ratio in this run: \
+            **\(String(format: "%.2f", worst))** (\(worst >= 0.7 ? "met" : "not met")).
+
+            ## Unlock at the default KDF cost
+
+            Argon2id at the shipped policy's cost (\(unlock.kdf.opsLimit) passes over \(unlock.kdf.memLimitBytes >> 20) MiB, \
+            libsodium's MODERATE), median of 3.
+
+            | unlock through the daemon | raw `crypto_pwhash` | ratio |
+            |---:|---:|---:|
+            | \(Int(unlock.daemon * 1000)) ms | \(Int(unlock.raw * 1000)) ms | \(String(format: "%.2f", unlock.daemon / unlock.raw)) |
+
+            The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
+
+            Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && .build/release/keyvault-bench --seconds 3`).
+
+            """
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+}
+
+/// Log lines to a file, as the daemon's stderr would be redirected.
+struct FileLogHandler: LogHandler {
+    let label: String
+    let file: FileHandle
+    var logLevel: Logger.Level = .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        let all = metadata.merging(event.metadata ?? [:]) { $1 }
+        let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+        file.write(Data("\(Date()) \(event.level) \(label): \(fields) \(event.message)\n".utf8))
+    }
+}

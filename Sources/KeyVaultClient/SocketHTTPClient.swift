@@ -59,7 +59,8 @@ public final class SocketHTTPConnection: Sendable {
         channel.eventLoop.execute {
             do {
                 let collector = try channel.pipeline.syncOperations.handler(type: ResponseCollector.self)
-                collector.expect(promise)
+                // A connection the daemon closed (or was killed on) fails at once, not never.
+                guard collector.expect(promise) else { return }
                 var headers = HTTPHeaders([("Host", "keyvaultd")])
                 for (name, value) in extra { headers.add(name: name, value: value) }
                 if let body {
@@ -69,7 +70,9 @@ public final class SocketHTTPConnection: Sendable {
                 let head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: path, headers: headers)
                 channel.write(HTTPClientRequestPart.head(head), promise: nil)
                 if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(ByteBuffer(bytes: body))), promise: nil) }
-                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
+                let written = channel.eventLoop.makePromise(of: Void.self)
+                written.futureResult.whenFailure { promise.fail($0) }
+                channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: written)
             } catch {
                 promise.fail(error)
             }
@@ -89,8 +92,17 @@ private final class ResponseCollector: ChannelInboundHandler {
     private var waiting: [EventLoopPromise<HTTPResult>] = []
     private var head: HTTPResponseHead?
     private var body: [UInt8] = []
+    private var closed = false
 
-    func expect(_ promise: EventLoopPromise<HTTPResult>) { waiting.append(promise) }
+    /// Queues the promise for the next answer; fails it at once on a closed connection.
+    func expect(_ promise: EventLoopPromise<HTTPResult>) -> Bool {
+        guard !closed else {
+            promise.fail(SocketHTTPError.connectionClosed)
+            return false
+        }
+        waiting.append(promise)
+        return true
+    }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
@@ -109,11 +121,13 @@ private final class ResponseCollector: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
+        closed = true
         failAll(SocketHTTPError.connectionClosed)
         context.fireChannelInactive()
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        closed = true
         failAll(error)
         context.close(promise: nil)
     }

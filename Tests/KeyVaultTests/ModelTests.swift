@@ -55,4 +55,11 @@ struct ModelTests {
         #expect(DurationText.seconds("-1s") == nil)
         #expect(DurationText.seconds("10") == nil)
     }
+
+    @Test("RFC 3339 UTC with milliseconds")
+    func rfc3339() {
+        #expect(RFC3339.string(from: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
+        #expect(RFC3339.string(from: Date(timeIntervalSince1970: 1_795_304_804.706)) == "2026-11-21T23:46:44.706Z")
+        #expect(RFC3339.string(from: Date(timeIntervalSince1970: 951_782_400.5)) == "2000-02-29T00:00:00.500Z")
+    }
 }

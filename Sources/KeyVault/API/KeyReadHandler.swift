@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import Logging
+import NIOCore
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and
@@ -19,7 +20,7 @@ struct KeyReadHandler: Sendable {
                 "uid": "\(peer.uid)", "pid": "\(peer.pid)", "account": "\(account)",
                 "generation": "\(released.generation.number)", "keyId": "\(released.generation.keyID)",
             ])
-            return try APIResponse.ready(KeyBody(released))
+            return KeyBody(released).response
         case .locked:
             throw Refusal.locked(account)
         case .unknown(let why):
@@ -41,8 +42,10 @@ struct KeyReadHandler: Sendable {
     }
 }
 
-struct KeyBody: Encodable {
-    var state = ContractState.ready
+/// The `ready` answer for a key. Rendered by hand, on the hot path: every
+/// value is from a closed alphabet (account IDs, hex, base64, RFC 3339), so
+/// none needs escaping.
+struct KeyBody {
     var account: String
     var generation: Int
     var keyId: String
@@ -57,5 +60,14 @@ struct KeyBody: Encodable {
         key = released.key.base64EncodedString()
         createdAt = released.generation.createdAt
         current = released.isCurrent
+    }
+
+    var json: String {
+        #"{"account":"\#(account)","createdAt":"\#(RFC3339.string(from: createdAt))","current":\#(current),"generation":\#(generation),"# +
+            #""key":"\#(key)","keyId":"\#(keyId)","state":"ready"}"#
+    }
+
+    var response: Response {
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
     }
 }

@@ -25,7 +25,7 @@ public struct SigningKey: Sendable {
     public static let signatureByteCount = 64
     let seed: SecureBytes
     /// The expanded 64-byte secret key libsodium signs with, also secure.
-    private let expanded: SecureBytes
+    let expanded: SecureBytes
     public let publicKey: SigningPublicKey
 
     public static func generate() -> SigningKey {
@@ -56,5 +56,28 @@ public struct SigningKey: Sendable {
                                      sk.bindMemory(to: UInt8.self).baseAddress!)
         }
         return signature
+    }
+}
+
+extension SigningKey {
+    /// Signs a message held in secure memory (a payload that carries a key).
+    func signature(forSecret message: SecureBytes) -> [UInt8] {
+        var signature = [UInt8](repeating: 0, count: Self.signatureByteCount)
+        message.withUnsafeBytes { m in
+            expanded.withUnsafeBytes { sk in
+                _ = crypto_sign_detached(&signature, nil, m.bindMemory(to: UInt8.self).baseAddress, UInt64(m.count),
+                                         sk.bindMemory(to: UInt8.self).baseAddress!)
+            }
+        }
+        return signature
+    }
+}
+
+extension SigningPublicKey {
+    func isValidSignature(_ signature: [UInt8], forSecret message: SecureBytes) -> Bool {
+        guard signature.count == SigningKey.signatureByteCount else { return false }
+        return message.withUnsafeBytes { m in
+            crypto_sign_verify_detached(signature, m.bindMemory(to: UInt8.self).baseAddress, UInt64(m.count), rawRepresentation) == 0
+        }
     }
 }

@@ -18,6 +18,9 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(help: "A policy folder of *.toml files. Default: the built-in policy, the same as the shipped policy/.")
     var policy: String?
 
+    @Option(help: "The relay shared with the account's other devices: sqlite:PATH (or a path). Without it, this device is on its own.")
+    var relay: String?
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
@@ -32,7 +35,8 @@ struct Keyvaultd: AsyncParsableCommand {
         let configuration = DaemonConfiguration(
             dataDirectory: dataDirectory ?? DefaultPaths.dataDirectory,
             socketPath: socket ?? SocketPath.defaultPath,
-            policyDirectory: policy)
+            policyDirectory: policy,
+            relay: relay)
         do {
             try await KeyVaultDaemon.run(configuration, logger: logger)
         } catch let error as PolicyError {

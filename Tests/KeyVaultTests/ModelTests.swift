@@ -36,12 +36,24 @@ struct ModelTests {
         let account = try AccountID(validating: "m")
         let key = SecretKey.generate()
         let held: (Int) -> ReleasedKey? = { n in n == 1 ? ReleasedKey(account: account, generation: gens[0], key: key, isCurrent: true) : nil }
-        guard case .ready = KeyAvailability.decide(selector: .current, generations: gens, current: 1, isReadable: held) else { Issue.record("not ready"); return }
-        guard case .locked = KeyAvailability.decide(selector: .generation(1), generations: gens, current: 1, isReadable: { _ in nil }) else { Issue.record("not locked"); return }
-        guard case .destroyed = KeyAvailability.decide(selector: .generation(2), generations: gens, current: 1, isReadable: held) else { Issue.record("not destroyed"); return }
-        guard case .unknown = KeyAvailability.decide(selector: .generation(3), generations: gens, current: 1, isReadable: held) else { Issue.record("not unknown"); return }
-        guard case .ready = KeyAvailability.decide(selector: .keyID(String(repeating: "a", count: 32)), generations: gens, current: 1, isReadable: held) else { Issue.record("by key ID"); return }
-        guard case .unknown = KeyAvailability.decide(selector: .keyID(String(repeating: "c", count: 32)), generations: gens, current: 1, isReadable: held) else { Issue.record("unknown key ID"); return }
+        let member = KeyAvailability.Membership.member(since: Date(timeIntervalSince1970: 0))
+        func decide(_ selector: KeySelector, _ held: (Int) -> ReleasedKey?, locked: Bool = true, membership: KeyAvailability.Membership = member) -> KeyAvailability {
+            KeyAvailability.decide(selector: selector, generations: gens, current: 1, isLocked: locked, membership: membership, held: held)
+        }
+        guard case .ready = decide(.current, held) else { Issue.record("not ready"); return }
+        guard case .locked = decide(.generation(1), { _ in nil }) else { Issue.record("not locked"); return }
+        guard case .destroyed = decide(.generation(2), held) else { Issue.record("not destroyed"); return }
+        guard case .unknown = decide(.generation(3), held) else { Issue.record("not unknown"); return }
+        guard case .ready = decide(.keyID(String(repeating: "a", count: 32)), held) else { Issue.record("by key ID"); return }
+        guard case .unknown = decide(.keyID(String(repeating: "c", count: 32)), held) else { Issue.record("unknown key ID"); return }
+        // Unlocked but not held: waiting for a share, since the generation's creation.
+        guard case .pending(.awaitingDelivery, _) = decide(.generation(1), { _ in nil }, locked: false) else { Issue.record("awaiting delivery"); return }
+        // Asked to join, not approved: pending with that reason, whatever is asked; locked still wins.
+        let asked = KeyAvailability.Membership.awaitingApproval(since: Date(timeIntervalSince1970: 5))
+        guard case .pending(.awaitingApproval, let since) = decide(.current, held, locked: false, membership: asked) else { Issue.record("awaiting approval"); return }
+        #expect(since == Date(timeIntervalSince1970: 5))
+        guard case .locked = decide(.current, held, locked: true, membership: asked) else { Issue.record("locked wins"); return }
+        guard case .revoked = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
     }
 
     @Test("durations as people write them")

@@ -11,8 +11,30 @@ struct KeyReadHandler: Sendable {
     let audit: Logger
 
     func read(_ request: Request, _ context: VaultRequestContext, _ account: AccountID, _ selector: KeySelector) async throws -> Response {
-        _ = try waitSeconds(request, context, account)
-        guard let availability = service.availability(account, selector) else { throw Refusal.unknownAccount(account) }
+        let wait = try waitSeconds(request, context, account)
+        let deadline = ContinuousClock.now + .seconds(wait)
+        while true {
+            // Armed before the check, so a key that lands in between still wakes this read.
+            let token = wait > 0 ? service.hub.arm(account) : nil
+            guard let availability = service.availability(account, selector) else {
+                if let token { service.hub.disarm(account, token) }
+                throw Refusal.unknownAccount(account)
+            }
+            if case .pending(let reason, let since) = availability {
+                let remaining = deadline - ContinuousClock.now
+                if let token, remaining > .zero {
+                    await service.hub.wait(account, token, seconds: Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
+                    continue
+                }
+                if let token { service.hub.disarm(account, token) }
+                return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since), retryAfter: PendingBody.retrySeconds)
+            }
+            if let token { service.hub.disarm(account, token) }
+            return try render(availability, context, account)
+        }
+    }
+
+    private func render(_ availability: KeyAvailability, _ context: VaultRequestContext, _ account: AccountID) throws -> Response {
         switch availability {
         case .ready(let released):
             let peer = context.peer!
@@ -25,8 +47,12 @@ struct KeyReadHandler: Sendable {
             throw Refusal.locked(account)
         case .unknown(let why):
             throw Refusal(.unknown, why)
+        case .revoked:
+            throw Refusal(.revoked, "this device was removed from the circle of \(account)")
         case .destroyed:
             throw Refusal(.destroyed, "that generation of \(account) was destroyed on purpose")
+        case .pending:
+            preconditionFailure("pending is answered by read()")
         }
     }
 
@@ -45,6 +71,15 @@ struct KeyReadHandler: Sendable {
 /// The `ready` answer for a key. Rendered by hand, on the hot path: every
 /// value is from a closed alphabet (account IDs, hex, base64, RFC 3339), so
 /// none needs escaping.
+/// `pending`: the key is expected here but has not arrived.
+struct PendingBody: Encodable {
+    static let retrySeconds = 2
+    var state = ContractState.pending
+    var reason: String
+    var since: Date
+    var retryAfter = PendingBody.retrySeconds
+}
+
 struct KeyBody {
     var account: String
     var generation: Int

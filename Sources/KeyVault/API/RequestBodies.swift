@@ -7,6 +7,7 @@ struct CreateAccountBody: Decodable {
     var user: String
     var passphrase: String
     var accessibility: String?
+    var deviceName: String?
     static let shape = #"{"user": string, "passphrase": string, "accessibility": "whenUnlocked" | "afterFirstUnlock" (optional)}"#
 }
 
@@ -21,6 +22,17 @@ struct ChangePassphraseBody: Decodable {
     static let shape = #"{"old": string, "new": string}"#
 }
 
+struct EnrollBody: Decodable {
+    var passphrase: String
+    var deviceName: String
+    static let shape = #"{"passphrase": string, "deviceName": string}"#
+}
+
+struct ApproveBody: Decodable {
+    var pairingCode: String
+    static let shape = #"{"pairingCode": string}"#
+}
+
 enum RequestBody {
     static func decode<T: Decodable>(_ type: T.Type, shape: String, from request: Request, context: VaultRequestContext) async throws -> T {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
@@ -33,6 +45,14 @@ enum RequestBody {
 
     /// Passphrases enter secure memory at once; the decoded String is the one
     /// copy outside it, dropped when the request ends.
+    static func deviceName(_ text: String?) throws -> String {
+        let name = text ?? "first device"
+        guard !name.isEmpty, name.utf8.count <= 128, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
+            throw Refusal.invalid("'deviceName' must be 1 to 128 bytes of printable text")
+        }
+        return name
+    }
+
     static func passphrase(_ text: String, field: String) throws -> SecureBytes {
         let utf8 = text.utf8
         guard !utf8.isEmpty else { throw Refusal.invalid("'\(field)' is empty") }

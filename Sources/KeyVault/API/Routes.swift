@@ -26,7 +26,8 @@ enum Routes {
                 return value
             } ?? .whenUnlocked
             let passphrase = try RequestBody.passphrase(body.passphrase, field: "passphrase")
-            let status = try await service.createAccount(account, passphrase: passphrase, accessibility: accessibility)
+            let status = try await service.createAccount(account, passphrase: passphrase, accessibility: accessibility,
+                                                         deviceName: try RequestBody.deviceName(body.deviceName))
             return try APIResponse.ready(AccountBody(account: status))
         }
 
@@ -45,6 +46,35 @@ enum Routes {
             let new = try RequestBody.passphrase(body.new, field: "new")
             try await service.changePassphrase(account, old: old, new: new)
             return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
+        }
+
+        routes.on(.post, account: "/enroll", permission: .enroll) { request, context, account in
+            let body = try await RequestBody.decode(EnrollBody.self, shape: EnrollBody.shape, from: request, context: context)
+            let name = try RequestBody.deviceName(body.deviceName)
+            let ticket = try await service.enroll(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"), deviceName: name)
+            return try APIResponse.json(.pending, EnrollAnswer(deviceId: ticket.deviceID, pairingCode: ticket.pairingCode, since: ticket.since),
+                                        retryAfter: PendingBody.retrySeconds)
+        }
+        routes.on(.get, account: "/enrollments", permission: .approve) { _, _, account in
+            try APIResponse.ready(EnrollmentsBody(enrollments: try service.enrollments(account)))
+        }
+        routes.on(.post, account: "/enrollments/{deviceId}/approve", permission: .approve) { request, context, account in
+            let body = try await RequestBody.decode(ApproveBody.self, shape: ApproveBody.shape, from: request, context: context)
+            let deviceID = context.parameters.get("deviceId") ?? ""
+            guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            let code = body.pairingCode.filter { $0 != "-" && $0 != " " }
+            guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
+                throw Refusal.invalid("a pairing code is the 6 digits the new device shows")
+            }
+            let name = try await service.approve(account, deviceID: deviceID, pairingCode: code)
+            return try APIResponse.ready(ApprovedBody(deviceId: deviceID, deviceName: name))
+        }
+        routes.on(.get, account: "/devices", permission: .status) { _, _, account in
+            try APIResponse.ready(DevicesBody(devices: try service.devices(account)))
+        }
+        routes.on(.get, account: "/events", permission: .subscribe) { _, _, account in
+            _ = try service.existing(account)
+            return EventStream.response(service.hub.events(account))
         }
 
         let keys = KeyReadHandler(service: service, audit: audit)
@@ -68,6 +98,31 @@ enum Routes {
             return try await keys.read(request, context, account, selector)
         }
     }
+}
+
+struct EnrollAnswer: Encodable {
+    var state = ContractState.pending
+    var reason = KeyAvailability.PendingReason.awaitingApproval.rawValue
+    var deviceId: String
+    var pairingCode: String
+    var since: Date
+    var retryAfter = PendingBody.retrySeconds
+}
+
+struct EnrollmentsBody: Encodable {
+    var state = ContractState.ready
+    var enrollments: [KeyVaultService.EnrollmentListing]
+}
+
+struct ApprovedBody: Encodable {
+    var state = ContractState.ready
+    var deviceId: String
+    var deviceName: String
+}
+
+struct DevicesBody: Encodable {
+    var state = ContractState.ready
+    var devices: [KeyVaultService.DeviceListing]
 }
 
 struct HealthBody: Encodable {

@@ -12,11 +12,14 @@ public struct DaemonConfiguration: Sendable {
     public var socketPath: String
     /// nil: the built-in default policy (the same as the shipped `policy/`).
     public var policyDirectory: String?
+    /// `--relay`: nil for a device on its own.
+    public var relay: String?
 
-    public init(dataDirectory: String, socketPath: String, policyDirectory: String?) {
+    public init(dataDirectory: String, socketPath: String, policyDirectory: String?, relay: String? = nil) {
         self.dataDirectory = dataDirectory
         self.socketPath = socketPath
         self.policyDirectory = policyDirectory
+        self.relay = relay
     }
 }
 
@@ -39,7 +42,8 @@ public enum KeyVaultDaemon {
         logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
 
         let vault = try Vault(directory: configuration.dataDirectory)
-        let service = try KeyVaultService(vault: vault, policy: store, logger: logger)
+        let relay = try configuration.relay.map { try RelayAddress(parsing: $0).open() }
+        let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
 
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
         if !socketDirectory.isEmpty, !FileManager.default.fileExists(atPath: socketDirectory) {
@@ -51,11 +55,22 @@ public enum KeyVaultDaemon {
             SystemdNotifier.notify("READY=1")
         }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: app), .init(service: PolicyReloader(store: store, logger: logger))],
+            services: [.init(service: app), .init(service: PolicyReloader(store: store, logger: logger)),
+                       .init(service: PropagationService(service: service))],
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()
         unlink(configuration.socketPath)
         logger.notice("keyvaultd stopped")
+    }
+}
+
+/// Runs propagation (relay reads, verification, shares in) beside the server.
+struct PropagationService: Service {
+    let service: KeyVaultService
+
+    func run() async throws {
+        // Returns at graceful shutdown: the wake-ups are cancelled then.
+        await service.propagate()
     }
 }

@@ -1,20 +1,46 @@
-import Foundation
+public import Foundation
 
 /// The answer to "may I have this key?", as a pure value. The service decides
-/// it from what the vault holds and whether the account is unlocked; the API
-/// renders it once.
+/// it from what the vault holds, whether the account is unlocked and what the
+/// circle says; the API renders it once.
 public enum KeyAvailability: Sendable {
     case ready(ReleasedKey)
+    case pending(PendingReason, since: Date)
     case locked
     case unknown(String)
+    case revoked
     case destroyed
 
-    /// Decides a read from the account's state. `held` is the key if this
-    /// device holds it readable right now.
+    public enum PendingReason: String, Sendable {
+        /// This device asked to join and no trusted device has approved it yet.
+        case awaitingApproval = "awaiting-approval"
+        /// Approved, or the generation is announced, and the share has not arrived.
+        case awaitingDelivery = "awaiting-delivery"
+    }
+
+    /// Where this device stands in the account's circle.
+    public enum Membership: Sendable, Equatable {
+        /// In the circle since this time (or the only device, without a relay).
+        case member(since: Date)
+        case awaitingApproval(since: Date)
+        case revoked
+    }
+
+    /// Decides a read. `held` gives the key if this device holds it readable right now.
     public static func decide(
-        selector: KeySelector, generations: [KeyGeneration], current: Int?,
-        isReadable: (Int) -> ReleasedKey?
+        selector: KeySelector, generations: [KeyGeneration], current: Int?, isLocked: Bool,
+        membership: Membership, held: (Int) -> ReleasedKey?
     ) -> KeyAvailability {
+        let since: Date
+        switch membership {
+        case .revoked:
+            return .revoked
+        case .awaitingApproval(let requested):
+            // Before approval this device cannot know the circle; locked still wins.
+            return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
+        case .member(let joined):
+            since = joined
+        }
         let target: KeyGeneration?
         switch selector {
         case .current:
@@ -34,8 +60,9 @@ public enum KeyAvailability: Sendable {
         switch target.state {
         case .destroyed: return .destroyed
         case .active:
-            if let key = isReadable(target.number) { return .ready(key) }
-            return .locked
+            if let key = held(target.number) { return .ready(key) }
+            if isLocked { return .locked }
+            return .pending(.awaitingDelivery, since: max(since, target.createdAt))
         }
     }
 }

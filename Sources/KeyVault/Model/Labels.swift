@@ -8,3 +8,20 @@ public enum Labels {
     /// Device IDs: BLAKE2b-128 of a device's two public keys under this label.
     public static let deviceID = "keyvault/v1/device-id"
 }
+
+extension Labels {
+    /// A new device's signed enrollment request.
+    public static let enrollRequest = "keyvault/v1/enroll-request"
+    /// The hash that names an enrollment request.
+    public static let requestHash = "keyvault/v1/request-hash"
+    /// The six-digit pairing code.
+    public static let pairingCode = "keyvault/v1/pairing-code"
+    /// A circle log entry's signed bytes.
+    public static let logEntry = "keyvault/v1/log-entry"
+    /// The hash that chains log entries.
+    public static let logHash = "keyvault/v1/log-hash"
+    /// A key share's signed payload (inside the sealed box).
+    public static let share = "keyvault/v1/share"
+    /// A device's signed acknowledgement of a share.
+    public static let ack = "keyvault/v1/ack"
+}

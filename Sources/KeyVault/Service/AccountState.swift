@@ -10,12 +10,52 @@ struct AccountState: Sendable {
     var kek: SecretKey?
     /// Generation keys readable right now, by generation number.
     var keys: [Int: SecretKey] = [:]
+    /// This device's signing and box keys, while unlocked.
+    var identity: DeviceIdentity?
+    /// The verified circle log (empty for an account without a relay).
+    var circle: CircleState
+    /// This device's own request, while it waits to be approved.
+    var enrollment: EnrollmentRequest?
+    /// Requests from new devices that this (trusted) device may approve.
+    var requests: [String: EnrollmentRequest] = [:]
+    var approvalFailures: [String: Int]
+    /// Generations each device has acknowledged, and when it was last heard from.
+    var acks: [String: (generations: Set<Int>, lastSeen: Date)] = [:]
 
     init(snapshot: AccountSnapshot) {
         record = snapshot.account
         generations = snapshot.generations
         items = snapshot.items
+        approvalFailures = snapshot.approvalFailures
+        circle = CircleState(account: snapshot.account.id)
+        for bytes in snapshot.circleLog {
+            // These entries were verified before they were stored; a vault that
+            // no longer verifies is left with the prefix that does.
+            guard let entry = try? LogEntry.decode(bytes), (try? circle.apply(entry)) != nil else { break }
+        }
+        enrollment = snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }
     }
+
+    var deviceID: String { record.deviceID }
+
+    var membership: KeyAvailability.Membership {
+        if let member = circle.members[deviceID] {
+            return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
+        }
+        if let enrollment { return .awaitingApproval(since: enrollment.requestedDate) }
+        return .member(since: record.createdAt)
+    }
+
+    /// Generations this device knows of: those it holds, and those the circle announced.
+    var knownGenerations: [KeyGeneration] {
+        var out = generations
+        for announced in circle.generations where !out.contains(where: { $0.number == announced.generation }) {
+            out.append(KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt, state: .active))
+        }
+        return out.sorted { $0.number < $1.number }
+    }
+
+    var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
 
     var isLocked: Bool { kek == nil }
 
@@ -30,9 +70,11 @@ struct AccountState: Sendable {
     }
 
     func availability(of selector: KeySelector) -> KeyAvailability {
-        KeyAvailability.decide(selector: selector, generations: generations, current: record.currentGeneration) { number in
-            guard let key = keys[number], let generation = generations.first(where: { $0.number == number }) else { return nil }
-            return ReleasedKey(account: record.id, generation: generation, key: key, isCurrent: number == record.currentGeneration)
+        let known = knownGenerations
+        let current = currentGeneration
+        return KeyAvailability.decide(selector: selector, generations: known, current: current, isLocked: isLocked, membership: membership) { number in
+            guard let key = keys[number], let generation = known.first(where: { $0.number == number }) else { return nil }
+            return ReleasedKey(account: record.id, generation: generation, key: key, isCurrent: number == current)
         }
     }
 
@@ -47,6 +89,7 @@ struct AccountState: Sendable {
 
     mutating func lock() {
         kek = nil
+        identity = nil
         if record.accessibility == .whenUnlocked { keys = [:] }
     }
 
@@ -54,6 +97,11 @@ struct AccountState: Sendable {
         var keys: [Int: SecretKey] = [:]
         for (context, bytes) in secrets where context.kind == .generationKey {
             keys[context.generation] = try SecretKey(secureBytes: bytes)
+        }
+        let seed = secrets.first { $0.key.kind == .deviceSigningKey }?.value
+        let box = secrets.first { $0.key.kind == .deviceBoxKey }?.value
+        if let seed, let box {
+            identity = DeviceIdentity(signing: try SigningKey(seed: seed), box: try BoxSecretKey(secret: box))
         }
         self.kek = kek
         self.keys = keys

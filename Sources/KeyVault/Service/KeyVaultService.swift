@@ -12,11 +12,18 @@ public final class KeyVaultService: Sendable {
     let now: @Sendable () -> Date
     let accounts: Mutex<[AccountID: AccountState]>
     let gates = AccountGates()
+    /// nil: a device on its own, with no relay (no enrollment or propagation).
+    let relay: (any Relay)?
+    public let hub = WaitingHub()
+    /// Serialises passes over the relay.
+    let syncGate = AsyncGate()
+    let relayCursor = Mutex<Int64>(0)
 
-    public init(vault: Vault, policy: PolicyStore, logger: Logger, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.vault = vault
         self.policy = policy
         self.logger = logger
+        self.relay = relay
         self.now = now
         var states: [AccountID: AccountState] = [:]
         for snapshot in try vault.loadAll() { states[snapshot.account.id] = AccountState(snapshot: snapshot) }
@@ -35,7 +42,7 @@ public final class KeyVaultService: Sendable {
             states.values.sorted { $0.record.id < $1.record.id }.map { state in
                 AccountStatus(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
                               accessibility: state.record.accessibility.rawValue,
-                              currentGeneration: state.record.currentGeneration, generations: state.generations.count)
+                              currentGeneration: state.currentGeneration ?? 0, generations: state.generations.count)
             }
         }
     }
@@ -44,7 +51,7 @@ public final class KeyVaultService: Sendable {
 
     /// Genesis of an account on its first device: identity, generation 1, all
     /// wrapped under a KEK from the passphrase. The account starts unlocked.
-    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility) async throws -> AccountStatus {
+    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device") async throws -> AccountStatus {
         try await gates.serialize(id) {
             if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let parameters = policy.current.kdf
@@ -63,19 +70,37 @@ public final class KeyVaultService: Sendable {
                 let attributes = KeychainItem.make(account: id, kind: kind, generation: number, accessibility: accessibility, at: created)
                 return StoredItem(attributes: attributes, wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: number)))
             }
-            let record = AccountRecord(
+            var record = AccountRecord(
                 id: id, createdAt: created, kdf: parameters, salt: salt, accessibility: accessibility,
                 deviceID: identity.deviceID, signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey,
                 currentGeneration: 1, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
-            let snapshot = AccountSnapshot(account: record, generations: [generation], items: items)
+            record.deviceName = deviceName
+            var snapshot = AccountSnapshot(account: record, generations: [generation], items: items)
+            var genesis: LogEntry?
+            if let relay {
+                let body = LogEntry.Body.genesis(
+                    device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
+                    generation: 1, keyID: key.keyID(label: Labels.keyID), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
+                let entry = LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing, signerID: identity.deviceID, body: body, at: created)
+                // The relay first: an account that another device already founded there must not be founded twice.
+                do {
+                    try await relay.publish(.log(entry))
+                } catch RelayError.logSeqTaken {
+                    throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
+                }
+                snapshot.circleLog = [entry.encoded]
+                genesis = entry
+            }
             do {
                 try await vault.insert(snapshot)
             } catch VaultError.accountExists {
                 throw Refusal.invalid("the account \(id) already exists on this device")
             }
             var state = AccountState(snapshot: snapshot)
+            _ = genesis
             state.kek = kek
             state.keys = [1: key]
+            state.identity = identity
             accounts.withLock { $0[id] = state }
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return statusOf(id)!
@@ -88,6 +113,9 @@ public final class KeyVaultService: Sendable {
             let (kek, secrets) = try await verify(passphrase, for: state)
             try accounts.withLock { states in try states[id]?.unlock(kek: kek, secrets: secrets) }
             logger.info("account unlocked", metadata: ["account": "\(id)"])
+            hub.wake(id, .unlocked)
+            // Shares that arrived while locked are sealed on the relay: take them in now.
+            if relay != nil { Task { await self.takeShares(for: id) } }
         }
     }
 
@@ -96,6 +124,7 @@ public final class KeyVaultService: Sendable {
             _ = try existing(id)
             accounts.withLock { $0[id]?.lock() }
             logger.info("account locked", metadata: ["account": "\(id)"])
+            hub.wake(id, .locked)
         }
     }
 

@@ -33,7 +33,15 @@ public final class Vault: Sendable {
                                                    arguments: [account.id.rawValue]).map(Self.generation)
                 let items = try Row.fetchAll(db, sql: "SELECT * FROM items WHERE account = ? ORDER BY kind, generation",
                                              arguments: [account.id.rawValue]).map(Self.item)
-                return AccountSnapshot(account: account, generations: generations, items: items)
+                let log = try Data.fetchAll(db, sql: "SELECT entry FROM circle_log WHERE account = ? ORDER BY seq",
+                                            arguments: [account.id.rawValue]).map { [UInt8]($0) }
+                let enrollment = try Data.fetchOne(db, sql: "SELECT request FROM enrollment WHERE account = ?", arguments: [account.id.rawValue])
+                var failures: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT device_id, failures FROM approval_attempts WHERE account = ?", arguments: [account.id.rawValue]) {
+                    failures[row["device_id"]] = row["failures"]
+                }
+                return AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
+                                       enrollment: enrollment.map { [UInt8]($0) }, approvalFailures: failures)
             }
         }
     }
@@ -53,13 +61,19 @@ public final class Vault: Sendable {
             }
             try db.execute(sql: """
                 INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
-                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until)
-                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0)
+                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name)
+                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)
                 """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
                                  Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
-                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration])
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName])
             for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
             for item in snapshot.items { try Self.insert(item, db: db) }
+            for (seq, entry) in snapshot.circleLog.enumerated() {
+                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [a.id.rawValue, seq, Data(entry)])
+            }
+            if let request = snapshot.enrollment {
+                try db.execute(sql: "INSERT INTO enrollment (account, request) VALUES (?, ?)", arguments: [a.id.rawValue, Data(request)])
+            }
         }
     }
 
@@ -89,6 +103,36 @@ public final class Vault: Sendable {
         try await pool.write { db in
             try db.execute(sql: "UPDATE accounts SET failed_unlocks = ?, backoff_until = ? WHERE id = ?",
                            arguments: [failures, backoffUntil.timeIntervalSince1970, account.rawValue])
+        }
+    }
+
+    /// Appends verified circle log entries (already-stored numbers are kept as they are).
+    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])]) async throws {
+        try await pool.write { db in
+            for entry in entries {
+                try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+            }
+        }
+    }
+
+    /// Stores a generation received from another device: its metadata and its wrapped key, in one transaction.
+    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ?",
+                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation]) != true {
+                try Self.insert(item, db: db)
+            }
+            try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
+        }
+    }
+
+    public func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO approval_attempts (account, device_id, failures) VALUES (?, ?, ?)",
+                           arguments: [account.rawValue, deviceID, failures])
         }
     }
 
@@ -126,7 +170,8 @@ public final class Vault: Sendable {
             boxPublicKey: try BoxPublicKey(rawRepresentation: [UInt8](row["box_public_key"] as Data)),
             currentGeneration: row["current_generation"],
             failedUnlocks: row["failed_unlocks"],
-            backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]))
+            backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]),
+            deviceName: row["device_name"])
     }
 
     private static func generation(_ row: Row) throws -> KeyGeneration {

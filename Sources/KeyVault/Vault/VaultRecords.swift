@@ -13,6 +13,7 @@ public struct AccountRecord: Sendable, Equatable {
     public var currentGeneration: Int
     public var failedUnlocks: Int
     public var backoffUntil: Date
+    public var deviceName: String = ""
 }
 
 /// A keychain item as stored: its attributes and its wrapped bytes.
@@ -31,4 +32,10 @@ public struct AccountSnapshot: Sendable {
     public var account: AccountRecord
     public var generations: [KeyGeneration]
     public var items: [StoredItem]
+    /// Verified circle log entries, encoded, in order.
+    public var circleLog: [[UInt8]] = []
+    /// This device's own enrollment request, while it is joining.
+    public var enrollment: [UInt8]?
+    /// Wrong pairing codes, by requesting device.
+    public var approvalFailures: [String: Int] = [:]
 }

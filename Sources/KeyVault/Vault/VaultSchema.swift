@@ -47,6 +47,29 @@ enum VaultSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v2") { db in
+            // Devices and propagation: this device's name, the verified circle
+            // log, its own enrollment request, and wrong pairing codes per request.
+            try db.execute(sql: """
+                ALTER TABLE accounts ADD COLUMN device_name TEXT NOT NULL DEFAULT '';
+                CREATE TABLE circle_log (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    seq INTEGER NOT NULL,
+                    entry BLOB NOT NULL,
+                    PRIMARY KEY (account, seq)
+                );
+                CREATE TABLE enrollment (
+                    account TEXT PRIMARY KEY NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    request BLOB NOT NULL
+                );
+                CREATE TABLE approval_attempts (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    device_id TEXT NOT NULL,
+                    failures INTEGER NOT NULL,
+                    PRIMARY KEY (account, device_id)
+                );
+                """)
+        }
         return migrator
     }
 }

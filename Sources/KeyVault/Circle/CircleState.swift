@@ -1,0 +1,89 @@
+public import Foundation
+
+/// What an account's verified circle log says: who is trusted, who was
+/// revoked, which generations exist, and the head. A pure value: `apply`
+/// verifies one entry against the state before it and returns the state
+/// after it, or throws and leaves nothing changed.
+public struct CircleState: Sendable, Equatable {
+    public struct Member: Sendable, Equatable {
+        public var keys: DeviceKeys
+        public var joinedAt: UInt64
+        public var revoked: Bool
+    }
+
+    public struct Announced: Sendable, Equatable {
+        public var generation: Int
+        public var keyID: String
+        public var createdAt: Date
+    }
+
+    public private(set) var account: AccountID
+    public private(set) var entries: [LogEntry] = []
+    public private(set) var members: [String: Member] = [:]
+    public private(set) var generations: [Announced] = []
+
+    public init(account: AccountID) { self.account = account }
+
+    public var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
+    public var nextSeq: UInt64 { UInt64(entries.count) }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    public func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
+    public var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
+
+    /// The highest announced generation (promotion rules come with rotation).
+    public var currentGeneration: Int? { generations.map(\.generation).max() }
+
+    public func contains(hash: [UInt8]) -> Bool {
+        hash == LogEntry.zeroHash || entries.contains { $0.hash == hash }
+    }
+
+    public func approval(of deviceID: String) -> LogEntry? {
+        entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
+    }
+
+    /// Verifies `entry` as the next one and applies it. An entry already
+    /// verified (same seq, same hash) is a no-op; a different one is a fork.
+    public mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
+        guard entry.account == account else { throw .invalid("an entry for another account") }
+        if entry.seq < nextSeq {
+            guard entries[Int(entry.seq)].hash == entry.hash else { throw .fork(seq: entry.seq) }
+            return
+        }
+        guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }
+        guard entry.previousHash == headHash else { throw .fork(seq: entry.seq) }
+        var next = self
+        switch entry.body {
+        case .genesis(let device, let generation, let keyID, let keyCreatedAt):
+            guard entry.seq == 0 else { throw .invalid("genesis after entry 0") }
+            guard entry.signer == device.deviceID, device.signing.isValidSignature(entry.signature, for: entry.signedBytes) else {
+                throw .badSignature("the genesis entry")
+            }
+            guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
+            next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            next.generations.append(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+        case .approve, .revoke, .announce:
+            guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
+            guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
+            guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
+            switch entry.body {
+            case .approve(let device, _):
+                guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
+                next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            case .revoke(let deviceID):
+                guard let member = members[deviceID], !member.revoked else { throw .invalid("revoking a device that is not trusted") }
+                guard trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
+                next.members[deviceID]?.revoked = true
+            case .announce(let generation, let keyID, let keyCreatedAt):
+                guard !generations.contains(where: { $0.generation == Int(generation) && $0.keyID == Hex.encode(keyID) }) else {
+                    throw .invalid("generation \(generation) is already announced with that key")
+                }
+                next.generations.append(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            case .genesis:
+                preconditionFailure("handled above")
+            }
+        }
+        next.entries.append(entry)
+        self = next
+    }
+}

@@ -1,0 +1,125 @@
+public import Foundation
+
+/// One key generation on its way to one device: sign-then-seal. The payload
+/// (`u32be(header length) || header || key`) is signed by the sender, and
+/// `payload || signature` is sealed with `crypto_box_seal` to the recipient's
+/// X25519 key. Only the sealed bytes reach the relay.
+public struct KeyShare: Sendable {
+    public struct Header: Sendable, Equatable {
+        public var account: AccountID
+        public var generation: Int
+        public var keyID: String
+        public var createdAt: Date
+        public var sender: String
+        public var recipient: String
+
+        var encoded: [UInt8] {
+            var w = FieldWriter()
+            w.string(Labels.share)
+            w.string(account.rawValue)
+            w.u64(UInt64(generation))
+            w.bytes(Hex.decode(keyID) ?? [])
+            w.u64(UInt64(createdAt.timeIntervalSince1970 * 1000))
+            w.string(sender)
+            w.string(recipient)
+            return w.bytes
+        }
+
+        static func decode(_ data: [UInt8]) throws(ProtocolError) -> Header {
+            var r = FieldReader(data)
+            try r.label(Labels.share)
+            guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+            let generation = try r.u64()
+            let keyID = try r.bytes(count: 16, "a key ID")
+            let createdAt = try r.u64()
+            let header = Header(account: account, generation: Int(generation), keyID: Hex.encode(keyID),
+                                createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.string(), recipient: try r.string())
+            try r.finish()
+            return header
+        }
+    }
+
+    public var header: Header
+    public var key: SecretKey
+
+    /// Signs with the sender's key and seals to the recipient.
+    public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
+        let header = header.encoded
+        let payload = SecureBytes.concatenating([.plain(LabeledHash.lengthPrefix(header.count)), .plain(header), .secret(key.bytes)])
+        let signature = signer.signature(forSecret: payload)
+        return SealedBox.seal(SecureBytes.concatenating([.secret(payload), .plain(signature)]), to: recipient)
+    }
+
+    /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
+    /// Everything else (the sender was trusted, the key ID, the generation) is the caller's to check.
+    public static func open(_ sealed: [UInt8], with key: BoxSecretKey,
+                            senderKey: (String) -> SigningPublicKey?) throws(ProtocolError) -> KeyShare {
+        let plain: SecureBytes
+        do { plain = try SealedBox.open(sealed, with: key) } catch { throw .malformed("the share does not open with this device's key") }
+        let n = plain.count
+        guard n >= 4 + 32 + 64 else { throw .malformed("a share is too short") }
+        let headerLength = plain.publicBytes(0..<4).reduce(0) { $0 << 8 | Int($1) }
+        guard 4 + headerLength + 32 + 64 == n else { throw .malformed("a share's lengths do not add up") }
+        let header = try Header.decode(plain.publicBytes(4..<4 + headerLength))
+        let signature = plain.publicBytes(n - 64..<n)
+        guard let signer = senderKey(header.sender) else { throw .untrustedSigner(header.sender) }
+        guard signer.isValidSignature(signature, forSecret: plain.secureSlice(0..<n - 64)) else { throw .badSignature("a key share") }
+        let secret: SecretKey
+        do { secret = try SecretKey(secureBytes: plain.secureSlice(4 + headerLength..<n - 64)) } catch { throw .malformed("a share's key is not 32 bytes") }
+        guard Hex.encode(secret.keyID(label: Labels.keyID)) == header.keyID else { throw .invalid("a share's key does not match its key ID") }
+        return KeyShare(header: header, key: secret)
+    }
+}
+
+/// A device's signed receipt for a generation it now holds.
+public struct ShareAck: Sendable, Equatable {
+    public var account: AccountID
+    public var generation: Int
+    public var keyID: String
+    public var deviceID: String
+    public var receivedAt: UInt64
+    public var signature: [UInt8]
+
+    var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.ack)
+        w.string(account.rawValue)
+        w.u64(UInt64(generation))
+        w.bytes(Hex.decode(keyID) ?? [])
+        w.string(deviceID)
+        w.u64(receivedAt)
+        return w.bytes
+    }
+
+    public static func make(account: AccountID, generation: Int, keyID: String, deviceID: String, signer: SigningKey, at date: Date) -> ShareAck {
+        var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
+                           receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
+        ack.signature = signer.signature(for: ack.signedBytes)
+        return ack
+    }
+
+    public var encoded: [UInt8] {
+        var w = FieldWriter()
+        w.bytes(signedBytes)
+        w.bytes(signature)
+        return w.bytes
+    }
+
+    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> ShareAck {
+        var outer = FieldReader(data)
+        let signed = try outer.bytes()
+        let signature = try outer.bytes(count: 64, "a signature")
+        try outer.finish()
+        var r = FieldReader(signed)
+        try r.label(Labels.ack)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let generation = try r.u64()
+        let keyID = try r.bytes(count: 16, "a key ID")
+        let deviceID = try r.string()
+        let at = try r.u64()
+        try r.finish()
+        return ShareAck(account: account, generation: Int(generation), keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
+    }
+
+    public func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }
+}

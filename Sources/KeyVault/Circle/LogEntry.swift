@@ -1,0 +1,112 @@
+public import Foundation
+
+/// One entry of an account's circle log: numbered, chained to the entry
+/// before it by hash, and signed by a device the log already trusts.
+public struct LogEntry: Sendable, Equatable {
+    public enum Body: Sendable, Equatable {
+        /// Entry 0: the first device, self-signed, and key generation 1.
+        case genesis(device: DeviceKeys, generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        /// A new device joins; names the enrollment request it answers.
+        case approve(device: DeviceKeys, requestHash: [UInt8])
+        /// A device leaves.
+        case revoke(deviceID: String)
+        /// A new key generation exists.
+        case announce(generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+
+        var kind: String {
+            switch self {
+            case .genesis: return "genesis"
+            case .approve: return "approve"
+            case .revoke: return "revoke"
+            case .announce: return "announce"
+            }
+        }
+    }
+
+    public var account: AccountID
+    public var seq: UInt64
+    public var previousHash: [UInt8]
+    public var signer: String
+    public var createdAt: UInt64
+    public var body: Body
+    public var signature: [UInt8]
+
+    public static let zeroHash = [UInt8](repeating: 0, count: 32)
+
+    var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.logEntry)
+        w.string(account.rawValue)
+        w.u64(seq)
+        w.bytes(previousHash)
+        w.string(signer)
+        w.u64(createdAt)
+        w.string(body.kind)
+        switch body {
+        case .genesis(let device, let generation, let keyID, let keyCreatedAt):
+            device.write(to: &w)
+            w.u64(generation)
+            w.bytes(keyID)
+            w.u64(keyCreatedAt)
+        case .approve(let device, let requestHash):
+            device.write(to: &w)
+            w.bytes(requestHash)
+        case .revoke(let deviceID):
+            w.string(deviceID)
+        case .announce(let generation, let keyID, let keyCreatedAt):
+            w.u64(generation)
+            w.bytes(keyID)
+            w.u64(keyCreatedAt)
+        }
+        return w.bytes
+    }
+
+    public static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: String, body: Body, at date: Date) -> LogEntry {
+        var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
+                             createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
+        entry.signature = signer.signature(for: entry.signedBytes)
+        return entry
+    }
+
+    public var encoded: [UInt8] {
+        var w = FieldWriter()
+        w.bytes(signedBytes)
+        w.bytes(signature)
+        return w.bytes
+    }
+
+    /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
+    public var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
+
+    /// Decodes the structure only; `CircleState.apply` verifies it.
+    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
+        var outer = FieldReader(data)
+        let signed = try outer.bytes()
+        let signature = try outer.bytes(count: 64, "a signature")
+        try outer.finish()
+        var r = FieldReader(signed)
+        try r.label(Labels.logEntry)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let seq = try r.u64()
+        let previous = try r.bytes(count: 32, "a previous hash")
+        let signer = try r.string()
+        let createdAt = try r.u64()
+        let body: Body
+        switch try r.string() {
+        case "genesis":
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.u64(), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case "approve":
+            body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.bytes(count: 32, "a request hash"))
+        case "revoke":
+            body = .revoke(deviceID: try r.string())
+        case "announce":
+            body = .announce(generation: try r.u64(), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case let other:
+            throw .malformed("unknown entry kind '\(other)'")
+        }
+        try r.finish()
+        let entry = LogEntry(account: account, seq: seq, previousHash: previous, signer: signer, createdAt: createdAt, body: body, signature: signature)
+        guard entry.signedBytes == signed else { throw .malformed("a non-canonical entry") }
+        return entry
+    }
+}

@@ -1,0 +1,79 @@
+/// What may cross to the relay, by type: public device requests, signed log
+/// entries, sealed shares and signed acknowledgements. Each is built from an
+/// encoded protocol record; none can hold a `SecretKey` or `SecureBytes`.
+public struct RelayRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case request, log, share, ack
+    }
+
+    public var kind: Kind
+    public var account: AccountID
+    /// The device a share is sealed to.
+    public var recipient: String?
+    /// A log entry's sequence number (the relay keeps one entry per number).
+    public var logSeq: UInt64?
+    public var body: [UInt8]
+
+    public static func request(_ request: EnrollmentRequest) -> RelayRecord {
+        RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
+    }
+
+    public static func log(_ entry: LogEntry) -> RelayRecord {
+        RelayRecord(kind: .log, account: entry.account, recipient: nil, logSeq: entry.seq, body: entry.encoded)
+    }
+
+    /// `sealed` is the output of `KeyShare.seal`: only ciphertext.
+    public static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
+        RelayRecord(kind: .share, account: account, recipient: recipient, logSeq: nil, body: sealed)
+    }
+
+    public static func ack(_ ack: ShareAck) -> RelayRecord {
+        RelayRecord(kind: .ack, account: ack.account, recipient: nil, logSeq: nil, body: ack.encoded)
+    }
+}
+
+/// A record as the relay stored it, with its place in the relay's order.
+public struct RelayRow: Sendable, Equatable {
+    public var cursor: Int64
+    public var record: RelayRecord
+}
+
+public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another device appended a log entry with that number first.
+    case logSeqTaken(UInt64)
+    case unreachable(String)
+    case badAddress(String)
+
+    public var description: String {
+        switch self {
+        case .logSeqTaken(let seq): return "log entry \(seq) was taken by another device"
+        case .unreachable(let why): return "the relay is unreachable: \(why)"
+        case .badAddress(let why): return "bad --relay: \(why)"
+        }
+    }
+}
+
+/// The untrusted relay, whatever stores it (SQLite file, PostgreSQL): append,
+/// read what is new since a cursor, and be woken when something lands.
+public protocol Relay: Sendable {
+    /// Appends a record. A log entry whose number is taken throws `logSeqTaken`.
+    func publish(_ record: RelayRecord) async throws
+    /// Records after `cursor`, in the relay's order, at most `limit`.
+    func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
+    /// Yields whenever something may have landed (possibly spuriously); never polls on a timer.
+    func wakeups() -> AsyncStream<Void>
+}
+
+extension Relay {
+    /// Every record of one kind for one account, oldest first.
+    func all(_ kind: RelayRecord.Kind, account: AccountID) async throws -> [RelayRow] {
+        var out: [RelayRow] = []
+        var cursor: Int64 = 0
+        while true {
+            let batch = try await rows(after: cursor, limit: 1000)
+            out += batch.filter { $0.record.kind == kind && $0.record.account == account }
+            guard let last = batch.last else { return out }
+            cursor = last.cursor
+        }
+    }
+}

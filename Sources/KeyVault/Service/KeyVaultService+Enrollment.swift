@@ -1,0 +1,172 @@
+public import Foundation
+import Logging
+
+/// Enrollment: a new device asks to join (`enroll`), a trusted device lists
+/// the requests and approves one with the pairing code both screens show.
+extension KeyVaultService {
+    public struct EnrollmentTicket: Sendable {
+        public var deviceID: String
+        public var pairingCode: String
+        public var since: Date
+    }
+
+    public struct EnrollmentListing: Sendable, Codable {
+        public var deviceId: String
+        public var deviceName: String
+        public var requestedAt: Date
+    }
+
+    public struct DeviceListing: Sendable, Codable {
+        public var deviceId: String
+        public var deviceName: String
+        public var status: String
+        public var lastSeen: Date?
+        public var generations: [Int]
+    }
+
+    static let maxPairingFailures = 5
+
+    /// On a new device: make this device's identity for the account, publish
+    /// a signed request, and answer with the pairing code. Asking again while
+    /// the request waits answers the same request.
+    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
+        return try await gates.serialize(id) {
+            if let state = accounts.withLock({ $0[id] }) {
+                guard let request = state.enrollment, !state.circle.isTrusted(state.deviceID) else {
+                    throw Refusal.invalid("the account \(id) is already on this device")
+                }
+                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: request.pairingCode, since: request.requestedDate)
+            }
+            // The circle as the relay shows it now; the pairing code binds the request to its head.
+            var circle = CircleState(account: id)
+            for row in try await relay.all(.log, account: id) {
+                guard let entry = try? LogEntry.decode(row.record.body) else { continue }
+                do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
+            }
+            guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+
+            let parameters = policy.current.kdf
+            let salt = Random.bytes(KDFParameters.saltByteCount)
+            let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
+            let created = now()
+            let identity = DeviceIdentity.generate()
+            let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
+            let request = EnrollmentRequest.make(account: id, device: keys, signer: identity.signing, headHash: circle.headHash, at: created)
+            let items = [(ItemKind.deviceSigningKey, identity.signing.seed), (.deviceBoxKey, identity.box.secret)].map { kind, bytes in
+                StoredItem(attributes: KeychainItem.make(account: id, kind: kind, generation: 0, accessibility: .whenUnlocked, at: created),
+                           wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: 0)))
+            }
+            var record = AccountRecord(
+                id: id, createdAt: created, kdf: parameters, salt: salt, accessibility: .whenUnlocked, deviceID: identity.deviceID,
+                signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey, currentGeneration: 0,
+                failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
+            record.deviceName = deviceName
+            let snapshot = AccountSnapshot(account: record, generations: [], items: items,
+                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded)
+            try await vault.insert(snapshot)
+            var state = AccountState(snapshot: snapshot)
+            state.kek = kek
+            state.identity = identity
+            accounts.withLock { $0[id] = state }
+            try await relay.publish(.request(request))
+            logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
+            return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: request.pairingCode, since: request.requestedDate)
+        }
+    }
+
+    /// Requests that this device may approve.
+    public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
+        let state = try existing(id)
+        guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
+        return state.requests.values
+            .filter { (state.approvalFailures[$0.device.deviceID] ?? 0) < Self.maxPairingFailures }
+            .sorted { $0.requestedAt < $1.requestedAt }
+            .map { EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate) }
+    }
+
+    /// Approves a request whose pairing code the person typed; then delivers
+    /// every live generation to the new device.
+    public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
+        return try await gates.serialize(id) {
+            await sync()
+            let state = try existing(id)
+            guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
+            guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
+            guard let request = state.requests[deviceID] else {
+                throw Refusal(.unknown, "no pending enrollment request from device \(deviceID)")
+            }
+            let failures = state.approvalFailures[deviceID] ?? 0
+            guard failures < Self.maxPairingFailures else {
+                throw Refusal(.denied, "the request from \(deviceID) was cancelled after \(Self.maxPairingFailures) wrong pairing codes; enroll again")
+            }
+            guard ConstantTime.equal(Array(pairingCode.utf8), Array(request.pairingCode.utf8)) else {
+                let count = failures + 1
+                try await vault.recordApprovalFailures(account: id, deviceID: deviceID, failures: count)
+                accounts.withLock { $0[id]?.approvalFailures[deviceID] = count }
+                logger.warning("wrong pairing code", metadata: ["account": "\(id)", "device": "\(deviceID)", "failures": "\(count)"])
+                let left = Self.maxPairingFailures - count
+                throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
+            }
+            // Append the approval; if another device took the number, catch up and try again.
+            var entry: LogEntry?
+            for _ in 0..<5 {
+                let circle = try existing(id).circle
+                let candidate = LogEntry.make(account: id, seq: circle.nextSeq, previousHash: circle.headHash, signer: identity.signing,
+                                              signerID: state.deviceID, body: .approve(device: request.device, requestHash: request.hash), at: now())
+                do {
+                    try await relay.publish(.log(candidate))
+                    entry = candidate
+                    break
+                } catch RelayError.logSeqTaken {
+                    await sync()
+                }
+            }
+            guard let entry else { throw Refusal(.error, "the circle log kept moving; try again") }
+            try await adopt([entry], account: id)
+            try await deliverAll(id, to: request.device)
+            logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+            return request.device.name
+        }
+    }
+
+    /// Seals every generation this device holds to `device` and publishes the shares.
+    func deliverAll(_ id: AccountID, to device: DeviceKeys) async throws {
+        guard let relay else { return }
+        let (identity, shares) = try accounts.withLock { states -> (DeviceIdentity?, [KeyShare]) in
+            guard let state = states[id] else { throw Refusal.unknownAccount(id) }
+            let shares = state.knownGenerations.compactMap { generation -> KeyShare? in
+                guard let key = state.keys[generation.number] else { return nil }
+                return KeyShare(header: .init(account: id, generation: generation.number, keyID: generation.keyID, createdAt: generation.createdAt,
+                                              sender: state.deviceID, recipient: device.deviceID), key: key)
+            }
+            return (state.identity, shares)
+        }
+        guard let identity else { throw Refusal.locked(id) }
+        for share in shares {
+            try await relay.publish(.share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box)))
+        }
+    }
+
+    public func devices(_ id: AccountID) throws -> [DeviceListing] {
+        let state = try existing(id)
+        var out = state.circle.members.values.map { member in
+            let id = member.keys.deviceID
+            let acked = state.acks[id]
+            let held = id == state.deviceID ? Set(state.generations.map(\.number)) : (acked?.generations ?? [])
+            return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
+                                 lastSeen: id == state.deviceID ? now() : acked?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
+                                 generations: held.sorted())
+        }
+        for request in state.requests.values where state.circle.members[request.device.deviceID] == nil {
+            out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",
+                                     lastSeen: request.requestedDate, generations: []))
+        }
+        if state.circle.isEmpty {
+            out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment == nil ? "trusted" : "pending",
+                                     lastSeen: now(), generations: state.generations.map(\.number)))
+        }
+        return out.sorted { $0.deviceId < $1.deviceId }
+    }
+}

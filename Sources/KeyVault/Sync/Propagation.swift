@@ -1,0 +1,156 @@
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// Propagation: reading the relay, verifying what it holds, taking in shares
+/// and acknowledging them. The relay is untrusted: every record is verified
+/// before it changes anything, and a refused one is logged and ignored.
+extension KeyVaultService {
+    /// Runs until cancelled: one pass at start (from the relay's beginning, so
+    /// requests and acknowledgements are known again after a restart), then
+    /// one pass per wake-up.
+    public func propagate() async {
+        guard let relay else { return }
+        let wakeups = relay.wakeups()
+        await sync()
+        for await _ in wakeups.cancelOnGracefulShutdown() {
+            await sync()
+        }
+    }
+
+    /// One pass over what is new on the relay. Passes run one at a time.
+    func sync() async {
+        guard let relay else { return }
+        await syncGate.acquire()
+        defer { Task { await syncGate.release() } }
+        do {
+            while true {
+                let cursor = relayCursor.withLock { $0 }
+                let rows = try await relay.rows(after: cursor, limit: 500)
+                guard let last = rows.last else { break }
+                for row in rows { await process(row) }
+                relayCursor.withLock { $0 = last.cursor }
+            }
+        } catch {
+            logger.warning("relay read failed", metadata: ["problem": "\(error)"])
+        }
+    }
+
+    private func process(_ row: RelayRow) async {
+        let account = row.record.account
+        guard accounts.withLock({ $0[account] != nil }) else { return }
+        do {
+            switch row.record.kind {
+            case .log:
+                try await adopt([try LogEntry.decode(row.record.body)], account: account)
+            case .request:
+                let request = try EnrollmentRequest.decode(row.record.body)
+                guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
+                accounts.withLock { states in
+                    guard let state = states[account], state.circle.isTrusted(state.deviceID),
+                          state.circle.members[request.device.deviceID] == nil, state.circle.contains(hash: request.headHash) else { return }
+                    states[account]?.requests[request.device.deviceID] = request
+                }
+            case .share:
+                guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return }
+                try await takeShare(row.record.body, account: account)
+            case .ack:
+                let ack = try ShareAck.decode(row.record.body)
+                try accounts.withLock { states in
+                    guard let member = states[account]?.circle.members[ack.deviceID], ack.account == account else {
+                        throw ProtocolError.untrustedSigner(ack.deviceID)
+                    }
+                    guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }
+                    var entry = states[account]?.acks[ack.deviceID] ?? (generations: [], lastSeen: .distantPast)
+                    entry.generations.insert(ack.generation)
+                    entry.lastSeen = max(entry.lastSeen, Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000))
+                    states[account]?.acks[ack.deviceID] = entry
+                }
+                hub.wake(account, nil)
+            }
+        } catch {
+            logger.warning("refused relay record", metadata: [
+                "account": "\(account)", "kind": "\(row.record.kind.rawValue)", "cursor": "\(row.cursor)", "problem": "\(error)",
+            ])
+        }
+    }
+
+    /// Verifies log entries against the account's circle, stores them, and
+    /// reacts to what they say about this device.
+    func adopt(_ entries: [LogEntry], account: AccountID) async throws {
+        let (accepted, becameMember) = try accounts.withLock { states -> ([LogEntry], Bool) in
+            guard var state = states[account] else { return ([], false) }
+            let wasMember = state.circle.isTrusted(state.deviceID)
+            var accepted: [LogEntry] = []
+            for entry in entries {
+                let before = state.circle.nextSeq
+                try state.circle.apply(entry)
+                if state.circle.nextSeq > before { accepted.append(entry) }
+            }
+            let isMember = state.circle.isTrusted(state.deviceID)
+            if isMember { state.requests = state.requests.filter { state.circle.members[$0.key] == nil } }
+            states[account] = state
+            return (accepted, isMember && !wasMember)
+        }
+        guard !accepted.isEmpty else { return }
+        try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) })
+        for entry in accepted {
+            if case .approve(let device, _) = entry.body { hub.wake(account, .deviceEnrolled(device.deviceID)) }
+        }
+        if becameMember {
+            logger.notice("this device was approved", metadata: ["account": "\(account)"])
+            hub.wake(account, nil)
+        }
+    }
+
+    /// Re-reads every share addressed to this device (after an unlock).
+    func takeShares(for account: AccountID) async {
+        guard let relay, let me = accounts.withLock({ $0[account]?.deviceID }) else { return }
+        do {
+            for row in try await relay.all(.share, account: account) where row.record.recipient == me {
+                do { try await takeShare(row.record.body, account: account) } catch {
+                    logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(row.cursor)", "problem": "\(error)"])
+                }
+            }
+        } catch {
+            logger.warning("relay read failed", metadata: ["problem": "\(error)"])
+        }
+    }
+
+    /// Opens one share, checks it against the circle, stores the key wrapped
+    /// under this device's KEK, and acknowledges it. A locked device leaves it sealed.
+    func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
+        guard let state = accounts.withLock({ $0[account] }) else { return }
+        guard let identity = state.identity, let kek = state.kek else { return }  // locked: taken in at unlock
+        let circle = state.circle
+        let share = try KeyShare.open(sealed, with: identity.box) { sender in
+            circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil
+        }
+        let header = share.header
+        guard header.account == account, header.recipient == state.deviceID else { throw ProtocolError.invalid("a share for someone else") }
+        guard circle.generations.contains(where: { $0.generation == header.generation && $0.keyID == header.keyID }) else {
+            throw ProtocolError.invalid("a share of generation \(header.generation) that the circle never announced with that key")
+        }
+        guard state.keys[header.generation] == nil, !state.generations.contains(where: { $0.number == header.generation }) else { return }
+        let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
+        let context = WrapContext(account: account, kind: .generationKey, generation: header.generation)
+        let item = StoredItem(attributes: KeychainItem.make(account: account, kind: .generationKey, generation: header.generation,
+                                                             accessibility: state.record.accessibility, at: now()),
+                              wrapped: WrappedSecret.wrap(share.key.bytes, under: kek, context: context))
+        let current = max(state.currentGeneration ?? 0, header.generation)
+        try await vault.addGeneration(account: account, generation: generation, item: item, current: current)
+        accounts.withLock { states in
+            states[account]?.generations.append(generation)
+            states[account]?.items.append(item)
+            states[account]?.keys[header.generation] = share.key
+            states[account]?.record.currentGeneration = current
+            if states[account]?.circle.isTrusted(state.deviceID) == true { states[account]?.enrollment = nil }
+        }
+        logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
+        hub.wake(account, .keyReady(header.generation, header.keyID))
+        if let relay {
+            let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
+            try? await relay.publish(.ack(ack))
+        }
+    }
+}

@@ -1,0 +1,113 @@
+import Foundation
+import Synchronization
+
+/// Where key reads wait and event streams listen. A wake-up for an account
+/// resumes every waiter on it at once: one wake-up per change, not one poll
+/// per waiter. A waiter registers before it checks, so a change between its
+/// check and its wait is never lost.
+public final class WaitingHub: Sendable {
+    private enum Slot {
+        case armed
+        case waiting(CheckedContinuation<Void, Never>)
+        case fired
+    }
+
+    private let slots = Mutex<[AccountID: [UUID: Slot]]>([:])
+    private let listeners = Mutex<[AccountID: [UUID: AsyncStream<AccountEvent>.Continuation]]>([:])
+
+    public init() {}
+
+    /// Step 1: arm a waiter before checking the state.
+    func arm(_ account: AccountID) -> UUID {
+        let id = UUID()
+        slots.withLock { $0[account, default: [:]][id] = .armed }
+        return id
+    }
+
+    /// Step 2: wait until the account changes or `seconds` pass.
+    func wait(_ account: AccountID, _ id: UUID, seconds: Double) async {
+        let timer = Task {
+            try? await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            self.fire(account, id)
+        }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let resumeNow = slots.withLock { slots -> Bool in
+                guard case .armed = slots[account]?[id] else {
+                    slots[account]?[id] = nil
+                    return true
+                }
+                slots[account]?[id] = .waiting(continuation)
+                return false
+            }
+            if resumeNow { continuation.resume() }
+        }
+        timer.cancel()
+    }
+
+    func disarm(_ account: AccountID, _ id: UUID) {
+        slots.withLock { _ = $0[account]?.removeValue(forKey: id) }
+    }
+
+    private func fire(_ account: AccountID, _ id: UUID) {
+        let continuation = slots.withLock { slots -> CheckedContinuation<Void, Never>? in
+            switch slots[account]?[id] {
+            case .waiting(let c):
+                slots[account]?[id] = nil
+                return c
+            case .armed:
+                slots[account]?[id] = .fired
+                return nil
+            case .fired, nil:
+                return nil
+            }
+        }
+        continuation?.resume()
+    }
+
+    /// Something about the account changed: wake every waiter, tell every listener.
+    func wake(_ account: AccountID, _ event: AccountEvent?) {
+        let continuations = slots.withLock { slots -> [CheckedContinuation<Void, Never>] in
+            var out: [CheckedContinuation<Void, Never>] = []
+            for (id, slot) in slots[account] ?? [:] {
+                switch slot {
+                case .waiting(let c):
+                    out.append(c)
+                    slots[account]?[id] = nil
+                case .armed:
+                    slots[account]?[id] = .fired
+                case .fired:
+                    break
+                }
+            }
+            return out
+        }
+        for c in continuations { c.resume() }
+        if let event {
+            listeners.withLock { for listener in ($0[account] ?? [:]).values { listener.yield(event) } }
+        }
+    }
+
+    /// The account's events until the stream is dropped.
+    public func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<AccountEvent>.makeStream(bufferingPolicy: .bufferingNewest(64))
+        continuation.onTermination = { [weak self] _ in
+            _ = self?.listeners.withLock { $0[account]?.removeValue(forKey: id) }
+        }
+        listeners.withLock { $0[account, default: [:]][id] = continuation }
+        return stream
+    }
+}
+
+/// What `GET /v1/accounts/{user}/events` streams.
+public struct AccountEvent: Sendable, Equatable {
+    public var name: String
+    public var fields: [String: String]
+
+    public static func keyReady(_ generation: Int, _ keyID: String) -> AccountEvent {
+        AccountEvent(name: "key-ready", fields: ["generation": String(generation), "keyId": keyID])
+    }
+    public static func deviceEnrolled(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-enrolled", fields: ["deviceId": deviceID]) }
+    public static let locked = AccountEvent(name: "locked", fields: [:])
+    public static let unlocked = AccountEvent(name: "unlocked", fields: [:])
+}

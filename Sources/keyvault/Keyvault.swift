@@ -14,7 +14,8 @@ struct Keyvault: AsyncParsableCommand {
             or from standard input; never from the command line.
             """,
         version: KeyVaultVersion.string,
-        subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self, KDFCommand.self])
+        subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self,
+                      Enroll.self, Enrollments.self, Approve.self, Devices.self, KDFCommand.self])
 }
 
 /// `--socket`, shared by every subcommand that talks to the daemon.
@@ -60,6 +61,8 @@ struct AccountCommand: AsyncParsableCommand {
         @OptionGroup var account: AccountOption
         @Option(help: "whenUnlocked (default) or afterFirstUnlock.")
         var accessibility: String?
+        @Option(help: "This device's name, as other devices will list it.")
+        var deviceName: String?
         @Option(help: "Read the passphrase from this file (first line).")
         var passphraseFile: String?
 
@@ -68,6 +71,7 @@ struct AccountCommand: AsyncParsableCommand {
             let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for \(id): ", confirm: true)
             var body: [String: String] = ["user": id, "passphrase": passphrase]
             if let accessibility { body["accessibility"] = accessibility }
+            if let deviceName { body["deviceName"] = deviceName }
             try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts", json: body).finish()
         }
     }
@@ -154,8 +158,7 @@ struct KeyCommand: AsyncParsableCommand {
             } else {
                 path += "current"
             }
-            if wait > 0 { path += "?wait=\(wait)" }
-            let answer = try await CLIRequest(socket: socket.path).send("GET", path)
+            let answer = try await KeyWait.read(socket: socket.path, path: path, seconds: wait)
             guard let raw, answer.state == "ready", let key = answer.field("key") else { return try answer.finish() }
             switch raw {
             case .base64:

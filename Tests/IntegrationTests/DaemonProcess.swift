@@ -25,8 +25,11 @@ final class DaemonProcess: @unchecked Sendable {
     var socket: String { root + "/kv.sock" }
     var logPath: String { root + "/daemon.log" }
     private(set) var process: ChildProcess?
+    /// `--relay` for this daemon, if any.
+    var relay: String?
 
-    init(policy: String = DaemonProcess.testPolicy) throws {
+    init(policy: String = DaemonProcess.testPolicy, relay: String? = nil) throws {
+        self.relay = relay
         var template = Array("/tmp/kvtest-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         root = String(cString: made)
@@ -51,7 +54,7 @@ final class DaemonProcess: @unchecked Sendable {
     func start(extraArguments: [String] = [], environment: [String: String] = [:], waitUntilReady: Bool = true) async throws {
         let process = try ChildProcess(
             Self.binaryDirectory + "/keyvaultd",
-            ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + extraArguments,
+            ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + (relay.map { ["--relay", $0] } ?? []) + extraArguments,
             environment: environment, stdoutPath: logPath, stderrPath: logPath)
         self.process = process
         guard waitUntilReady else { return }

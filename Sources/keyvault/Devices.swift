@@ -1,0 +1,87 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+
+struct Enroll: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Ask to join an account as a new device; shows the pairing code to type on a trusted device.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(help: "This device's name, as the trusted device will list it.")
+    var deviceName: String
+    @Option(help: "Read this device's passphrase for the account from this file (first line).")
+    var passphraseFile: String?
+
+    func run() async throws {
+        let id = try account.validated()
+        let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "Passphrase for \(id) on this device: ", confirm: true)
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enroll", json: ["passphrase": passphrase, "deviceName": deviceName])
+        if let code = answer.field("pairingCode") {
+            StandardError.print("""
+                Pairing code: \(code.prefix(3)) \(code.suffix(3))
+                On a trusted device, run: keyvault approve --account \(id) --device-id \(answer.field("deviceId") ?? "?") --code \(code)
+                and check that it shows the same code. Then: keyvault key get --account \(id) --wait 60
+                """)
+        }
+        try answer.finish()
+    }
+}
+
+struct Enrollments: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List the devices asking to join an account.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+
+    func run() async throws {
+        let id = try account.validated()
+        try await CLIRequest(socket: socket.path).send("GET", "/v1/accounts/\(id)/enrollments").finish()
+    }
+}
+
+struct Approve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Approve a new device with the pairing code it shows.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(name: .customLong("device-id"), help: "The new device's ID (from `keyvault enrollments`).")
+    var deviceID: String
+    @Option(help: "The 6-digit pairing code the new device shows.")
+    var code: String
+
+    func run() async throws {
+        let id = try account.validated()
+        guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw ValidationError("a device ID is 32 hex characters") }
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(deviceID)/approve", json: ["pairingCode": code]).finish()
+    }
+}
+
+struct Devices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "List an account's devices: trusted, pending, revoked.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+
+    func run() async throws {
+        let id = try account.validated()
+        try await CLIRequest(socket: socket.path).send("GET", "/v1/accounts/\(id)/devices").finish()
+    }
+}
+
+/// `key get --wait N`: holds the read open in slices and says what it waits for.
+enum KeyWait {
+    static func read(socket: String, path: String, seconds: Int) async throws -> CLIAnswer {
+        let request = CLIRequest(socket: socket)
+        guard seconds > 0 else { return try await request.send("GET", path) }
+        let deadline = ContinuousClock.now + .seconds(seconds)
+        var lastReason = ""
+        while true {
+            let left = Int((deadline - ContinuousClock.now).components.seconds)
+            let slice = max(0, min(left, 5))
+            let answer = try await request.send("GET", path + "?wait=\(slice)")
+            guard answer.state == "pending", slice > 0 else { return answer }
+            let reason = answer.field("reason") ?? "pending"
+            if reason != lastReason {
+                StandardError.print("waiting: \(reason) since \(answer.field("since") ?? "?") (up to \(left) s more)")
+                lastReason = reason
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+import Foundation
+import KeyVault
+import Testing
+
+/// Several real daemons on one relay file, in temporary folders.
+final class Circle: @unchecked Sendable {
+    let root: String
+    var relayPath: String { root + "/relay.sqlite" }
+    private(set) var devices: [DaemonProcess] = []
+
+    init() throws {
+        var template = Array("/tmp/kvcircle-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        root = String(cString: made)
+    }
+
+    func device() async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(relay: "sqlite:" + relayPath)
+        try await daemon.start()
+        devices.append(daemon)
+        return daemon
+    }
+
+    func remove() {
+        for device in devices { device.remove() }
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// `new` asks to join `account`; `approver` approves it with the code `new` shows.
+    @discardableResult
+    func enroll(_ new: DaemonProcess, into account: String, approver: DaemonProcess, name: String = "device") async throws -> String {
+        let ticket = try await new.request("POST", "/v1/accounts/\(account)/enroll", json: ["passphrase": "device passphrase", "deviceName": name])
+        #expect(ticket.status == 202, "\(ticket.object)")
+        let deviceID = try #require(ticket["deviceId"])
+        let code = try #require(ticket["pairingCode"])
+        try await eventually {
+            let list = try await approver.request("GET", "/v1/accounts/\(account)/enrollments")
+            return (list.object["enrollments"] as? [[String: Any]])?.contains { $0["deviceId"] as? String == deviceID } == true
+        }
+        let approved = try await approver.request("POST", "/v1/accounts/\(account)/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        #expect(approved.status == 200, "\(approved.object)")
+        return deviceID
+    }
+}
+
+@Suite("Devices, enrollment and propagation over the embedded relay")
+struct MultiDeviceTests {
+    @Test("two devices: pending with the reason, the code compared, a waiting read returns the approver's key")
+    func twoDevices() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "alice", "passphrase": "a passphrase", "deviceName": "laptop"]).status == 200)
+        let keyA = try #require(try await a.request("GET", "/v1/accounts/alice/keys/current")["key"])
+
+        let ticket = try await b.request("POST", "/v1/accounts/alice/enroll", json: ["passphrase": "b passphrase", "deviceName": "phone"])
+        #expect(ticket.status == 202)
+        #expect(ticket.state == "pending")
+        #expect(ticket["reason"] == "awaiting-approval")
+        let deviceID = try #require(ticket["deviceId"])
+        let code = try #require(ticket["pairingCode"])
+        #expect(code.count == 6)
+
+        let early = try await b.request("GET", "/v1/accounts/alice/keys/current")
+        #expect(early.status == 202)
+        #expect(early["reason"] == "awaiting-approval")
+        #expect(early.raw.header("Retry-After") != nil)
+        #expect(early["since"] != nil)
+
+        try await eventually {
+            let list = try await a.request("GET", "/v1/accounts/alice/enrollments")
+            return (list.object["enrollments"] as? [[String: Any]])?.first?["deviceId"] as? String == deviceID
+        }
+        let listed = try await a.request("GET", "/v1/accounts/alice/enrollments")
+        #expect(!listed.raw.text.contains(code), "the code must not be listed on the approving side")
+
+        let wrongCode = code == "000000" ? "111111" : "000000"
+        let wrong = try await a.request("POST", "/v1/accounts/alice/enrollments/\(deviceID)/approve", json: ["pairingCode": wrongCode])
+        #expect(wrong.status == 401)
+        #expect(wrong.state == "denied")
+
+        // B waits; A approves; the held read answers with A's key.
+        let waiting = Task { try await b.request("GET", "/v1/accounts/alice/keys/current?wait=20") }
+        try await Task.sleep(for: .milliseconds(300))
+        let approved = try await a.request("POST", "/v1/accounts/alice/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        #expect(approved.status == 200, "\(approved.object)")
+        let answer = try await waiting.value
+        #expect(answer.status == 200, "\(answer.object)")
+        #expect(answer["key"] == keyA)
+        #expect(answer["keyId"] == (try await a.request("GET", "/v1/accounts/alice/keys/current"))["keyId"])
+
+        try await eventually {
+            let devices = try await a.request("GET", "/v1/accounts/alice/devices")
+            let list = devices.object["devices"] as? [[String: Any]] ?? []
+            return list.count == 2 && list.allSatisfy { $0["status"] as? String == "trusted" && ($0["generations"] as? [Int]) == [1] }
+        }
+    }
+
+    @Test("three devices: the second approves the third, whose key matches")
+    func threeDevices() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        let c = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "trio", "passphrase": "a passphrase"])
+        let key = try await a.request("GET", "/v1/accounts/trio/keys/current")["key"]
+        try await circle.enroll(b, into: "trio", approver: a, name: "b")
+        #expect(try await b.request("GET", "/v1/accounts/trio/keys/current?wait=20")["key"] == key)
+        try await circle.enroll(c, into: "trio", approver: b, name: "c")
+        #expect(try await c.request("GET", "/v1/accounts/trio/keys/1?wait=20")["key"] == key)
+        // A learns of C through the log it verifies.
+        try await eventually {
+            let devices = try await a.request("GET", "/v1/accounts/trio/devices").object["devices"] as? [[String: Any]] ?? []
+            return devices.count == 3
+        }
+    }
+
+    @Test("enough wrong pairing codes cancel the request")
+    func wrongCodesCancel() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "codes", "passphrase": "pa"])
+        let ticket = try await b.request("POST", "/v1/accounts/codes/enroll", json: ["passphrase": "pb", "deviceName": "b"])
+        let deviceID = try #require(ticket["deviceId"]), code = try #require(ticket["pairingCode"])
+        try await eventually { (try await a.request("GET", "/v1/accounts/codes/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        let wrong = code == "123456" ? "654321" : "123456"
+        for _ in 0..<5 {
+            #expect(try await a.request("POST", "/v1/accounts/codes/enrollments/\(deviceID)/approve", json: ["pairingCode": wrong]).status == 401)
+        }
+        let late = try await a.request("POST", "/v1/accounts/codes/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        #expect(late.status == 401)
+        #expect(late["error"]?.contains("cancelled") == true)
+        #expect(try await b.request("GET", "/v1/accounts/codes/keys/current")["reason"] == "awaiting-approval")
+    }
+
+    @Test("a device restarted in the middle of enrollment finishes it; a locked device gets its key after unlock")
+    func restartAndLocked() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "later", "passphrase": "pa"])
+        let key = try await a.request("GET", "/v1/accounts/later/keys/current")["key"]
+        let ticket = try await b.request("POST", "/v1/accounts/later/enroll", json: ["passphrase": "pb", "deviceName": "b"])
+        let deviceID = try #require(ticket["deviceId"]), code = try #require(ticket["pairingCode"])
+
+        // B stops; A approves while B is down.
+        #expect(await b.stop() == 0)
+        try await eventually { (try await a.request("GET", "/v1/accounts/later/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        #expect(try await a.request("POST", "/v1/accounts/later/enrollments/\(deviceID)/approve", json: ["pairingCode": code]).status == 200)
+
+        // B comes back locked: locked wins over pending; after unlock the key arrives.
+        try await b.start()
+        try await eventually { try await b.request("GET", "/v1/accounts/later/keys/current").status == 423 }
+        let waiting = Task { try await b.request("GET", "/v1/accounts/later/keys/current?wait=20") }
+        #expect(try await b.request("POST", "/v1/accounts/later/unlock", json: ["passphrase": "pb"]).status == 200)
+        let answer = try await waiting.value
+        // The waiting read was answered `locked` at once or the key after unlock; either way the key is there now.
+        #expect(answer.status == 200 || answer.status == 423)
+        #expect(try await b.request("GET", "/v1/accounts/later/keys/current?wait=20")["key"] == key)
+    }
+
+    @Test("no key or passphrase reaches the relay file, in any form")
+    func relayHoldsNoSecret() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        let passphrases = ["relay scan passphrase A", "relay scan passphrase B"]
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "scan", "passphrase": passphrases[0]])
+        let key = try #require(try await a.request("GET", "/v1/accounts/scan/keys/current")["key"])
+        let ticket = try await b.request("POST", "/v1/accounts/scan/enroll", json: ["passphrase": passphrases[1], "deviceName": "b"])
+        try await eventually { (try await a.request("GET", "/v1/accounts/scan/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        _ = try await a.request("POST", "/v1/accounts/scan/enrollments/\(ticket["deviceId"]!)/approve", json: ["pairingCode": ticket["pairingCode"]!])
+        #expect(try await b.request("GET", "/v1/accounts/scan/keys/current?wait=20")["key"] == key)
+        _ = await a.stop()
+        _ = await b.stop()
+        for name in try FileManager.default.contentsOfDirectory(atPath: circle.root) where name.hasPrefix("relay.sqlite") {
+            let data = try Data(contentsOf: URL(fileURLWithPath: circle.root + "/" + name))
+            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: data, where: "relay file \(name)")
+        }
+        for device in [a, b] {
+            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: Data(device.logText().utf8), where: "a daemon's log")
+        }
+    }
+}

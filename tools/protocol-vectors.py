@@ -1,0 +1,484 @@
+#!/usr/bin/env python3
+"""Test vectors for the keyvaultd relay protocol (docs/PROTOCOL.md).
+
+An independent implementation of the protocol's encodings: Python 3's
+standard library plus the system libsodium through ctypes. From fixed seeds
+it builds device A's genesis entry, device B's enrollment request, its
+pairing code and A's approval of B, and (as a payload, before sealing, since
+a sealed box is randomised) A's key share to B and B's acknowledgement.
+Ed25519 signatures are deterministic, so every value is reproducible.
+
+    protocol-vectors.py              print the vectors as JSON
+    protocol-vectors.py --write      also write Tests/KeyVaultTests/vectors/protocol.json
+    protocol-vectors.py --check      exit 1 if protocol.json differs from what this computes
+
+Before printing, it checks its own output: every signature verifies, every
+record decodes strictly back to its fields, and the key share seals to B and
+opens with B's secret key.
+"""
+
+import argparse
+import ctypes
+import json
+import os
+import sys
+
+# docs/PROTOCOL.md, "Conventions": the labels.
+LABEL_KEY_ID = "keyvault/v1/key-id"
+LABEL_DEVICE_ID = "keyvault/v1/device-id"
+LABEL_ENROLL_REQUEST = "keyvault/v1/enroll-request"
+LABEL_REQUEST_HASH = "keyvault/v1/request-hash"
+LABEL_PAIRING_CODE = "keyvault/v1/pairing-code"
+LABEL_LOG_ENTRY = "keyvault/v1/log-entry"
+LABEL_LOG_HASH = "keyvault/v1/log-hash"
+LABEL_SHARE = "keyvault/v1/share"
+LABEL_ACK = "keyvault/v1/ack"
+
+SIGNATURE_BYTES = 64
+KEY_BYTES = 32
+SEAL_BYTES = 48          # crypto_box_SEALBYTES: ephemeral public key (32) + MAC (16)
+ZERO_HASH = bytes(32)
+
+VECTORS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "KeyVaultTests", "vectors", "protocol.json")
+
+
+class VectorError(Exception):
+    pass
+
+
+# --- libsodium (as tools/recover-vault.py) ----------------------------------
+
+def _load_sodium():
+    try:
+        lib = ctypes.CDLL("libsodium.so.23")
+    except OSError as error:
+        raise VectorError(f"cannot load libsodium.so.23 ({error}); install libsodium23") from error
+    if lib.sodium_init() < 0:
+        raise VectorError("sodium_init failed")
+    u8p = ctypes.c_char_p
+    ull = ctypes.c_ulonglong
+    lib.crypto_generichash.argtypes = [u8p, ctypes.c_size_t, u8p, ull, u8p, ctypes.c_size_t]
+    lib.crypto_generichash.restype = ctypes.c_int
+    lib.crypto_sign_seed_keypair.argtypes = [u8p, u8p, u8p]
+    lib.crypto_sign_seed_keypair.restype = ctypes.c_int
+    lib.crypto_sign_detached.argtypes = [u8p, ctypes.POINTER(ull), u8p, ull, u8p]
+    lib.crypto_sign_detached.restype = ctypes.c_int
+    lib.crypto_sign_verify_detached.argtypes = [u8p, u8p, ull, u8p]
+    lib.crypto_sign_verify_detached.restype = ctypes.c_int
+    lib.crypto_scalarmult_base.argtypes = [u8p, u8p]
+    lib.crypto_scalarmult_base.restype = ctypes.c_int
+    lib.crypto_box_seal.argtypes = [u8p, u8p, ull, u8p]
+    lib.crypto_box_seal.restype = ctypes.c_int
+    lib.crypto_box_seal_open.argtypes = [u8p, u8p, ull, u8p, u8p]
+    lib.crypto_box_seal_open.restype = ctypes.c_int
+    return lib
+
+
+_SODIUM = None
+
+
+def sodium():
+    global _SODIUM
+    if _SODIUM is None:
+        _SODIUM = _load_sodium()
+    return _SODIUM
+
+
+def blake2b(data: bytes, size: int) -> bytes:
+    out = ctypes.create_string_buffer(size)
+    if sodium().crypto_generichash(out, size, data, len(data), None, 0) != 0:
+        raise VectorError("BLAKE2b failed")
+    return out.raw
+
+
+def ed25519_keypair(seed: bytes):
+    """Returns (public key, 64-byte libsodium secret key)."""
+    pk = ctypes.create_string_buffer(32)
+    sk = ctypes.create_string_buffer(64)
+    if sodium().crypto_sign_seed_keypair(pk, sk, seed) != 0:
+        raise VectorError("Ed25519 key derivation failed")
+    return pk.raw, sk.raw
+
+
+def ed25519_sign(secret: bytes, message: bytes) -> bytes:
+    sig = ctypes.create_string_buffer(SIGNATURE_BYTES)
+    if sodium().crypto_sign_detached(sig, None, message, len(message), secret) != 0:
+        raise VectorError("Ed25519 signing failed")
+    return sig.raw
+
+
+def ed25519_verify(public: bytes, signature: bytes, message: bytes) -> bool:
+    return len(signature) == SIGNATURE_BYTES and \
+        sodium().crypto_sign_verify_detached(signature, message, len(message), public) == 0
+
+
+def x25519_public_key(secret: bytes) -> bytes:
+    pk = ctypes.create_string_buffer(32)
+    if sodium().crypto_scalarmult_base(pk, secret) != 0:
+        raise VectorError("X25519 public key derivation failed")
+    return pk.raw
+
+
+def box_seal(message: bytes, public: bytes) -> bytes:
+    out = ctypes.create_string_buffer(len(message) + SEAL_BYTES)
+    if sodium().crypto_box_seal(out, message, len(message), public) != 0:
+        raise VectorError("crypto_box_seal failed")
+    return out.raw
+
+
+def box_seal_open(sealed: bytes, public: bytes, secret: bytes):
+    if len(sealed) < SEAL_BYTES:
+        return None
+    out = ctypes.create_string_buffer(max(len(sealed) - SEAL_BYTES, 1))
+    if sodium().crypto_box_seal_open(out, sealed, len(sealed), public, secret) != 0:
+        return None
+    return out.raw[:len(sealed) - SEAL_BYTES]
+
+
+# --- PROTOCOL.md "Encoding" -------------------------------------------------
+
+def u32be(n: int) -> bytes:
+    return n.to_bytes(4, "big")
+
+
+def u64be(n: int) -> bytes:
+    return n.to_bytes(8, "big")
+
+
+class Writer:
+    """A sequence of fields, each u32be(length) || bytes."""
+
+    def __init__(self):
+        self.out = b""
+
+    def bytes(self, value: bytes):
+        self.out += u32be(len(value)) + value
+        return self
+
+    def string(self, value: str):
+        return self.bytes(value.encode("utf-8"))
+
+    def u64(self, value: int):
+        return self.bytes(u64be(value))
+
+
+class Reader:
+    """Strict decoding: a field cut short, a wrong size or trailing bytes is refused."""
+
+    def __init__(self, data: bytes):
+        self.data, self.offset = data, 0
+
+    def bytes(self, count=None, what="a field") -> bytes:
+        if self.offset + 4 > len(self.data):
+            raise VectorError("a field is cut short")
+        length = int.from_bytes(self.data[self.offset:self.offset + 4], "big")
+        self.offset += 4
+        if length > len(self.data) - self.offset:
+            raise VectorError("a field runs past the end")
+        value = self.data[self.offset:self.offset + length]
+        self.offset += length
+        if count is not None and len(value) != count:
+            raise VectorError(f"{what} must be {count} bytes")
+        return value
+
+    def string(self) -> str:
+        return self.bytes().decode("utf-8")  # strict: invalid UTF-8 raises
+
+    def u64(self) -> int:
+        return int.from_bytes(self.bytes(8, "an integer"), "big")
+
+    def label(self, expected: str):
+        if self.string() != expected:
+            raise VectorError(f"not a {expected} record")
+
+    def finish(self):
+        if self.offset != len(self.data):
+            raise VectorError("trailing bytes after the record")
+
+
+def labeled_hash(label: str, parts, size: int = 32) -> bytes:
+    """BLAKE2b(label || 0x00 || for each part: u32be(len) || part), size bytes."""
+    data = label.encode("utf-8") + b"\x00"
+    for part in parts:
+        data += u32be(len(part)) + part
+    return blake2b(data, size)
+
+
+# --- PROTOCOL.md "Identifiers" ----------------------------------------------
+
+def device_id(signing_public: bytes, box_public: bytes) -> str:
+    return labeled_hash(LABEL_DEVICE_ID, [signing_public, box_public], 16).hex()
+
+
+def key_id(key: bytes) -> bytes:
+    return labeled_hash(LABEL_KEY_ID, [key], 16)
+
+
+def write_device(w: Writer, device: dict):
+    w.bytes(device["signing"]).bytes(device["box"]).string(device["name"])
+
+
+def read_device(r: Reader) -> dict:
+    device = {"signing": r.bytes(32, "a signing key"), "box": r.bytes(32, "a box key"), "name": r.string()}
+    if len(device["name"].encode("utf-8")) > 128:
+        raise VectorError("a device name is longer than 128 bytes")
+    return device
+
+
+def outer(signed: bytes, signature: bytes) -> bytes:
+    return Writer().bytes(signed).bytes(signature).out
+
+
+def split_outer(data: bytes):
+    r = Reader(data)
+    signed = r.bytes()
+    signature = r.bytes(SIGNATURE_BYTES, "a signature")
+    r.finish()
+    return signed, signature
+
+
+# --- PROTOCOL.md "Circle log entry" -----------------------------------------
+
+def log_entry_signed(account, seq, previous, signer, created_at, kind, body: dict) -> bytes:
+    w = Writer().string(LABEL_LOG_ENTRY).string(account).u64(seq).bytes(previous).string(signer).u64(created_at).string(kind)
+    if kind == "genesis":
+        write_device(w, body["device"])
+        w.u64(body["generation"]).bytes(body["keyID"]).u64(body["keyCreatedAt"])
+    elif kind == "approve":
+        write_device(w, body["device"])
+        w.bytes(body["requestHash"])
+    elif kind == "revoke":
+        w.string(body["deviceID"])
+    elif kind == "announce":
+        w.u64(body["generation"]).bytes(body["keyID"]).u64(body["keyCreatedAt"])
+    else:
+        raise VectorError(f"unknown entry kind {kind}")
+    return w.out
+
+
+def decode_log_entry(data: bytes) -> dict:
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_LOG_ENTRY)
+    entry = {"account": r.string(), "seq": r.u64(), "previousHash": r.bytes(32, "a previous hash"),
+             "signer": r.string(), "createdAt": r.u64(), "kind": r.string()}
+    kind = entry["kind"]
+    if kind == "genesis":
+        body = {"device": read_device(r), "generation": r.u64(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
+    elif kind == "approve":
+        body = {"device": read_device(r), "requestHash": r.bytes(32, "a request hash")}
+    elif kind == "revoke":
+        body = {"deviceID": r.string()}
+    elif kind == "announce":
+        body = {"generation": r.u64(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
+    else:
+        raise VectorError(f"unknown entry kind '{kind}'")
+    r.finish()
+    entry.update(body=body, signed=signed, signature=signature,
+                 hash=labeled_hash(LABEL_LOG_HASH, [signed, signature]))
+    return entry
+
+
+# --- PROTOCOL.md "Enrollment request" ---------------------------------------
+
+def request_signed(account, device, nonce, head_hash, requested_at) -> bytes:
+    w = Writer().string(LABEL_ENROLL_REQUEST).string(account)
+    write_device(w, device)
+    return w.bytes(nonce).bytes(head_hash).u64(requested_at).out
+
+
+def decode_request(data: bytes) -> dict:
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_ENROLL_REQUEST)
+    request = {"account": r.string(), "device": read_device(r), "nonce": r.bytes(16, "a nonce"),
+               "headHash": r.bytes(32, "a head hash"), "requestedAt": r.u64()}
+    r.finish()
+    if not ed25519_verify(request["device"]["signing"], signature, signed):
+        raise VectorError("bad signature on an enrollment request")
+    return request
+
+
+def pairing_code(request_hash: bytes, head_hash: bytes) -> str:
+    digest = labeled_hash(LABEL_PAIRING_CODE, [request_hash, head_hash], 16)
+    return f"{int.from_bytes(digest[:8], 'big') % 1_000_000:06d}"
+
+
+# --- PROTOCOL.md "Key share" and "Acknowledgement" --------------------------
+
+def share_header(account, generation, kid: bytes, created_at, sender, recipient) -> bytes:
+    return Writer().string(LABEL_SHARE).string(account).u64(generation).bytes(kid).u64(created_at) \
+        .string(sender).string(recipient).out
+
+
+def open_share(sealed: bytes, box_public: bytes, box_secret: bytes, sender_key) -> dict:
+    plain = box_seal_open(sealed, box_public, box_secret)
+    if plain is None:
+        raise VectorError("the share does not open with this device's key")
+    n = len(plain)
+    if n < 4 + KEY_BYTES + SIGNATURE_BYTES:
+        raise VectorError("a share is too short")
+    header_length = int.from_bytes(plain[:4], "big")
+    if 4 + header_length + KEY_BYTES + SIGNATURE_BYTES != n:
+        raise VectorError("a share's lengths do not add up")
+    r = Reader(plain[4:4 + header_length])
+    r.label(LABEL_SHARE)
+    header = {"account": r.string(), "generation": r.u64(), "keyID": r.bytes(16, "a key ID"),
+              "createdAt": r.u64(), "sender": r.string(), "recipient": r.string()}
+    r.finish()
+    signer = sender_key(header["sender"])
+    if signer is None:
+        raise VectorError(f"share from a device the circle does not trust: {header['sender']}")
+    if not ed25519_verify(signer, plain[n - SIGNATURE_BYTES:], plain[:n - SIGNATURE_BYTES]):
+        raise VectorError("bad signature on a key share")
+    key = plain[4 + header_length:n - SIGNATURE_BYTES]
+    if key_id(key) != header["keyID"]:
+        raise VectorError("a share's key does not match its key ID")
+    return {"header": header, "key": key}
+
+
+def ack_signed(account, generation, kid: bytes, device, received_at) -> bytes:
+    return Writer().string(LABEL_ACK).string(account).u64(generation).bytes(kid).string(device).u64(received_at).out
+
+
+# --- the vectors ------------------------------------------------------------
+
+def compute() -> dict:
+    account = "alice"
+    seed_a, seed_b = b"\x01" * 32, b"\x02" * 32
+    box_secret_a, box_secret_b = b"\x03" * 32, b"\x04" * 32
+    key = bytes(range(0x20, 0x40))
+    nonce = b"\x10" * 16
+    genesis_at = 1795300000000      # ms; also the key's creation time
+    request_at = 1795300060000
+    approve_at = 1795300120000
+    ack_at = 1795300180000
+
+    sign_pk_a, sign_sk_a = ed25519_keypair(seed_a)
+    sign_pk_b, sign_sk_b = ed25519_keypair(seed_b)
+    box_pk_a, box_pk_b = x25519_public_key(box_secret_a), x25519_public_key(box_secret_b)
+    device_a = {"signing": sign_pk_a, "box": box_pk_a, "name": "laptop"}
+    device_b = {"signing": sign_pk_b, "box": box_pk_b, "name": "phone"}
+    id_a, id_b = device_id(sign_pk_a, box_pk_a), device_id(sign_pk_b, box_pk_b)
+    kid = key_id(key)
+
+    # Entry 0: A's genesis, self-signed, announcing generation 1.
+    genesis_body = {"device": device_a, "generation": 1, "keyID": kid, "keyCreatedAt": genesis_at}
+    genesis_signed = log_entry_signed(account, 0, ZERO_HASH, id_a, genesis_at, "genesis", genesis_body)
+    genesis_sig = ed25519_sign(sign_sk_a, genesis_signed)
+    genesis = outer(genesis_signed, genesis_sig)
+    genesis_hash = labeled_hash(LABEL_LOG_HASH, [genesis_signed, genesis_sig])
+
+    # B's enrollment request against the head it saw (the genesis).
+    req_signed = request_signed(account, device_b, nonce, genesis_hash, request_at)
+    req_sig = ed25519_sign(sign_sk_b, req_signed)
+    request = outer(req_signed, req_sig)
+    request_hash = labeled_hash(LABEL_REQUEST_HASH, [request])
+    code = pairing_code(request_hash, genesis_hash)
+
+    # Entry 1: A approves B.
+    approve_body = {"device": device_b, "requestHash": request_hash}
+    approve_signed = log_entry_signed(account, 1, genesis_hash, id_a, approve_at, "approve", approve_body)
+    approve_sig = ed25519_sign(sign_sk_a, approve_signed)
+    approve = outer(approve_signed, approve_sig)
+    approve_hash = labeled_hash(LABEL_LOG_HASH, [approve_signed, approve_sig])
+
+    # A's share of generation 1 to B: the payload before sealing (sealing is randomised).
+    header = share_header(account, 1, kid, genesis_at, id_a, id_b)
+    payload = u32be(len(header)) + header + key
+    share_sig = ed25519_sign(sign_sk_a, payload)
+    share_plain = payload + share_sig
+
+    # B's acknowledgement.
+    ack_s = ack_signed(account, 1, kid, id_b, ack_at)
+    ack_sig = ed25519_sign(sign_sk_b, ack_s)
+    ack = outer(ack_s, ack_sig)
+
+    # --- self-checks ---
+    g = decode_log_entry(genesis)
+    assert g["hash"] == genesis_hash and g["seq"] == 0 and g["previousHash"] == ZERO_HASH
+    assert g["signer"] == device_id(g["body"]["device"]["signing"], g["body"]["device"]["box"])
+    assert ed25519_verify(g["body"]["device"]["signing"], g["signature"], g["signed"])
+    assert g["body"]["generation"] == 1
+    rq = decode_request(request)
+    assert rq["headHash"] == genesis_hash and rq["device"] == device_b
+    a = decode_log_entry(approve)
+    assert a["hash"] == approve_hash and a["seq"] == 1 and a["previousHash"] == genesis_hash
+    assert a["signer"] == id_a and ed25519_verify(sign_pk_a, a["signature"], a["signed"])
+    assert a["body"]["requestHash"] == request_hash and a["body"]["device"] == device_b
+    opened = open_share(box_seal(share_plain, box_pk_b), box_pk_b, box_secret_b,
+                        lambda sender: sign_pk_a if sender == id_a else None)
+    assert opened["key"] == key and opened["header"]["recipient"] == id_b
+    ack_signed_back, ack_sig_back = split_outer(ack)
+    assert ed25519_verify(sign_pk_b, ack_sig_back, ack_signed_back)
+
+    return {
+        "inputs": {
+            "account": account,
+            "deviceA": {"name": "laptop", "ed25519SeedHex": seed_a.hex(), "x25519SecretHex": box_secret_a.hex()},
+            "deviceB": {"name": "phone", "ed25519SeedHex": seed_b.hex(), "x25519SecretHex": box_secret_b.hex()},
+            "keyHex": key.hex(),
+            "generation": 1,
+            "genesisCreatedAtMs": genesis_at,
+            "keyCreatedAtMs": genesis_at,
+            "requestNonceHex": nonce.hex(),
+            "requestedAtMs": request_at,
+            "approveCreatedAtMs": approve_at,
+            "ackReceivedAtMs": ack_at,
+        },
+        "signingPublicKeyA": sign_pk_a.hex(),
+        "boxPublicKeyA": box_pk_a.hex(),
+        "signingPublicKeyB": sign_pk_b.hex(),
+        "boxPublicKeyB": box_pk_b.hex(),
+        "deviceIdA": id_a,
+        "deviceIdB": id_b,
+        "keyId": kid.hex(),
+        "genesisSignedHex": genesis_signed.hex(),
+        "genesisSignature": genesis_sig.hex(),
+        "genesisHex": genesis.hex(),
+        "genesisHash": genesis_hash.hex(),
+        "requestSignedHex": req_signed.hex(),
+        "requestSignature": req_sig.hex(),
+        "requestHex": request.hex(),
+        "requestHash": request_hash.hex(),
+        "pairingCode": code,
+        "approveSignedHex": approve_signed.hex(),
+        "approveSignature": approve_sig.hex(),
+        "approveHex": approve.hex(),
+        "approveHash": approve_hash.hex(),
+        "shareHeaderHex": header.hex(),
+        "sharePlaintextHex": share_plain.hex(),
+        "ackHex": ack.hex(),
+    }
+
+
+def main(argv) -> int:
+    parser = argparse.ArgumentParser(description="Compute the relay protocol test vectors (docs/PROTOCOL.md).")
+    parser.add_argument("--write", action="store_true", help=f"write {os.path.normpath(VECTORS_PATH)}")
+    parser.add_argument("--check", action="store_true", help="exit 1 if the vectors file differs")
+    args = parser.parse_args(argv)
+    try:
+        vectors = compute()
+    except (VectorError, AssertionError) as error:
+        print(f"protocol-vectors: {error or 'a self-check failed'}", file=sys.stderr)
+        return 1
+    text = json.dumps(vectors, indent=2) + "\n"
+    if args.check:
+        try:
+            with open(VECTORS_PATH, "r", encoding="utf-8") as f:
+                stored = json.load(f)
+        except OSError as error:
+            print(f"protocol-vectors: {error}", file=sys.stderr)
+            return 1
+        if stored != vectors:
+            print(f"protocol-vectors: {os.path.normpath(VECTORS_PATH)} differs from the computed vectors", file=sys.stderr)
+            return 1
+    if args.write:
+        with open(VECTORS_PATH, "w", encoding="utf-8") as f:
+            f.write(text)
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -4,7 +4,7 @@
 # uid test), util-linux's setpriv and python3 (the independent recovery tool).
 set -euo pipefail
 need=()
-for pkg in libsodium-dev libssl-dev libsqlite3-dev curl util-linux python3; do
+for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux python3; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -13,6 +13,15 @@ public struct KeyShare: Sendable {
         public var sender: String
         public var recipient: String
 
+        public init(account: AccountID, generation: Int, keyID: String, createdAt: Date, sender: String, recipient: String) {
+            self.account = account
+            self.generation = generation
+            self.keyID = keyID
+            self.createdAt = createdAt
+            self.sender = sender
+            self.recipient = recipient
+        }
+
         var encoded: [UInt8] {
             var w = FieldWriter()
             w.string(Labels.share)
@@ -41,6 +50,11 @@ public struct KeyShare: Sendable {
 
     public var header: Header
     public var key: SecretKey
+
+    public init(header: Header, key: SecretKey) {
+        self.header = header
+        self.key = key
+    }
 
     /// Signs with the sender's key and seals to the recipient.
     public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {

@@ -1,0 +1,128 @@
+import Foundation
+import KeyVault
+import Testing
+
+/// The test plays the untrusted relay: it injects, changes, replays and
+/// deletes records in the relay file. Each is refused and logged; no daemon
+/// trusts an injected device or serves a changed key.
+@Suite("A tampering relay")
+struct TamperTests {
+    static func sql(_ path: String, _ statement: String) async throws {
+        let result = try await run("/usr/bin/sqlite3", [path, statement])
+        #expect(result.status == 0, "sqlite3: \(result.err)")
+    }
+
+    static func logEntries(_ relay: SQLiteRelay, account: String) async throws -> [(cursor: Int64, entry: LogEntry)] {
+        try await relay.rows(after: 0, limit: 1000).filter { $0.record.kind == .log && $0.record.account.rawValue == account }
+            .map { ($0.cursor, try LogEntry.decode($0.record.body)) }
+    }
+
+    static func refusals(_ daemon: DaemonProcess) -> Int {
+        daemon.logText().components(separatedBy: "refused relay record").count - 1
+    }
+
+    @Test("an injected device, approved by a key the circle does not trust, is refused")
+    func injectedDevice() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "t1", "passphrase": "pa"])
+        let relay = try SQLiteRelay(path: circle.relayPath)
+        let genesis = try #require(try await Self.logEntries(relay, account: "t1").first?.entry)
+
+        let outsider = SigningKey.generate()
+        let box = BoxSecretKey.generate()
+        let keys = DeviceKeys(signing: outsider.publicKey, box: box.publicKey, name: "intruder")
+        let forged = LogEntry.make(account: try AccountID(validating: "t1"), seq: 1, previousHash: genesis.hash, signer: outsider,
+                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: Random.bytes(32)), at: Date())
+        try await relay.publish(.log(forged))
+
+        try await eventually { Self.refusals(a) >= 1 }
+        #expect(a.logText().contains("does not trust"))
+        let devices = try await a.request("GET", "/v1/accounts/t1/devices").object["devices"] as? [[String: Any]] ?? []
+        #expect(devices.count == 1)
+        #expect(!devices.contains { $0["deviceId"] as? String == keys.deviceID })
+    }
+
+    @Test("a changed share, and shares signed by unapproved devices, are refused; no changed key is served")
+    func badShares() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "t2", "passphrase": "pa"])
+        let ticket = try await b.request("POST", "/v1/accounts/t2/enroll", json: ["passphrase": "pb", "deviceName": "b"])
+        let deviceB = try #require(ticket["deviceId"])
+        // Locked, B leaves shares sealed on the relay, so the test can change them first.
+        _ = try await b.request("POST", "/v1/accounts/t2/lock")
+        try await eventually { (try await a.request("GET", "/v1/accounts/t2/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        #expect(try await a.request("POST", "/v1/accounts/t2/enrollments/\(deviceB)/approve", json: ["pairingCode": ticket["pairingCode"]!]).status == 200)
+
+        let relay = try SQLiteRelay(path: circle.relayPath)
+        let share = try #require(try await relay.rows(after: 0, limit: 1000).first { $0.record.kind == .share })
+        var changed = share.record
+        changed.body[changed.body.count / 2] ^= 0x01
+        try await Self.sql(circle.relayPath, "DELETE FROM records WHERE cursor = \(share.cursor)")
+        try await relay.publish(changed)
+
+        // Shares from a device outside the circle: under its own ID, and claiming to be A.
+        let account = try AccountID(validating: "t2")
+        let outsider = SigningKey.generate()
+        let outsiderID = DeviceKeys(signing: outsider.publicKey, box: BoxSecretKey.generate().publicKey, name: "x").deviceID
+        let entries = try await Self.logEntries(relay, account: "t2")
+        guard case .approve(let bKeys, _) = entries.last!.entry.body, case .genesis(let aKeys, _, _, _) = entries[0].entry.body else {
+            Issue.record("unexpected log")
+            return
+        }
+        let fakeKey = SecretKey.generate()
+        for sender in [outsiderID, aKeys.deviceID] {
+            let fake = KeyShare(header: .init(account: account, generation: 1, keyID: Hex.encode(fakeKey.keyID(label: Labels.keyID)),
+                                              createdAt: Date(), sender: sender, recipient: deviceB), key: fakeKey)
+            try await relay.publish(.share(account: account, recipient: deviceB, sealed: fake.seal(signer: outsider, to: bKeys.box)))
+        }
+
+        #expect(try await b.request("POST", "/v1/accounts/t2/unlock", json: ["passphrase": "pb"]).status == 200)
+        try await eventually { Self.refusals(b) >= 3 }
+        let read = try await b.request("GET", "/v1/accounts/t2/keys/current")
+        #expect(read.status == 202, "\(read.object)")
+        #expect(read["reason"] == "awaiting-delivery")
+        #expect(read["key"] == nil)
+        #expect(!b.logText().contains("key received"))
+    }
+
+    @Test("a replayed entry changes nothing; a changed copy is a fork; a deleted entry leaves a gap that is refused")
+    func replayForkAndGap() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "t3", "passphrase": "pa"])
+        try await circle.enroll(b, into: "t3", approver: a, name: "b")
+        let key = try await b.request("GET", "/v1/accounts/t3/keys/current?wait=20")["key"]
+        #expect(key != nil)
+
+        // Replay: the genesis row again, at a new place in the relay's order.
+        try await Self.sql(circle.relayPath, "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) SELECT kind, account, recipient, NULL, body, created_at FROM records WHERE kind = 'log' AND log_seq = 0")
+        // Fork: entry 1 with one byte of the new device's name changed.
+        let relay = try SQLiteRelay(path: circle.relayPath)
+        let approveRow = try #require(try await relay.rows(after: 0, limit: 1000).first { $0.record.kind == .log && $0.record.logSeq == 1 })
+        var forked = approveRow.record
+        forked.logSeq = 7
+        if let index = forked.body.lastIndex(of: UInt8(ascii: "b")) { forked.body[index] = UInt8(ascii: "c") }
+        try await relay.publish(forked)
+        try await eventually { Self.refusals(a) >= 1 && Self.refusals(b) >= 1 }
+        #expect(try await b.request("GET", "/v1/accounts/t3/keys/current")["key"] == key)
+        #expect((try await a.request("GET", "/v1/accounts/t3/devices").object["devices"] as? [Any])?.count == 2)
+
+        // Delete entry 1 from the relay; a new device then sees entry 2 after entry 0: a gap.
+        try await Self.sql(circle.relayPath, "DELETE FROM records WHERE kind = 'log' AND (log_seq = 1 OR log_seq = 7)")
+        let c = try await circle.device()
+        let ticket = try await c.request("POST", "/v1/accounts/t3/enroll", json: ["passphrase": "pc", "deviceName": "c"])
+        try await eventually { (try await a.request("GET", "/v1/accounts/t3/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        #expect(try await a.request("POST", "/v1/accounts/t3/enrollments/\(ticket["deviceId"]!)/approve", json: ["pairingCode": ticket["pairingCode"]!]).status == 200)
+        try await eventually { c.logText().contains("gap") }
+        let read = try await c.request("GET", "/v1/accounts/t3/keys/current")
+        #expect(read["reason"] == "awaiting-approval")
+        #expect(read["key"] == nil)
+    }
+}

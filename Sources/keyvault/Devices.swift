@@ -19,8 +19,9 @@ struct Enroll: AsyncParsableCommand {
         if let code = answer.field("pairingCode") {
             StandardError.print("""
                 Pairing code: \(code.prefix(3)) \(code.suffix(3))
-                On a trusted device, run: keyvault approve --account \(id) --device-id \(answer.field("deviceId") ?? "?") --code \(code)
-                and check that it shows the same code. Then: keyvault key get --account \(id) --wait 60
+                Type it on a trusted device of this account, which lists this device as "\(deviceName)":
+                  keyvault approve --account \(id) --device-id \(answer.field("deviceId") ?? "?") --code \(code)
+                Then, here: keyvault key get --account \(id) --wait 60
                 """)
         }
         try answer.finish()

@@ -38,12 +38,23 @@ SIGNATURE_BYTES = 64
 KEY_BYTES = 32
 SEAL_BYTES = 48          # crypto_box_SEALBYTES: ephemeral public key (32) + MAC (16)
 ZERO_HASH = bytes(32)
+ACCOUNT_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 VECTORS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "KeyVaultTests", "vectors", "protocol.json")
 
 
 class VectorError(Exception):
     pass
+
+
+class Rejected(Exception):
+    """A record refused under PROTOCOL.md; `outcome` is one of the outcomes
+    the negative vectors expect: malformed, badSignature, untrustedSigner,
+    fork, gap, invalid."""
+
+    def __init__(self, outcome: str, why: str):
+        super().__init__(f"{outcome}: {why}")
+        self.outcome = outcome
 
 
 # --- libsodium (as tools/recover-vault.py) ----------------------------------
@@ -170,30 +181,45 @@ class Reader:
 
     def bytes(self, count=None, what="a field") -> bytes:
         if self.offset + 4 > len(self.data):
-            raise VectorError("a field is cut short")
+            raise Rejected("malformed", "a field is cut short")
         length = int.from_bytes(self.data[self.offset:self.offset + 4], "big")
         self.offset += 4
         if length > len(self.data) - self.offset:
-            raise VectorError("a field runs past the end")
+            raise Rejected("malformed", "a field runs past the end")
         value = self.data[self.offset:self.offset + length]
         self.offset += length
         if count is not None and len(value) != count:
-            raise VectorError(f"{what} must be {count} bytes")
+            raise Rejected("malformed", f"{what} must be {count} bytes")
         return value
 
     def string(self) -> str:
-        return self.bytes().decode("utf-8")  # strict: invalid UTF-8 raises
+        try:
+            return self.bytes().decode("utf-8")  # strict: no replacement characters
+        except UnicodeDecodeError:
+            raise Rejected("malformed", "a text field is not UTF-8") from None
 
     def u64(self) -> int:
         return int.from_bytes(self.bytes(8, "an integer"), "big")
 
+    def account(self) -> str:
+        value = self.string()
+        if not 1 <= len(value) <= 128 or any(c not in ACCOUNT_CHARS for c in value):
+            raise Rejected("malformed", "bad account ID")
+        return value
+
+    def generation(self) -> int:
+        value = self.u64()
+        if value > 2**63 - 1:
+            raise Rejected("malformed", "a generation number above 2^63 - 1")
+        return value
+
     def label(self, expected: str):
         if self.string() != expected:
-            raise VectorError(f"not a {expected} record")
+            raise Rejected("malformed", f"not a {expected} record")
 
     def finish(self):
         if self.offset != len(self.data):
-            raise VectorError("trailing bytes after the record")
+            raise Rejected("malformed", "trailing bytes after the record")
 
 
 def labeled_hash(label: str, parts, size: int = 32) -> bytes:
@@ -221,7 +247,7 @@ def write_device(w: Writer, device: dict):
 def read_device(r: Reader) -> dict:
     device = {"signing": r.bytes(32, "a signing key"), "box": r.bytes(32, "a box key"), "name": r.string()}
     if len(device["name"].encode("utf-8")) > 128:
-        raise VectorError("a device name is longer than 128 bytes")
+        raise Rejected("malformed", "a device name is longer than 128 bytes")
     return device
 
 
@@ -260,23 +286,100 @@ def decode_log_entry(data: bytes) -> dict:
     signed, signature = split_outer(data)
     r = Reader(signed)
     r.label(LABEL_LOG_ENTRY)
-    entry = {"account": r.string(), "seq": r.u64(), "previousHash": r.bytes(32, "a previous hash"),
+    entry = {"account": r.account(), "seq": r.u64(), "previousHash": r.bytes(32, "a previous hash"),
              "signer": r.string(), "createdAt": r.u64(), "kind": r.string()}
     kind = entry["kind"]
     if kind == "genesis":
-        body = {"device": read_device(r), "generation": r.u64(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
+        body = {"device": read_device(r), "generation": r.generation(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
     elif kind == "approve":
         body = {"device": read_device(r), "requestHash": r.bytes(32, "a request hash")}
     elif kind == "revoke":
         body = {"deviceID": r.string()}
     elif kind == "announce":
-        body = {"generation": r.u64(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
+        body = {"generation": r.generation(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
     else:
-        raise VectorError(f"unknown entry kind '{kind}'")
+        raise Rejected("malformed", f"unknown entry kind '{kind}'")
     r.finish()
     entry.update(body=body, signed=signed, signature=signature,
                  hash=labeled_hash(LABEL_LOG_HASH, [signed, signature]))
     return entry
+
+
+# --- PROTOCOL.md "Verification rules" ---------------------------------------
+
+def new_circle(account: str) -> dict:
+    return {"account": account, "hashes": [], "members": {}, "generations": set()}
+
+
+def head(circle) -> bytes:
+    return circle["hashes"][-1] if circle["hashes"] else ZERO_HASH
+
+
+def apply(circle: dict, data: bytes) -> str:
+    """Verifies one encoded entry against `circle` and applies it in place.
+    Returns "accepted" or "noop"; raises Rejected and changes nothing otherwise."""
+    e = decode_log_entry(data)
+    if e["account"] != circle["account"]:
+        raise Rejected("invalid", "an entry for another account")
+    n = len(circle["hashes"])
+    if e["seq"] < n:
+        if circle["hashes"][e["seq"]] != e["hash"]:
+            raise Rejected("fork", f"a different entry {e['seq']}")
+        return "noop"
+    if e["seq"] > n:
+        raise Rejected("gap", f"expected entry {n}, got {e['seq']}")
+    if e["previousHash"] != head(circle):
+        raise Rejected("fork", f"entry {e['seq']} does not chain to the head")
+    members = dict(circle["members"])
+    generations = set(circle["generations"])
+    body = e["body"]
+    if e["kind"] == "genesis":
+        if e["seq"] != 0:
+            raise Rejected("invalid", "genesis after entry 0")
+        device = body["device"]
+        if e["signer"] != device_id(device["signing"], device["box"]) or \
+                not ed25519_verify(device["signing"], e["signature"], e["signed"]):
+            raise Rejected("badSignature", "the genesis entry")
+        if body["generation"] != 1:
+            raise Rejected("invalid", "genesis must announce generation 1")
+        members[e["signer"]] = {"keys": device, "revoked": False}
+        generations.add((1, body["keyID"]))
+    else:
+        if e["seq"] == 0:
+            raise Rejected("invalid", "entry 0 must be a genesis")
+        signer = circle["members"].get(e["signer"])
+        if signer is None or signer["revoked"]:
+            raise Rejected("untrustedSigner", e["signer"])
+        if not ed25519_verify(signer["keys"]["signing"], e["signature"], e["signed"]):
+            raise Rejected("badSignature", f"entry {e['seq']}")
+        if e["kind"] == "approve":
+            device = body["device"]
+            new_id = device_id(device["signing"], device["box"])
+            if new_id in members:
+                raise Rejected("invalid", f"device {new_id} is already in the circle")
+            members[new_id] = {"keys": device, "revoked": False}
+        elif e["kind"] == "revoke":
+            target = members.get(body["deviceID"])
+            if target is None or target["revoked"]:
+                raise Rejected("invalid", "revoking a device that is not trusted")
+            if sum(1 for m in members.values() if not m["revoked"]) <= 1:
+                raise Rejected("invalid", "revoking the last device")
+            members[body["deviceID"]] = dict(target, revoked=True)
+        else:  # announce
+            pair = (body["generation"], body["keyID"])
+            if pair in generations:
+                raise Rejected("invalid", "generation already announced with that key")
+            generations.add(pair)
+    circle["hashes"].append(e["hash"])
+    circle["members"], circle["generations"] = members, generations
+    return "accepted"
+
+
+def outcome_of(action) -> str:
+    try:
+        return action()
+    except Rejected as rejected:
+        return rejected.outcome
 
 
 # --- PROTOCOL.md "Enrollment request" ---------------------------------------
@@ -291,11 +394,11 @@ def decode_request(data: bytes) -> dict:
     signed, signature = split_outer(data)
     r = Reader(signed)
     r.label(LABEL_ENROLL_REQUEST)
-    request = {"account": r.string(), "device": read_device(r), "nonce": r.bytes(16, "a nonce"),
+    request = {"account": r.account(), "device": read_device(r), "nonce": r.bytes(16, "a nonce"),
                "headHash": r.bytes(32, "a head hash"), "requestedAt": r.u64()}
     r.finish()
     if not ed25519_verify(request["device"]["signing"], signature, signed):
-        raise VectorError("bad signature on an enrollment request")
+        raise Rejected("badSignature", "an enrollment request")
     return request
 
 
@@ -314,27 +417,41 @@ def share_header(account, generation, kid: bytes, created_at, sender, recipient)
 def open_share(sealed: bytes, box_public: bytes, box_secret: bytes, sender_key) -> dict:
     plain = box_seal_open(sealed, box_public, box_secret)
     if plain is None:
-        raise VectorError("the share does not open with this device's key")
+        raise Rejected("malformed", "the share does not open with this device's key")
     n = len(plain)
     if n < 4 + KEY_BYTES + SIGNATURE_BYTES:
-        raise VectorError("a share is too short")
+        raise Rejected("malformed", "a share is too short")
     header_length = int.from_bytes(plain[:4], "big")
     if 4 + header_length + KEY_BYTES + SIGNATURE_BYTES != n:
-        raise VectorError("a share's lengths do not add up")
+        raise Rejected("malformed", "a share's lengths do not add up")
     r = Reader(plain[4:4 + header_length])
     r.label(LABEL_SHARE)
-    header = {"account": r.string(), "generation": r.u64(), "keyID": r.bytes(16, "a key ID"),
+    header = {"account": r.account(), "generation": r.generation(), "keyID": r.bytes(16, "a key ID"),
               "createdAt": r.u64(), "sender": r.string(), "recipient": r.string()}
     r.finish()
     signer = sender_key(header["sender"])
     if signer is None:
-        raise VectorError(f"share from a device the circle does not trust: {header['sender']}")
+        raise Rejected("untrustedSigner", header["sender"])
     if not ed25519_verify(signer, plain[n - SIGNATURE_BYTES:], plain[:n - SIGNATURE_BYTES]):
-        raise VectorError("bad signature on a key share")
+        raise Rejected("badSignature", "a key share")
     key = plain[4 + header_length:n - SIGNATURE_BYTES]
     if key_id(key) != header["keyID"]:
-        raise VectorError("a share's key does not match its key ID")
+        raise Rejected("invalid", "a share's key does not match its key ID")
     return {"header": header, "key": key}
+
+
+def take_share(circle: dict, sealed: bytes, me: str, box_public: bytes, box_secret: bytes) -> str:
+    """PROTOCOL.md "Key share", rules 1 to 8, for the device `me` whose verified circle is `circle`."""
+    def trusted_key(sender):
+        member = circle["members"].get(sender)
+        return member["keys"]["signing"] if member and not member["revoked"] else None
+    share = open_share(sealed, box_public, box_secret, trusted_key)
+    header = share["header"]
+    if header["account"] != circle["account"] or header["recipient"] != me:
+        raise Rejected("invalid", "a share for someone else")
+    if (header["generation"], header["keyID"]) not in circle["generations"]:
+        raise Rejected("invalid", "a generation the circle never announced with that key")
+    return "accepted"
 
 
 def ack_signed(account, generation, kid: bytes, device, received_at) -> bytes:
@@ -412,6 +529,8 @@ def compute() -> dict:
     ack_signed_back, ack_sig_back = split_outer(ack)
     assert ed25519_verify(sign_pk_b, ack_sig_back, ack_signed_back)
 
+    negative = negative_vectors(dict(locals(), share_plain=share_plain))
+
     return {
         "inputs": {
             "account": account,
@@ -449,7 +568,108 @@ def compute() -> dict:
         "shareHeaderHex": header.hex(),
         "sharePlaintextHex": share_plain.hex(),
         "ackHex": ack.hex(),
+        "cases": negative,
     }
+
+
+def negative_vectors(v: dict) -> list:
+    """One outcome each (PROTOCOL.md "Test vectors", "Cases"). A log case
+    applies `log` in order to an empty circle of `alice`, then `entry`; a
+    request case decodes `request`; a share case seals `sharePlaintext` to B
+    and has B take it in, with the circle after `log`."""
+    account, id_a, id_b = v["account"], v["id_a"], v["id_b"]
+    sk_a, sk_b = v["sign_sk_a"], v["sign_sk_b"]
+    device_a, device_b = v["device_a"], v["device_b"]
+    genesis, approve, genesis_hash = v["genesis"], v["approve"], v["genesis_hash"]
+    key, kid, t = v["key"], v["kid"], v["genesis_at"]
+    other_key = bytes(range(0x40, 0x60))
+
+    def entry(seq, previous, signer_id, signer_sk, kind, body, created_at=None):
+        signed = log_entry_signed(account, seq, previous, signer_id, created_at or t + 60000 * (seq + 1), kind, body)
+        return outer(signed, ed25519_sign(signer_sk, signed))
+
+    def entry_hash(data):
+        return decode_log_entry(data)["hash"]
+
+    def request(nonce=v["nonce"], name="phone", label=LABEL_ENROLL_REQUEST, sign=True, tamper=None):
+        w = Writer().string(label).string(account)
+        write_device(w, dict(device_b, name=name))
+        signed = w.bytes(nonce).bytes(genesis_hash).u64(v["request_at"]).out
+        signature = ed25519_sign(sk_b, signed)
+        return outer(tamper(signed) if tamper else signed, signature)
+
+    def share(generation=1, share_kid=None, share_key=key, sender=id_a, sender_sk=sk_a, recipient=id_b, extra=b""):
+        header = share_header(account, generation, share_kid or key_id(share_key), t, sender, recipient)
+        payload = u32be(len(header)) + header + share_key
+        return payload + ed25519_sign(sender_sk, payload) + extra
+
+    genesis_2 = entry(0, ZERO_HASH, id_a, sk_a, "genesis", {"device": device_a, "generation": 1, "keyID": kid, "keyCreatedAt": t}, t + 1)
+    revoke_b = entry(2, entry_hash(approve), id_a, sk_a, "revoke", {"deviceID": id_b})
+    bad_sig = bytearray(approve)
+    bad_sig[-1] ^= 0x01
+
+    cases = [
+        # log entries
+        ("genesis", "log", [], genesis, "accepted"),
+        ("approve after genesis", "log", [genesis], approve, "accepted"),
+        ("approve replayed", "log", [genesis, approve], approve, "noop"),
+        ("approve before genesis", "log", [], approve, "gap"),
+        ("approve on another head", "log", [genesis_2], approve, "fork"),
+        ("a second genesis", "log", [genesis], genesis_2, "fork"),
+        ("genesis announcing generation 2", "log", [],
+         entry(0, ZERO_HASH, id_a, sk_a, "genesis", {"device": device_a, "generation": 2, "keyID": kid, "keyCreatedAt": t}, t), "invalid"),
+        ("genesis signed by another key", "log", [], outer(v["genesis_signed"], ed25519_sign(sk_b, v["genesis_signed"])), "badSignature"),
+        ("approve with a flipped signature bit", "log", [genesis], bytes(bad_sig), "badSignature"),
+        ("approve signed by a device not in the circle", "log", [genesis],
+         entry(1, genesis_hash, id_b, sk_b, "approve", {"device": device_b, "requestHash": v["request_hash"]}), "untrustedSigner"),
+        ("approve of a device already in the circle", "log", [genesis],
+         entry(1, genesis_hash, id_a, sk_a, "approve", {"device": device_a, "requestHash": v["request_hash"]}), "invalid"),
+        ("revoke of the last device", "log", [genesis], entry(1, genesis_hash, id_a, sk_a, "revoke", {"deviceID": id_a}), "invalid"),
+        ("revoke", "log", [genesis, approve], revoke_b, "accepted"),
+        ("entry signed by a revoked device", "log", [genesis, approve, revoke_b],
+         entry(3, entry_hash(revoke_b), id_b, sk_b, "announce", {"generation": 2, "keyID": key_id(other_key), "keyCreatedAt": t}), "untrustedSigner"),
+        ("announce", "log", [genesis, approve],
+         entry(2, entry_hash(approve), id_b, sk_b, "announce", {"generation": 2, "keyID": key_id(other_key), "keyCreatedAt": t}), "accepted"),
+        ("announce of a generation already announced with that key", "log", [genesis, approve],
+         entry(2, entry_hash(approve), id_b, sk_b, "announce", {"generation": 1, "keyID": kid, "keyCreatedAt": t}), "invalid"),
+        ("entry with a trailing byte", "log", [genesis], approve + b"\x00", "malformed"),
+        # enrollment requests
+        ("request", "request", [], v["request"], "accepted"),
+        ("request with a trailing byte", "request", [], v["request"] + b"\x00", "malformed"),
+        ("request with a 15-byte nonce", "request", [], request(nonce=b"\x10" * 15), "malformed"),
+        ("request under another label", "request", [], request(label=LABEL_ENROLL_REQUEST + "2"), "malformed"),
+        ("request whose name was changed after signing", "request", [],
+         request(tamper=lambda b: b.replace(b"phone", b"phony")), "badSignature"),
+        # key shares, to B
+        ("share", "share", [genesis, approve], v["share_plain"], "accepted"),
+        ("share with a byte too many", "share", [genesis, approve], share(extra=b"\x00"), "malformed"),
+        ("share from a device not in the circle", "share", [genesis], share(sender=id_b, sender_sk=sk_b), "untrustedSigner"),
+        ("share from a revoked device", "share", [genesis, approve, revoke_b], share(sender=id_b, sender_sk=sk_b), "untrustedSigner"),
+        ("share whose key does not match its key ID", "share", [genesis, approve], share(share_kid=kid, share_key=other_key), "invalid"),
+        ("share addressed to another device", "share", [genesis, approve], share(recipient=id_a), "invalid"),
+        ("share of a generation never announced", "share", [genesis, approve], share(generation=2, share_key=other_key), "invalid"),
+        ("share of generation 1 with another key", "share", [genesis, approve], share(share_key=other_key), "invalid"),
+    ]
+    out = []
+    for name, record, log, data, expect in cases:
+        circle = new_circle(account)
+        for earlier in log:
+            if apply(circle, earlier) != "accepted":
+                raise VectorError(f"case '{name}': its log does not apply")
+        if record == "log":
+            got = outcome_of(lambda: apply(circle, data))
+        elif record == "request":
+            got = outcome_of(lambda: decode_request(data) and "accepted")
+        else:
+            sealed = box_seal(data, v["box_pk_b"])
+            got = outcome_of(lambda: take_share(circle, sealed, id_b, v["box_pk_b"], v["box_secret_b"]))
+        if got != expect:
+            raise VectorError(f"case '{name}': expected {expect}, got {got}")
+        case = {"name": name, "record": record, "log": [e.hex() for e in log]}
+        case["sharePlaintextHex" if record == "share" else "hex"] = data.hex()
+        case["expect"] = expect
+        out.append(case)
+    return out
 
 
 def main(argv) -> int:
@@ -459,7 +679,7 @@ def main(argv) -> int:
     args = parser.parse_args(argv)
     try:
         vectors = compute()
-    except (VectorError, AssertionError) as error:
+    except (VectorError, Rejected, AssertionError) as error:
         print(f"protocol-vectors: {error or 'a self-check failed'}", file=sys.stderr)
         return 1
     text = json.dumps(vectors, indent=2) + "\n"

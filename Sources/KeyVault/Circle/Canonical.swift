@@ -49,6 +49,14 @@ struct FieldReader {
         try bytes(count: 8, "an integer").reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// A generation number: an 8-byte integer from 1 to 2^31 − 1 (anything
+    /// larger is refused here, before it could overflow an `Int`).
+    mutating func generation() throws(ProtocolError) -> Int {
+        let value = try u64()
+        guard value >= 1, value <= UInt64(Int32.max) else { throw .malformed("a generation number out of range") }
+        return Int(value)
+    }
+
     mutating func label(_ expected: String) throws(ProtocolError) {
         guard try string() == expected else { throw .malformed("not a \(expected) record") }
     }

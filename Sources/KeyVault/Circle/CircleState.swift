@@ -34,8 +34,9 @@ public struct CircleState: Sendable, Equatable {
     /// The highest announced generation (promotion rules come with rotation).
     public var currentGeneration: Int? { generations.map(\.generation).max() }
 
+    /// Whether `hash` names a verified entry (the zero hash names none).
     public func contains(hash: [UInt8]) -> Bool {
-        hash == LogEntry.zeroHash || entries.contains { $0.hash == hash }
+        entries.contains { $0.hash == hash }
     }
 
     public func approval(of deviceID: String) -> LogEntry? {

@@ -38,10 +38,10 @@ public struct KeyShare: Sendable {
             var r = FieldReader(data)
             try r.label(Labels.share)
             guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-            let generation = try r.u64()
+            let generation = try r.generation()
             let keyID = try r.bytes(count: 16, "a key ID")
             let createdAt = try r.u64()
-            let header = Header(account: account, generation: Int(generation), keyID: Hex.encode(keyID),
+            let header = Header(account: account, generation: generation, keyID: Hex.encode(keyID),
                                 createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.string(), recipient: try r.string())
             try r.finish()
             return header
@@ -127,12 +127,12 @@ public struct ShareAck: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.ack)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let generation = try r.u64()
+        let generation = try r.generation()
         let keyID = try r.bytes(count: 16, "a key ID")
         let deviceID = try r.string()
         let at = try r.u64()
         try r.finish()
-        return ShareAck(account: account, generation: Int(generation), keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
+        return ShareAck(account: account, generation: generation, keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
     }
 
     public func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }

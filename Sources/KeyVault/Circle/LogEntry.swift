@@ -94,13 +94,13 @@ public struct LogEntry: Sendable, Equatable {
         let body: Body
         switch try r.string() {
         case "genesis":
-            body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.u64(), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
         case "approve":
             body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.bytes(count: 32, "a request hash"))
         case "revoke":
             body = .revoke(deviceID: try r.string())
         case "announce":
-            body = .announce(generation: try r.u64(), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+            body = .announce(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
         case let other:
             throw .malformed("unknown entry kind '\(other)'")
         }

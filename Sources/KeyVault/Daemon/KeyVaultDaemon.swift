@@ -54,9 +54,10 @@ public enum KeyVaultDaemon {
             logger.notice("keyvaultd ready", metadata: ["socket": "\(configuration.socketPath)", "version": "\(KeyVaultVersion.string)"])
             SystemdNotifier.notify("READY=1")
         }
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [.init(service: app), .init(service: PolicyReloader(store: store, logger: logger))]
+        if relay != nil { services.append(.init(service: PropagationService(service: service))) }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: app), .init(service: PolicyReloader(store: store, logger: logger)),
-                       .init(service: PropagationService(service: service))],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
         try await group.run()

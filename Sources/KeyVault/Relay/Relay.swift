@@ -58,6 +58,8 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
 public protocol Relay: Sendable {
     /// Appends a record. A log entry whose number is taken throws `logSeqTaken`.
     func publish(_ record: RelayRecord) async throws
+    /// Appends records all at once (one transaction where the store has them): a delivery to many devices.
+    func publish(batch records: [RelayRecord]) async throws
     /// Records after `cursor`, in the relay's order, at most `limit`.
     func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
     /// Yields whenever something may have landed (possibly spuriously); never polls on a timer.
@@ -65,6 +67,10 @@ public protocol Relay: Sendable {
 }
 
 extension Relay {
+    public func publish(batch records: [RelayRecord]) async throws {
+        for record in records { try await publish(record) }
+    }
+
     /// Every record of one kind for one account, oldest first.
     func all(_ kind: RelayRecord.Kind, account: AccountID) async throws -> [RelayRow] {
         var out: [RelayRow] = []

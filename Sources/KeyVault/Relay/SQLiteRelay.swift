@@ -41,14 +41,22 @@ public final class SQLiteRelay: Relay {
     }
 
     public func publish(_ record: RelayRecord) async throws {
+        try await publish(batch: [record])
+    }
+
+    /// One transaction, one commit: the other daemons are woken once.
+    public func publish(batch records: [RelayRecord]) async throws {
         do {
             try await pool.write { db in
-                try db.execute(sql: "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
-                               arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
-                                           record.logSeq.map { Int64($0) }, Data(record.body), Date().timeIntervalSince1970])
+                let now = Date().timeIntervalSince1970
+                for record in records {
+                    try db.execute(sql: "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                   arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
+                                               record.logSeq.map { Int64($0) }, Data(record.body), now])
+                }
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
-            throw RelayError.logSeqTaken(record.logSeq ?? 0)
+            throw RelayError.logSeqTaken(records.first { $0.logSeq != nil }?.logSeq ?? 0)
         }
     }
 

@@ -144,9 +144,9 @@ extension KeyVaultService {
             return (state.identity, shares)
         }
         guard let identity else { throw Refusal.locked(id) }
-        for share in shares {
-            try await relay.publish(.share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box)))
-        }
+        try await relay.publish(batch: shares.map { share in
+            .share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box))
+        })
     }
 
     public func devices(_ id: AccountID) throws -> [DeviceListing] {

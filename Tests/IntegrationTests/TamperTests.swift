@@ -126,3 +126,54 @@ struct TamperTests {
         #expect(read["key"] == nil)
     }
 }
+
+@Suite("A relay that substitutes an enrollment request")
+struct SubstitutionTests {
+    /// The relay shows the trusted device its own request, with its own keys,
+    /// and answers the challenge. It had to commit to its secret before the
+    /// challenge, so the code the person reads on the real new device does
+    /// not approve it.
+    @Test("the code shown on the real device does not approve the relay's impostor")
+    func impostorRequest() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "t4", "passphrase": "pa"])
+        let ticket = try await b.request("POST", "/v1/accounts/t4/enroll", json: ["passphrase": "pb", "deviceName": "phone"])
+        let code = try #require(ticket["pairingCode"])
+
+        let relay = try SQLiteRelay(path: circle.relayPath)
+        let account = try AccountID(validating: "t4")
+        let genesis = try #require(try await TamperTests.logEntries(relay, account: "t4").first?.entry)
+        let impostorKey = SigningKey.generate()
+        let impostor = DeviceKeys(signing: impostorKey.publicKey, box: BoxSecretKey.generate().publicKey, name: "phone")
+        let secret = Random.bytes(32)
+        let request = EnrollmentRequest.make(account: account, device: impostor, signer: impostorKey, headHash: genesis.hash, secret: secret, at: Date())
+        try await relay.publish(.request(request))
+
+        // A answers the impostor's request with a challenge; the impostor reveals.
+        var answered: EnrollmentChallenge?
+        for _ in 0..<200 where answered == nil {
+            for row in try await relay.rows(after: 0, limit: 1000) where row.record.kind == .challenge {
+                let members = try await TamperTests.logEntries(relay, account: "t4").map(\.entry)
+                guard case .genesis(let aKeys, _, _, _) = members[0].body else { continue }
+                if let c = try? EnrollmentChallenge.decode(row.record.body, key: { _ in aKeys.signing }), c.requestHash == request.hash { answered = c }
+            }
+            if answered == nil { try await Task.sleep(for: .milliseconds(20)) }
+        }
+        let impostorChallenge = try #require(answered)
+        try await relay.publish(.reveal(.make(request: request, challenge: impostorChallenge, secret: secret, signer: impostorKey)))
+        let impostorCode = PairingCode.derive(requestHash: request.hash, challenge: impostorChallenge.nonce, secret: secret)
+        // One in a million: the impostor's code happens to equal the real one.
+        try #require(impostorCode != code)
+
+        try await Task.sleep(for: .milliseconds(200))
+        let refused = try await a.request("POST", "/v1/accounts/t4/enrollments/\(impostor.deviceID)/approve", json: ["pairingCode": code])
+        #expect(refused.status == 401, "\(refused.object)")
+        let devices = try await a.request("GET", "/v1/accounts/t4/devices").object["devices"] as? [[String: Any]] ?? []
+        #expect(!devices.contains { $0["deviceId"] as? String == impostor.deviceID && $0["status"] as? String == "trusted" })
+        // The real device, with the same code, is approved.
+        #expect(try await a.request("POST", "/v1/accounts/t4/enrollments/\(ticket["deviceId"]!)/approve", json: ["pairingCode": code]).status == 200)
+    }
+}

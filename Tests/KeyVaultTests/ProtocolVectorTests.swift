@@ -10,6 +10,7 @@ struct ProtocolVectorTests {
     struct File: Decodable {
         struct Case: Decodable { var name, record, expect: String; var hex: String?; var log: [String]? }
         var deviceIdA, genesisHex, genesisHash, requestHex, requestHash, pairingCode, approveHex, approveHash: String
+        var pairingSecretHex, challengeHex, challengeHash, revealHex: String
         var cases: [Case]
     }
 
@@ -34,7 +35,13 @@ struct ProtocolVectorTests {
         #expect(genesis.signer == v.deviceIdA)
         let request = try EnrollmentRequest.decode(Vectors.hex(v.requestHex))
         #expect(Hex.encode(request.hash) == v.requestHash)
-        #expect(request.pairingCode == v.pairingCode)
+        #expect(request.commitment == PairingCode.commitment(to: try Vectors.hex(v.pairingSecretHex)))
+        guard case .genesis(let deviceA, _, _, _) = genesis.body else { Issue.record("not a genesis"); return }
+        let challenge = try EnrollmentChallenge.decode(Vectors.hex(v.challengeHex)) { $0 == v.deviceIdA ? deviceA.signing : nil }
+        #expect(Hex.encode(challenge.hash) == v.challengeHash)
+        let reveal = try EnrollmentReveal.decode(Vectors.hex(v.revealHex), request: request)
+        #expect(reveal.challengeHash == challenge.hash)
+        #expect(PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: reveal.secret) == v.pairingCode)
         let approve = try LogEntry.decode(Vectors.hex(v.approveHex))
         #expect(Hex.encode(approve.hash) == v.approveHash)
         var circle = CircleState(account: try AccountID(validating: "alice"))

@@ -104,7 +104,8 @@ struct EnrollAnswer: Encodable {
     var state = ContractState.pending
     var reason = KeyAvailability.PendingReason.awaitingApproval.rawValue
     var deviceId: String
-    var pairingCode: String
+    /// null until a trusted device has answered; enroll again to see it.
+    var pairingCode: String?
     var since: Date
     var retryAfter = PendingBody.retrySeconds
 }

@@ -1,37 +1,42 @@
 public import Foundation
 
 /// A new device's request to join an account's circle, signed by the new
-/// device's own key (proving it holds it). Published to the relay.
+/// device's own key (proving it holds it). Published to the relay. It commits
+/// to a pairing secret the device reveals only after a trusted device has
+/// answered with a challenge, so nobody can grind a look-alike request whose
+/// code matches (see `PairingCode`).
 public struct EnrollmentRequest: Sendable, Equatable {
     public var account: AccountID
     public var device: DeviceKeys
-    public var nonce: [UInt8]
+    /// `BLAKE2b-256("keyvault/v1/pairing-commit", secret)`.
+    public var commitment: [UInt8]
     /// The circle head the new device saw: the pairing code binds to it.
     public var headHash: [UInt8]
     public var requestedAt: UInt64
     public var signature: [UInt8]
 
-    static func signedBytes(account: AccountID, device: DeviceKeys, nonce: [UInt8], headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
+    static func signedBytes(account: AccountID, device: DeviceKeys, commitment: [UInt8], headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.enrollRequest)
         w.string(account.rawValue)
         device.write(to: &w)
-        w.bytes(nonce)
+        w.bytes(commitment)
         w.bytes(headHash)
         w.u64(requestedAt)
         return w.bytes
     }
 
-    public static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: [UInt8], at date: Date) -> EnrollmentRequest {
-        let nonce = Random.bytes(16)
+    /// `secret` is the device's pairing secret (32 random bytes), kept until it is revealed.
+    public static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: [UInt8], secret: [UInt8], at date: Date) -> EnrollmentRequest {
+        let commitment = PairingCode.commitment(to: secret)
         let at = UInt64(date.timeIntervalSince1970 * 1000)
-        let bytes = signedBytes(account: account, device: device, nonce: nonce, headHash: headHash, requestedAt: at)
-        return EnrollmentRequest(account: account, device: device, nonce: nonce, headHash: headHash, requestedAt: at, signature: signer.signature(for: bytes))
+        let bytes = signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at)
+        return EnrollmentRequest(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at, signature: signer.signature(for: bytes))
     }
 
     public var encoded: [UInt8] {
         var w = FieldWriter()
-        w.bytes(Self.signedBytes(account: account, device: device, nonce: nonce, headHash: headHash, requestedAt: requestedAt))
+        w.bytes(Self.signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: requestedAt))
         w.bytes(signature)
         return w.bytes
     }
@@ -46,25 +51,16 @@ public struct EnrollmentRequest: Sendable, Equatable {
         try r.label(Labels.enrollRequest)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let device = try DeviceKeys.read(from: &r)
-        let nonce = try r.bytes(count: 16, "a nonce")
+        let commitment = try r.bytes(count: 32, "a commitment")
         let head = try r.bytes(count: 32, "a head hash")
         let at = try r.u64()
         try r.finish()
         guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
-        return EnrollmentRequest(account: account, device: device, nonce: nonce, headHash: head, requestedAt: at, signature: signature)
+        return EnrollmentRequest(account: account, device: device, commitment: commitment, headHash: head, requestedAt: at, signature: signature)
     }
 
     /// Identifies the request in the approval entry.
     public var hash: [UInt8] { LabeledHash.hash(label: Labels.requestHash, parts: [encoded]) }
 
     public var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
-
-    /// The short code both screens show: six digits from the request and the
-    /// circle head it was made against.
-    public var pairingCode: String {
-        let digest = LabeledHash.hash(label: Labels.pairingCode, parts: [hash, headHash], outputByteCount: 16)
-        let number = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000
-        let text = String(number)
-        return String(repeating: "0", count: 6 - text.count) + text
-    }
 }

@@ -25,3 +25,12 @@ extension Labels {
     /// A device's signed acknowledgement of a share.
     public static let ack = "keyvault/v1/ack"
 }
+
+extension Labels {
+    /// The new device's commitment to its pairing secret, in its request.
+    public static let pairingCommit = "keyvault/v1/pairing-commit"
+    /// A trusted device's challenge nonce for one request.
+    public static let enrollChallenge = "keyvault/v1/enroll-challenge"
+    /// The new device's reveal of its pairing secret.
+    public static let enrollReveal = "keyvault/v1/enroll-reveal"
+}

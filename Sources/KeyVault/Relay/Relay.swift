@@ -3,7 +3,7 @@
 /// encoded protocol record; none can hold a `SecretKey` or `SecureBytes`.
 public struct RelayRecord: Sendable, Equatable {
     public enum Kind: String, Sendable {
-        case request, log, share, ack
+        case request, challenge, reveal, log, share, ack
     }
 
     public var kind: Kind
@@ -16,6 +16,14 @@ public struct RelayRecord: Sendable, Equatable {
 
     public static func request(_ request: EnrollmentRequest) -> RelayRecord {
         RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
+    }
+
+    public static func challenge(_ challenge: EnrollmentChallenge) -> RelayRecord {
+        RelayRecord(kind: .challenge, account: challenge.account, recipient: nil, logSeq: nil, body: challenge.encoded)
+    }
+
+    public static func reveal(_ reveal: EnrollmentReveal) -> RelayRecord {
+        RelayRecord(kind: .reveal, account: reveal.account, recipient: nil, logSeq: nil, body: reveal.encoded)
     }
 
     public static func log(_ entry: LogEntry) -> RelayRecord {

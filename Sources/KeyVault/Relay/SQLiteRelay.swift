@@ -37,6 +37,25 @@ public final class SQLiteRelay: Relay {
                 CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
                 """)
         }
+        migrator.registerMigration("relay-v2") { db in
+            // Enrollment challenges and reveals (commit-challenge-reveal pairing codes).
+            try db.execute(sql: """
+                CREATE TABLE records_v2 (
+                    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                    account TEXT NOT NULL,
+                    recipient TEXT,
+                    log_seq INTEGER,
+                    body BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO records_v2 SELECT * FROM records;
+                DROP TABLE records;
+                ALTER TABLE records_v2 RENAME TO records;
+                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
+                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
+                """)
+        }
         return migrator
     }
 

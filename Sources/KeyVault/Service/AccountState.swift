@@ -19,6 +19,16 @@ struct AccountState: Sendable {
     /// Requests from new devices that this (trusted) device may approve.
     var requests: [String: EnrollmentRequest] = [:]
     var approvalFailures: [String: Int]
+    /// New device: its pairing secret, the challenge it answers, the code it shows.
+    var pairingSecret: [UInt8]?
+    var chosenChallenge: EnrollmentChallenge?
+    var revealed = false
+    var pairingCode: String?
+    /// Trusted device: challenges seen from members (by challenge hash), the
+    /// requests this device challenged, and the reveals received (by device).
+    var challenges: [String: EnrollmentChallenge] = [:]
+    var challenged: Set<String> = []
+    var reveals: [String: EnrollmentReveal] = [:]
     /// Generations each device has acknowledged, and when it was last heard from.
     var acks: [String: (generations: Set<Int>, lastSeen: Date)] = [:]
 
@@ -34,6 +44,7 @@ struct AccountState: Sendable {
             guard let entry = try? LogEntry.decode(bytes), (try? circle.apply(entry)) != nil else { break }
         }
         enrollment = snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }
+        pairingSecret = snapshot.pairingSecret
     }
 
     var deviceID: String { record.deviceID }

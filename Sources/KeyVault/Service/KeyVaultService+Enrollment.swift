@@ -6,7 +6,8 @@ import Logging
 extension KeyVaultService {
     public struct EnrollmentTicket: Sendable {
         public var deviceID: String
-        public var pairingCode: String
+        /// nil until a trusted device has answered the request with a challenge.
+        public var pairingCode: String?
         public var since: Date
     }
 
@@ -29,14 +30,33 @@ extension KeyVaultService {
     /// On a new device: make this device's identity for the account, publish
     /// a signed request, and answer with the pairing code. Asking again while
     /// the request waits answers the same request.
-    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
+    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, waitForCode seconds: Double = 10) async throws -> EnrollmentTicket {
+        let ticket = try await publishEnrollment(id, passphrase: passphrase, deviceName: deviceName)
+        guard ticket.pairingCode == nil else { return ticket }
+        // A trusted device that is online answers within moments; the code exists only then.
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            let token = hub.arm(id)
+            if let code = accounts.withLock({ $0[id]?.pairingCode }) {
+                hub.disarm(id, token)
+                // The reveal is on the relay before the person sees the code, so approval can follow at once.
+                await advanceEnrollments(id)
+                return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: code, since: ticket.since)
+            }
+            let left = deadline - ContinuousClock.now
+            await hub.wait(id, token, seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
+        }
+        return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: accounts.withLock { $0[id]?.pairingCode }, since: ticket.since)
+    }
+
+    private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await gates.serialize(id) {
             if let state = accounts.withLock({ $0[id] }) {
                 guard let request = state.enrollment, !state.circle.isTrusted(state.deviceID) else {
                     throw Refusal.invalid("the account \(id) is already on this device")
                 }
-                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: request.pairingCode, since: request.requestedDate)
+                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: state.pairingCode, since: request.requestedDate)
             }
             // The circle as the relay shows it now; the pairing code binds the request to its head.
             var circle = CircleState(account: id)
@@ -52,7 +72,8 @@ extension KeyVaultService {
             let created = now()
             let identity = DeviceIdentity.generate()
             let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
-            let request = EnrollmentRequest.make(account: id, device: keys, signer: identity.signing, headHash: circle.headHash, at: created)
+            let secret = Random.bytes(32)
+            let request = EnrollmentRequest.make(account: id, device: keys, signer: identity.signing, headHash: circle.headHash, secret: secret, at: created)
             let items = [(ItemKind.deviceSigningKey, identity.signing.seed), (.deviceBoxKey, identity.box.secret)].map { kind, bytes in
                 StoredItem(attributes: KeychainItem.make(account: id, kind: kind, generation: 0, accessibility: .whenUnlocked, at: created),
                            wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: 0)))
@@ -63,7 +84,7 @@ extension KeyVaultService {
                 failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             let snapshot = AccountSnapshot(account: record, generations: [], items: items,
-                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded)
+                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded, pairingSecret: secret)
             try await vault.insert(snapshot)
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
@@ -71,7 +92,7 @@ extension KeyVaultService {
             accounts.withLock { $0[id] = state }
             try await relay.publish(.request(request))
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
-            return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: request.pairingCode, since: request.requestedDate)
+            return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: nil, since: request.requestedDate)
         }
     }
 
@@ -101,7 +122,11 @@ extension KeyVaultService {
             guard failures < Self.maxPairingFailures else {
                 throw Refusal(.denied, "the request from \(deviceID) was cancelled after \(Self.maxPairingFailures) wrong pairing codes; enroll again")
             }
-            guard ConstantTime.equal(Array(pairingCode.utf8), Array(request.pairingCode.utf8)) else {
+            guard let reveal = state.reveals[deviceID], let challenge = state.challenges[Hex.encode(reveal.challengeHash)] else {
+                throw Refusal.invalid("the new device has not answered yet; try again in a moment")
+            }
+            let expected = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: reveal.secret)
+            guard ConstantTime.equal(Array(pairingCode.utf8), Array(expected.utf8)) else {
                 let count = failures + 1
                 try await vault.recordApprovalFailures(account: id, deviceID: deviceID, failures: count)
                 accounts.withLock { $0[id]?.approvalFailures[deviceID] = count }

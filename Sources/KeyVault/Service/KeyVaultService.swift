@@ -115,7 +115,12 @@ public final class KeyVaultService: Sendable {
             logger.info("account unlocked", metadata: ["account": "\(id)"])
             hub.wake(id, .unlocked)
             // Shares that arrived while locked are sealed on the relay: take them in now.
-            if relay != nil { Task { await self.takeShares(for: id) } }
+            if relay != nil {
+                Task {
+                    await self.takeShares(for: id)
+                    await self.advanceEnrollments(id)
+                }
+            }
         }
     }
 

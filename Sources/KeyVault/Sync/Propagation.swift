@@ -31,6 +31,7 @@ extension KeyVaultService {
                 for row in rows { await process(row) }
                 relayCursor.withLock { $0 = last.cursor }
             }
+            for account in accounts.withLock({ Array($0.keys) }) { await advanceEnrollments(account) }
         } catch {
             logger.warning("relay read failed", metadata: ["problem": "\(error)"])
         }
@@ -51,6 +52,10 @@ extension KeyVaultService {
                           state.circle.members[request.device.deviceID] == nil, state.circle.contains(hash: request.headHash) else { return }
                     states[account]?.requests[request.device.deviceID] = request
                 }
+            case .challenge:
+                try noteChallenge(row.record.body, account: account)
+            case .reveal:
+                try noteReveal(row.record.body, account: account)
             case .share:
                 guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return }
                 try await takeShare(row.record.body, account: account)
@@ -72,6 +77,70 @@ extension KeyVaultService {
             logger.warning("refused relay record", metadata: [
                 "account": "\(account)", "kind": "\(row.record.kind.rawValue)", "cursor": "\(row.cursor)", "problem": "\(error)",
             ])
+        }
+    }
+
+    /// A trusted device's challenge: the new device picks the first valid one
+    /// for its request (and so its code); a trusted device remembers them all.
+    private func noteChallenge(_ body: [UInt8], account: AccountID) throws {
+        try accounts.withLock { states in
+            guard var state = states[account] else { return }
+            let circle = state.circle
+            let challenge = try EnrollmentChallenge.decode(body) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
+            guard challenge.account == account else { throw ProtocolError.invalid("a challenge filed under another account") }
+            state.challenges[Hex.encode(challenge.hash)] = challenge
+            if challenge.challenger == state.deviceID { state.challenged.insert(Hex.encode(challenge.requestHash)) }
+            if let request = state.enrollment, let secret = state.pairingSecret, state.chosenChallenge == nil, challenge.requestHash == request.hash {
+                state.chosenChallenge = challenge
+                state.pairingCode = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
+            }
+            states[account] = state
+        }
+        hub.wake(account, nil)
+    }
+
+    /// The new device's reveal, checked against its request's commitment.
+    private func noteReveal(_ body: [UInt8], account: AccountID) throws {
+        try accounts.withLock { states in
+            guard var state = states[account], let hash = EnrollmentReveal.requestHash(of: body),
+                  let request = state.requests.values.first(where: { $0.hash == hash }) else { return }
+            let reveal = try EnrollmentReveal.decode(body, request: request)
+            guard state.challenges[Hex.encode(reveal.challengeHash)] != nil else { throw ProtocolError.invalid("a reveal for a challenge no trusted device made") }
+            state.reveals[request.device.deviceID] = reveal
+            states[account] = state
+        }
+    }
+
+    /// Publishes what this device owes an enrollment: a challenge for each
+    /// request it has not answered (trusted, unlocked), or its reveal (new device, unlocked).
+    func advanceEnrollments(_ account: AccountID) async {
+        guard let relay else { return }
+        let (records, challengedHashes, revealed) = accounts.withLock { states -> ([RelayRecord], [String], Bool) in
+            guard let state = states[account], let identity = state.identity else { return ([], [], false) }
+            var records: [RelayRecord] = []
+            var hashes: [String] = []
+            if state.circle.isTrusted(state.deviceID) {
+                for request in state.requests.values where !state.challenged.contains(Hex.encode(request.hash)) {
+                    records.append(.challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing)))
+                    hashes.append(Hex.encode(request.hash))
+                }
+            }
+            var revealed = false
+            if let request = state.enrollment, let challenge = state.chosenChallenge, let secret = state.pairingSecret, !state.revealed {
+                records.append(.reveal(.make(request: request, challenge: challenge, secret: secret, signer: identity.signing)))
+                revealed = true
+            }
+            return (records, hashes, revealed)
+        }
+        guard !records.isEmpty else { return }
+        do {
+            try await relay.publish(batch: records)
+            accounts.withLock { states in
+                states[account]?.challenged.formUnion(challengedHashes)
+                if revealed { states[account]?.revealed = true }
+            }
+        } catch {
+            logger.warning("relay write failed", metadata: ["problem": "\(error)"])
         }
     }
 

@@ -35,13 +35,15 @@ public final class Vault: Sendable {
                                              arguments: [account.id.rawValue]).map(Self.item)
                 let log = try Data.fetchAll(db, sql: "SELECT entry FROM circle_log WHERE account = ? ORDER BY seq",
                                             arguments: [account.id.rawValue]).map { [UInt8]($0) }
-                let enrollment = try Data.fetchOne(db, sql: "SELECT request FROM enrollment WHERE account = ?", arguments: [account.id.rawValue])
+                let enrollmentRow = try Row.fetchOne(db, sql: "SELECT request, pairing_secret FROM enrollment WHERE account = ?", arguments: [account.id.rawValue])
+                let enrollment: Data? = enrollmentRow?["request"]
+                let secret: Data? = enrollmentRow?["pairing_secret"]
                 var failures: [String: Int] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT device_id, failures FROM approval_attempts WHERE account = ?", arguments: [account.id.rawValue]) {
                     failures[row["device_id"]] = row["failures"]
                 }
                 return AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
-                                       enrollment: enrollment.map { [UInt8]($0) }, approvalFailures: failures)
+                                       enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
             }
         }
     }
@@ -72,7 +74,8 @@ public final class Vault: Sendable {
                 try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [a.id.rawValue, seq, Data(entry)])
             }
             if let request = snapshot.enrollment {
-                try db.execute(sql: "INSERT INTO enrollment (account, request) VALUES (?, ?)", arguments: [a.id.rawValue, Data(request)])
+                try db.execute(sql: "INSERT INTO enrollment (account, request, pairing_secret) VALUES (?, ?, ?)",
+                               arguments: [a.id.rawValue, Data(request), snapshot.pairingSecret.map { Data($0) }])
             }
         }
     }

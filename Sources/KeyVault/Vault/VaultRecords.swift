@@ -36,6 +36,8 @@ public struct AccountSnapshot: Sendable {
     public var circleLog: [[UInt8]] = []
     /// This device's own enrollment request, while it is joining.
     public var enrollment: [UInt8]?
+    /// The pairing secret the enrollment request commits to.
+    public var pairingSecret: [UInt8]?
     /// Wrong pairing codes, by requesting device.
     public var approvalFailures: [String: Int] = [:]
 }

@@ -70,6 +70,10 @@ enum VaultSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v3") { db in
+            // The new device's pairing secret, revealed after a trusted device's challenge.
+            try db.execute(sql: "ALTER TABLE enrollment ADD COLUMN pairing_secret BLOB")
+        }
         return migrator
     }
 }

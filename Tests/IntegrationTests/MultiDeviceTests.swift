@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Several real daemons on one relay file, in temporary folders.
 final class Circle: @unchecked Sendable {
@@ -186,5 +189,31 @@ struct MultiDeviceTests {
         for device in [a, b] {
             try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: Data(device.logText().utf8), where: "a daemon's log")
         }
+    }
+
+    @Test("the events stream tells the new device's sync engine: unlocked, key-ready")
+    func eventStream() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "ev", "passphrase": "pa"])
+        let ticket = try await b.request("POST", "/v1/accounts/ev/enroll", json: ["passphrase": "pb", "deviceName": "b"])
+        let events = circle.root + "/events.txt"
+        let curl = try ChildProcess("/usr/bin/curl", ["-sN", "--max-time", "8", "--unix-socket", b.socket, "http://localhost/v1/accounts/ev/events"],
+                                    stdoutPath: events, stderrPath: circle.root + "/curl.err")
+        try await eventually { ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").contains("keyvaultd events") }
+        _ = try await b.request("POST", "/v1/accounts/ev/lock")
+        _ = try await b.request("POST", "/v1/accounts/ev/unlock", json: ["passphrase": "pb"])
+        try await eventually { (try await a.request("GET", "/v1/accounts/ev/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        #expect(try await a.request("POST", "/v1/accounts/ev/enrollments/\(ticket["deviceId"]!)/approve", json: ["pairingCode": ticket["pairingCode"]!]).status == 200)
+        try await eventually { ((try? String(contentsOfFile: events, encoding: .utf8)) ?? "").contains("event: key-ready") }
+        curl.signal(SIGTERM)
+        _ = await curl.wait()
+        let text = try String(contentsOfFile: events, encoding: .utf8)
+        #expect(text.contains("event: locked"))
+        #expect(text.contains("event: unlocked"))
+        #expect(text.contains("event: device-enrolled"))
+        #expect(text.contains(#""generation":"1""#))
     }
 }

@@ -3,9 +3,11 @@
 
 An independent implementation of the protocol's encodings: Python 3's
 standard library plus the system libsodium through ctypes. From fixed seeds
-it builds device A's genesis entry, device B's enrollment request, its
-pairing code and A's approval of B, and (as a payload, before sealing, since
-a sealed box is randomised) A's key share to B and B's acknowledgement.
+it builds device A's genesis entry, device B's enrollment request (which
+commits to B's pairing secret), A's challenge to that request, B's reveal of
+its secret, the pairing code they yield, A's approval of B, and (as a
+payload, before sealing, since a sealed box is randomised) A's key share to
+B and B's acknowledgement.
 Ed25519 signatures are deterministic, so every value is reproducible.
 
     protocol-vectors.py              print the vectors as JSON
@@ -29,6 +31,9 @@ LABEL_DEVICE_ID = "keyvault/v1/device-id"
 LABEL_ENROLL_REQUEST = "keyvault/v1/enroll-request"
 LABEL_REQUEST_HASH = "keyvault/v1/request-hash"
 LABEL_PAIRING_CODE = "keyvault/v1/pairing-code"
+LABEL_PAIRING_COMMIT = "keyvault/v1/pairing-commit"
+LABEL_ENROLL_CHALLENGE = "keyvault/v1/enroll-challenge"
+LABEL_ENROLL_REVEAL = "keyvault/v1/enroll-reveal"
 LABEL_LOG_ENTRY = "keyvault/v1/log-entry"
 LABEL_LOG_HASH = "keyvault/v1/log-hash"
 LABEL_SHARE = "keyvault/v1/share"
@@ -384,27 +389,87 @@ def outcome_of(action) -> str:
 
 # --- PROTOCOL.md "Enrollment request" ---------------------------------------
 
-def request_signed(account, device, nonce, head_hash, requested_at) -> bytes:
+def request_signed(account, device, commitment, head_hash, requested_at) -> bytes:
     w = Writer().string(LABEL_ENROLL_REQUEST).string(account)
     write_device(w, device)
-    return w.bytes(nonce).bytes(head_hash).u64(requested_at).out
+    return w.bytes(commitment).bytes(head_hash).u64(requested_at).out
 
 
 def decode_request(data: bytes) -> dict:
     signed, signature = split_outer(data)
     r = Reader(signed)
     r.label(LABEL_ENROLL_REQUEST)
-    request = {"account": r.account(), "device": read_device(r), "nonce": r.bytes(16, "a nonce"),
+    request = {"account": r.account(), "device": read_device(r), "commitment": r.bytes(32, "a commitment"),
                "headHash": r.bytes(32, "a head hash"), "requestedAt": r.u64()}
     r.finish()
     if not ed25519_verify(request["device"]["signing"], signature, signed):
         raise Rejected("badSignature", "an enrollment request")
+    request["hash"] = labeled_hash(LABEL_REQUEST_HASH, [data])
     return request
 
 
-def pairing_code(request_hash: bytes, head_hash: bytes) -> str:
-    digest = labeled_hash(LABEL_PAIRING_CODE, [request_hash, head_hash], 16)
+# --- PROTOCOL.md "Pairing code", "Enrollment challenge", "Enrollment reveal" --
+
+def pairing_commitment(secret: bytes) -> bytes:
+    return labeled_hash(LABEL_PAIRING_COMMIT, [secret])
+
+
+def pairing_code(request_hash: bytes, challenge_nonce: bytes, secret: bytes) -> str:
+    digest = labeled_hash(LABEL_PAIRING_CODE, [request_hash, challenge_nonce, secret], 16)
     return f"{int.from_bytes(digest[:8], 'big') % 1_000_000:06d}"
+
+
+def challenge_signed(account, request_hash: bytes, challenger: str, nonce: bytes) -> bytes:
+    return Writer().string(LABEL_ENROLL_CHALLENGE).string(account).bytes(request_hash).string(challenger).bytes(nonce).out
+
+
+def decode_challenge(data: bytes, signer_key) -> dict:
+    """`signer_key(device ID)` is the challenger's signing key if it is a
+    trusted member of the receiver's verified circle, else None."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_ENROLL_CHALLENGE)
+    challenge = {"account": r.account(), "requestHash": r.bytes(32, "a request hash"), "challenger": r.string(),
+                 "nonce": r.bytes(32, "a nonce")}
+    r.finish()
+    key = signer_key(challenge["challenger"])
+    if key is None:
+        raise Rejected("untrustedSigner", challenge["challenger"])
+    if not ed25519_verify(key, signature, signed):
+        raise Rejected("badSignature", "a challenge")
+    challenge["hash"] = labeled_hash(LABEL_ENROLL_CHALLENGE, [data])
+    return challenge
+
+
+def take_challenge(circle: dict, data: bytes) -> str:
+    def trusted_key(device):
+        member = circle["members"].get(device)
+        return member["keys"]["signing"] if member and not member["revoked"] else None
+    challenge = decode_challenge(data, trusted_key)
+    if challenge["account"] != circle["account"]:
+        raise Rejected("invalid", "a challenge for another account")
+    return "accepted"
+
+
+def reveal_signed(account, request_hash: bytes, challenge_hash: bytes, secret: bytes) -> bytes:
+    return Writer().string(LABEL_ENROLL_REVEAL).string(account).bytes(request_hash).bytes(challenge_hash).bytes(secret).out
+
+
+def decode_reveal(data: bytes, request: dict) -> dict:
+    """Checks a reveal against the decoded request it answers."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_ENROLL_REVEAL)
+    reveal = {"account": r.account(), "requestHash": r.bytes(32, "a request hash"),
+              "challengeHash": r.bytes(32, "a challenge hash"), "secret": r.bytes(32, "a secret")}
+    r.finish()
+    if reveal["requestHash"] != request["hash"] or reveal["account"] != request["account"]:
+        raise Rejected("invalid", "a reveal for another request")
+    if not ed25519_verify(request["device"]["signing"], signature, signed):
+        raise Rejected("badSignature", "a reveal")
+    if pairing_commitment(reveal["secret"]) != request["commitment"]:
+        raise Rejected("invalid", "a reveal that does not match the request's commitment")
+    return reveal
 
 
 # --- PROTOCOL.md "Key share" and "Acknowledgement" --------------------------
@@ -465,7 +530,8 @@ def compute() -> dict:
     seed_a, seed_b = b"\x01" * 32, b"\x02" * 32
     box_secret_a, box_secret_b = b"\x03" * 32, b"\x04" * 32
     key = bytes(range(0x20, 0x40))
-    nonce = b"\x10" * 16
+    secret = b"\x11" * 32           # B's pairing secret
+    challenge_nonce = b"\x12" * 32  # A's challenge nonce
     genesis_at = 1795300000000      # ms; also the key's creation time
     request_at = 1795300060000
     approve_at = 1795300120000
@@ -486,12 +552,22 @@ def compute() -> dict:
     genesis = outer(genesis_signed, genesis_sig)
     genesis_hash = labeled_hash(LABEL_LOG_HASH, [genesis_signed, genesis_sig])
 
-    # B's enrollment request against the head it saw (the genesis).
-    req_signed = request_signed(account, device_b, nonce, genesis_hash, request_at)
+    # B's enrollment request against the head it saw (the genesis), committing to its secret.
+    commitment = pairing_commitment(secret)
+    req_signed = request_signed(account, device_b, commitment, genesis_hash, request_at)
     req_sig = ed25519_sign(sign_sk_b, req_signed)
     request = outer(req_signed, req_sig)
     request_hash = labeled_hash(LABEL_REQUEST_HASH, [request])
-    code = pairing_code(request_hash, genesis_hash)
+
+    # A's challenge to the request, then B's reveal of its secret, bound to that challenge.
+    ch_signed = challenge_signed(account, request_hash, id_a, challenge_nonce)
+    ch_sig = ed25519_sign(sign_sk_a, ch_signed)
+    challenge = outer(ch_signed, ch_sig)
+    challenge_hash = labeled_hash(LABEL_ENROLL_CHALLENGE, [challenge])
+    rv_signed = reveal_signed(account, request_hash, challenge_hash, secret)
+    rv_sig = ed25519_sign(sign_sk_b, rv_signed)
+    reveal = outer(rv_signed, rv_sig)
+    code = pairing_code(request_hash, challenge_nonce, secret)
 
     # Entry 1: A approves B.
     approve_body = {"device": device_b, "requestHash": request_hash}
@@ -518,7 +594,13 @@ def compute() -> dict:
     assert ed25519_verify(g["body"]["device"]["signing"], g["signature"], g["signed"])
     assert g["body"]["generation"] == 1
     rq = decode_request(request)
-    assert rq["headHash"] == genesis_hash and rq["device"] == device_b
+    assert rq["headHash"] == genesis_hash and rq["device"] == device_b and rq["hash"] == request_hash
+    assert rq["commitment"] == commitment
+    ch = decode_challenge(challenge, lambda device: sign_pk_a if device == id_a else None)
+    assert ch["hash"] == challenge_hash and ch["requestHash"] == request_hash and ch["challenger"] == id_a
+    rv = decode_reveal(reveal, rq)
+    assert rv["challengeHash"] == challenge_hash and rv["secret"] == secret
+    assert pairing_code(rq["hash"], ch["nonce"], rv["secret"]) == code and len(code) == 6
     a = decode_log_entry(approve)
     assert a["hash"] == approve_hash and a["seq"] == 1 and a["previousHash"] == genesis_hash
     assert a["signer"] == id_a and ed25519_verify(sign_pk_a, a["signature"], a["signed"])
@@ -540,8 +622,9 @@ def compute() -> dict:
             "generation": 1,
             "genesisCreatedAtMs": genesis_at,
             "keyCreatedAtMs": genesis_at,
-            "requestNonceHex": nonce.hex(),
+            "pairingSecretHex": secret.hex(),
             "requestedAtMs": request_at,
+            "challengeNonceHex": challenge_nonce.hex(),
             "approveCreatedAtMs": approve_at,
             "ackReceivedAtMs": ack_at,
         },
@@ -560,6 +643,15 @@ def compute() -> dict:
         "requestSignature": req_sig.hex(),
         "requestHex": request.hex(),
         "requestHash": request_hash.hex(),
+        "pairingSecretHex": secret.hex(),
+        "commitmentHex": commitment.hex(),
+        "challengeSignedHex": ch_signed.hex(),
+        "challengeSignature": ch_sig.hex(),
+        "challengeHex": challenge.hex(),
+        "challengeHash": challenge_hash.hex(),
+        "revealSignedHex": rv_signed.hex(),
+        "revealSignature": rv_sig.hex(),
+        "revealHex": reveal.hex(),
         "pairingCode": code,
         "approveSignedHex": approve_signed.hex(),
         "approveSignature": approve_sig.hex(),
@@ -575,8 +667,10 @@ def compute() -> dict:
 def negative_vectors(v: dict) -> list:
     """One outcome each (PROTOCOL.md "Test vectors", "Cases"). A log case
     applies `log` in order to an empty circle of `alice`, then `entry`; a
-    request case decodes `request`; a share case seals `sharePlaintext` to B
-    and has B take it in, with the circle after `log`."""
+    request case decodes `request`; a challenge case decodes it with the
+    circle after `log` naming the trusted signers; a reveal case checks it
+    against B's request (`requestHex`); a share case seals `sharePlaintext`
+    to B and has B take it in, with the circle after `log`."""
     account, id_a, id_b = v["account"], v["id_a"], v["id_b"]
     sk_a, sk_b = v["sign_sk_a"], v["sign_sk_b"]
     device_a, device_b = v["device_a"], v["device_b"]
@@ -591,12 +685,20 @@ def negative_vectors(v: dict) -> list:
     def entry_hash(data):
         return decode_log_entry(data)["hash"]
 
-    def request(nonce=v["nonce"], name="phone", label=LABEL_ENROLL_REQUEST, sign=True, tamper=None):
+    def request(commitment=v["commitment"], name="phone", label=LABEL_ENROLL_REQUEST, requested_at=v["request_at"], tamper=None):
         w = Writer().string(label).string(account)
         write_device(w, dict(device_b, name=name))
-        signed = w.bytes(nonce).bytes(genesis_hash).u64(v["request_at"]).out
+        signed = w.bytes(commitment).bytes(genesis_hash).u64(requested_at).out
         signature = ed25519_sign(sk_b, signed)
         return outer(tamper(signed) if tamper else signed, signature)
+
+    def challenge(request_hash=v["request_hash"], challenger=id_a, signer_sk=sk_a, nonce=v["challenge_nonce"], challenge_account=account):
+        signed = Writer().string(LABEL_ENROLL_CHALLENGE).string(challenge_account).bytes(request_hash).string(challenger).bytes(nonce).out
+        return outer(signed, ed25519_sign(signer_sk, signed))
+
+    def reveal(request_hash=v["request_hash"], challenge_hash=v["challenge_hash"], secret=v["secret"], signer_sk=sk_b):
+        signed = reveal_signed(account, request_hash, challenge_hash, secret)
+        return outer(signed, ed25519_sign(signer_sk, signed))
 
     def share(generation=1, share_kid=None, share_key=key, sender=id_a, sender_sk=sk_a, recipient=id_b, extra=b""):
         header = share_header(account, generation, share_kid or key_id(share_key), t, sender, recipient)
@@ -607,6 +709,10 @@ def negative_vectors(v: dict) -> list:
     revoke_b = entry(2, entry_hash(approve), id_a, sk_a, "revoke", {"deviceID": id_b})
     bad_sig = bytearray(approve)
     bad_sig[-1] ^= 0x01
+    bad_challenge_sig = bytearray(v["challenge"])
+    bad_challenge_sig[-1] ^= 0x01
+    # Another request from B (a second request, one millisecond later) and its hash.
+    other_request_hash = labeled_hash(LABEL_REQUEST_HASH, [request(requested_at=v["request_at"] + 1)])
 
     cases = [
         # log entries
@@ -636,10 +742,27 @@ def negative_vectors(v: dict) -> list:
         # enrollment requests
         ("request", "request", [], v["request"], "accepted"),
         ("request with a trailing byte", "request", [], v["request"] + b"\x00", "malformed"),
-        ("request with a 15-byte nonce", "request", [], request(nonce=b"\x10" * 15), "malformed"),
+        ("request with a 31-byte commitment", "request", [], request(commitment=v["commitment"][:31]), "malformed"),
+        ("request with a 16-byte nonce in place of the commitment", "request", [], request(commitment=b"\x10" * 16), "malformed"),
         ("request under another label", "request", [], request(label=LABEL_ENROLL_REQUEST + "2"), "malformed"),
         ("request whose name was changed after signing", "request", [],
          request(tamper=lambda b: b.replace(b"phone", b"phony")), "badSignature"),
+        # challenges, as B (or any device) checks them against the circle after `log`
+        ("challenge", "challenge", [genesis], v["challenge"], "accepted"),
+        ("challenge with a trailing byte", "challenge", [genesis], v["challenge"] + b"\x00", "malformed"),
+        ("challenge with a 31-byte nonce", "challenge", [genesis], challenge(nonce=v["challenge_nonce"][:31]), "malformed"),
+        ("challenge with a flipped signature bit", "challenge", [genesis], bytes(bad_challenge_sig), "badSignature"),
+        ("challenge naming A, signed by B", "challenge", [genesis], challenge(signer_sk=sk_b), "badSignature"),
+        ("challenge from a device not in the circle", "challenge", [genesis], challenge(challenger=id_b, signer_sk=sk_b), "untrustedSigner"),
+        ("challenge from a revoked device", "challenge", [genesis, approve, revoke_b], challenge(challenger=id_b, signer_sk=sk_b), "untrustedSigner"),
+        ("challenge for another account", "challenge", [genesis], challenge(challenge_account="bob"), "invalid"),
+        # reveals, checked against B's request
+        ("reveal", "reveal", [], v["reveal"], "accepted"),
+        ("reveal with a trailing byte", "reveal", [], v["reveal"] + b"\x00", "malformed"),
+        ("reveal with a 31-byte secret", "reveal", [], reveal(secret=v["secret"][:31]), "malformed"),
+        ("reveal signed by A", "reveal", [], reveal(signer_sk=sk_a), "badSignature"),
+        ("reveal whose secret does not match the commitment", "reveal", [], reveal(secret=b"\x13" * 32), "invalid"),
+        ("reveal for another request", "reveal", [], reveal(request_hash=other_request_hash), "invalid"),
         # key shares, to B
         ("share", "share", [genesis, approve], v["share_plain"], "accepted"),
         ("share with a byte too many", "share", [genesis, approve], share(extra=b"\x00"), "malformed"),
@@ -660,6 +783,10 @@ def negative_vectors(v: dict) -> list:
             got = outcome_of(lambda: apply(circle, data))
         elif record == "request":
             got = outcome_of(lambda: decode_request(data) and "accepted")
+        elif record == "challenge":
+            got = outcome_of(lambda: take_challenge(circle, data))
+        elif record == "reveal":
+            got = outcome_of(lambda: decode_reveal(data, decode_request(v["request"])) and "accepted")
         else:
             sealed = box_seal(data, v["box_pk_b"])
             got = outcome_of(lambda: take_share(circle, sealed, id_b, v["box_pk_b"], v["box_secret_b"]))

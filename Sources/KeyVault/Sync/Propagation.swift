@@ -111,6 +111,8 @@ extension KeyVaultService {
         }
     }
 
+    static let maxOpenChallenges = 5
+
     /// Publishes what this device owes an enrollment: a challenge for each
     /// request it has not answered (trusted, unlocked), or its reveal (new device, unlocked).
     func advanceEnrollments(_ account: AccountID) async {
@@ -120,7 +122,11 @@ extension KeyVaultService {
             var records: [RelayRecord] = []
             var hashes: [String] = []
             if state.circle.isTrusted(state.deviceID) {
-                for request in state.requests.values where !state.challenged.contains(Hex.encode(request.hash)) {
+                // Each challenge is one more 1-in-a-million try for a relay that floods requests:
+                // at most a few open ones per account.
+                let open = state.requests.values.filter { state.challenged.contains(Hex.encode($0.hash)) }.count
+                let unanswered = state.requests.values.filter { !state.challenged.contains(Hex.encode($0.hash)) }.sorted { $0.requestedAt < $1.requestedAt }
+                for request in unanswered.prefix(max(0, Self.maxOpenChallenges - open)) {
                     records.append(.challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing)))
                     hashes.append(Hex.encode(request.hash))
                 }

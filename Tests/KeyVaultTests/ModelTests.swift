@@ -53,7 +53,9 @@ struct ModelTests {
         guard case .pending(.awaitingApproval, let since) = decide(.current, held, locked: false, membership: asked) else { Issue.record("awaiting approval"); return }
         #expect(since == Date(timeIntervalSince1970: 5))
         guard case .locked = decide(.current, held, locked: true, membership: asked) else { Issue.record("locked wins"); return }
-        guard case .revoked = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
+        guard case .revoked = decide(.current, { _ in nil }, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
+        // A removed device still reads what it held.
+        guard case .ready = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys"); return }
     }
 
     @Test("durations as people write them")

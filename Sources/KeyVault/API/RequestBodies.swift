@@ -28,6 +28,11 @@ struct EnrollBody: Decodable {
     static let shape = #"{"passphrase": string, "deviceName": string}"#
 }
 
+struct RotateBody: Decodable {
+    var promote: String?
+    static let shape = #"{"promote": "after-acks" | "now" (optional)}"#
+}
+
 struct ApproveBody: Decodable {
     var pairingCode: String
     static let shape = #"{"pairingCode": string}"#

@@ -72,6 +72,28 @@ enum Routes {
         routes.on(.get, account: "/devices", permission: .status) { _, _, account in
             try APIResponse.ready(DevicesBody(devices: try service.devices(account)))
         }
+        routes.on(.post, account: "/rotate", permission: .rotate) { request, context, account in
+            // An empty body means the default, after-acks.
+            let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            var promotion = KeyVaultService.Promotion.afterAcks
+            if buffer.readableBytes > 0 {
+                guard let body = try? JSONDecoder().decode(RotateBody.self, from: Data(buffer: buffer)) else {
+                    throw Refusal.invalid("the body must be a JSON object: \(RotateBody.shape)")
+                }
+                if let raw = body.promote {
+                    guard let value = KeyVaultService.Promotion(rawValue: raw) else { throw Refusal.invalid("'promote' must be \"after-acks\" or \"now\"") }
+                    promotion = value
+                }
+            }
+            let result = try await service.rotate(account, promotion: promotion)
+            return try APIResponse.ready(RotatedBody(result))
+        }
+        routes.on(.delete, account: "/devices/{deviceId}", permission: .revoke) { _, context, account in
+            let deviceID = context.parameters.get("deviceId") ?? ""
+            guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            let rotation = try await service.revoke(account, deviceID: deviceID)
+            return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
+        }
         routes.on(.get, account: "/events", permission: .subscribe) { _, _, account in
             _ = try service.existing(account)
             return EventStream.response(service.hub.events(account))
@@ -108,6 +130,28 @@ struct EnrollAnswer: Encodable {
     var pairingCode: String?
     var since: Date
     var retryAfter = PendingBody.retrySeconds
+}
+
+struct RotatedBody: Encodable {
+    var state = ContractState.ready
+    var generation: Int
+    var keyId: String
+    var promoted: Bool
+    var devices: [String]
+
+    init(_ r: KeyVaultService.RotationResult) {
+        generation = r.generation
+        keyId = r.keyId
+        promoted = r.promoted
+        devices = r.devices
+    }
+}
+
+struct RevokedBody: Encodable {
+    var state = ContractState.ready
+    var deviceId: String
+    /// The generation the revocation rotated to, if the policy rotates on revoke.
+    var rotatedTo: Int?
 }
 
 struct EnrollmentsBody: Encodable {

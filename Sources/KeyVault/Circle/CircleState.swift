@@ -21,6 +21,8 @@ public struct CircleState: Sendable, Equatable {
     public private(set) var entries: [LogEntry] = []
     public private(set) var members: [String: Member] = [:]
     public private(set) var generations: [Announced] = []
+    /// Generation numbers promoted to current, in log order (genesis promotes 1).
+    public private(set) var promoted: [Int] = []
 
     public init(account: AccountID) { self.account = account }
 
@@ -31,8 +33,13 @@ public struct CircleState: Sendable, Equatable {
     public func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
     public var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
 
-    /// The highest announced generation (promotion rules come with rotation).
-    public var currentGeneration: Int? { generations.map(\.generation).max() }
+    /// The highest promoted generation: every device that has verified the same log agrees on it.
+    public var currentGeneration: Int? { promoted.max() }
+
+    /// The highest announced generation (promoted or not).
+    public var latestGeneration: Int? { generations.map(\.generation).max() }
+
+    public func announced(_ generation: Int) -> Announced? { generations.first { $0.generation == generation } }
 
     /// Whether `hash` names a verified entry (the zero hash names none).
     public func contains(hash: [UInt8]) -> Bool {
@@ -63,7 +70,8 @@ public struct CircleState: Sendable, Equatable {
             guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
             next.generations.append(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
-        case .approve, .revoke, .announce:
+            next.promoted.append(1)
+        case .approve, .revoke, .announce, .promote:
             guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
             guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
@@ -76,10 +84,17 @@ public struct CircleState: Sendable, Equatable {
                 guard trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
                 next.members[deviceID]?.revoked = true
             case .announce(let generation, let keyID, let keyCreatedAt):
-                guard !generations.contains(where: { $0.generation == Int(generation) && $0.keyID == Hex.encode(keyID) }) else {
-                    throw .invalid("generation \(generation) is already announced with that key")
+                // Generation numbers name one key each: a second key under a taken number is refused.
+                guard !generations.contains(where: { $0.generation == Int(generation) }) else {
+                    throw .invalid("generation \(generation) is already announced")
                 }
                 next.generations.append(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            case .promote(let generation, let keyID):
+                guard let announced = generations.first(where: { $0.generation == Int(generation) }), announced.keyID == Hex.encode(keyID) else {
+                    throw .invalid("promoting generation \(generation), which was not announced with that key")
+                }
+                guard !promoted.contains(Int(generation)) else { throw .invalid("generation \(generation) is already promoted") }
+                next.promoted.append(Int(generation))
             case .genesis:
                 preconditionFailure("handled above")
             }

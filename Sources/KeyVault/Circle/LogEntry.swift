@@ -12,6 +12,8 @@ public struct LogEntry: Sendable, Equatable {
         case revoke(deviceID: String)
         /// A new key generation exists.
         case announce(generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        /// An announced generation becomes current.
+        case promote(generation: UInt64, keyID: [UInt8])
 
         var kind: String {
             switch self {
@@ -19,6 +21,7 @@ public struct LogEntry: Sendable, Equatable {
             case .approve: return "approve"
             case .revoke: return "revoke"
             case .announce: return "announce"
+            case .promote: return "promote"
             }
         }
     }
@@ -57,6 +60,9 @@ public struct LogEntry: Sendable, Equatable {
             w.u64(generation)
             w.bytes(keyID)
             w.u64(keyCreatedAt)
+        case .promote(let generation, let keyID):
+            w.u64(generation)
+            w.bytes(keyID)
         }
         return w.bytes
     }
@@ -101,6 +107,8 @@ public struct LogEntry: Sendable, Equatable {
             body = .revoke(deviceID: try r.string())
         case "announce":
             body = .announce(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case "promote":
+            body = .promote(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"))
         case let other:
             throw .malformed("unknown entry kind '\(other)'")
         }

@@ -31,10 +31,10 @@ public enum KeyAvailability: Sendable {
         selector: KeySelector, generations: [KeyGeneration], current: Int?, isLocked: Bool,
         membership: Membership, held: (Int) -> ReleasedKey?
     ) -> KeyAvailability {
-        let since: Date
+        var since = Date.distantPast
         switch membership {
         case .revoked:
-            return .revoked
+            break
         case .awaitingApproval(let requested):
             // Before approval this device cannot know the circle; locked still wins.
             return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
@@ -61,6 +61,8 @@ public enum KeyAvailability: Sendable {
         case .destroyed: return .destroyed
         case .active:
             if let key = held(target.number) { return .ready(key) }
+            // A removed device keeps what it held, and gets nothing after.
+            if membership == .revoked { return .revoked }
             if isLocked { return .locked }
             return .pending(.awaitingDelivery, since: max(since, target.createdAt))
         }

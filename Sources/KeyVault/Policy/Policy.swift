@@ -38,6 +38,14 @@ public struct Policy: Sendable, Equatable {
     public var backoff: Backoff
     /// A group whose members may connect: the socket becomes 0660 and owned by it.
     public var socketGroup: UInt32?
+    public var rotation = Rotation()
+
+    public struct Rotation: Sendable, Equatable {
+        /// Revoking a device rotates at once and promotes at once.
+        public var rotateOnRevoke = true
+        /// A new generation becomes current when every trusted device holds it, or after this long.
+        public var promotionDeadlineSeconds = 86_400
+    }
 
     /// What the daemon runs with when no policy directory exists: the same as
     /// the shipped `policy/default.toml` (a test holds the two equal).

@@ -90,10 +90,13 @@ struct PolicyBuilder {
                 if let group = try reader.optionalString("group") {
                     policy.socketGroup = try Self.resolveGroup(group.text, file: file, line: group.line)
                 }
+            case "rotation":
+                policy.rotation.promotionDeadlineSeconds = try reader.integer("promotion_deadline_seconds", default: 86_400, in: 0...31_536_000)
+                policy.rotation.rotateOnRevoke = try reader.bool("rotate_on_revoke", default: true)
             case "[[rule]]":
                 policy.rules.append(try rule(&reader, table: table, file: file))
             default:
-                throw fail(table.line, "unknown table [\(table.name)]; known: [kdf], [limits], [unlock-backoff], [socket], [[rule]]")
+                throw fail(table.line, "unknown table [\(table.name)]; known: [kdf], [limits], [unlock-backoff], [socket], [rotation], [[rule]]")
             }
             try reader.finish()
         }
@@ -173,6 +176,13 @@ struct TableReader {
             throw PolicyError(file: file, line: located.line, message: "'\(key)' must be between \(range.lowerBound) and \(range.upperBound), got \(n)")
         }
         return int
+    }
+
+    mutating func bool(_ key: String, default value: Bool) throws(PolicyError) -> Bool {
+        used.insert(key)
+        guard let located = table.value(key) else { return value }
+        guard case .bool(let b) = located.value else { throw PolicyError(file: file, line: located.line, message: "'\(key)' must be true or false") }
+        return b
     }
 
     mutating func optionalString(_ key: String) throws(PolicyError) -> (text: String, line: Int)? {

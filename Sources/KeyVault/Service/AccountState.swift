@@ -29,6 +29,8 @@ struct AccountState: Sendable {
     var challenges: [String: EnrollmentChallenge] = [:]
     var challenged: Set<String> = []
     var reveals: [String: EnrollmentReveal] = [:]
+    /// Generations this device announced and will promote once acknowledged.
+    var announcedHere: Set<Int> = []
     /// Generations each device has acknowledged, and when it was last heard from.
     var acks: [String: (generations: Set<Int>, lastSeen: Date)] = [:]
 

@@ -72,6 +72,7 @@ extension KeyVaultService {
                     states[account]?.acks[ack.deviceID] = entry
                 }
                 hub.wake(account, nil)
+                await promoteIfAcknowledged(account)
             }
         } catch {
             logger.warning("refused relay record", metadata: [

@@ -108,6 +108,10 @@ public struct AccountEvent: Sendable, Equatable {
         AccountEvent(name: "key-ready", fields: ["generation": String(generation), "keyId": keyID])
     }
     public static func deviceEnrolled(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-enrolled", fields: ["deviceId": deviceID]) }
+    public static func rotated(_ generation: Int, _ keyID: String) -> AccountEvent {
+        AccountEvent(name: "rotated", fields: ["generation": String(generation), "keyId": keyID])
+    }
+    public static func deviceRevoked(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID]) }
     public static let locked = AccountEvent(name: "locked", fields: [:])
     public static let unlocked = AccountEvent(name: "unlocked", fields: [:])
 }

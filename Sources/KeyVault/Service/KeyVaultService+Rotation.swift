@@ -1,0 +1,172 @@
+import Foundation
+import Logging
+
+/// Rotation in two phases (distribute, then promote) and revocation.
+extension KeyVaultService {
+    public enum Promotion: String, Sendable {
+        /// Current once every trusted device has acknowledged it, or at the policy's deadline.
+        case afterAcks = "after-acks"
+        /// Current at once.
+        case now
+    }
+
+    public struct RotationResult: Sendable, Codable {
+        public var generation: Int
+        public var keyId: String
+        public var promoted: Bool
+        public var devices: [String]
+    }
+
+    /// Announces a new generation, seals it to every trusted device, and
+    /// promotes it now or once all have acknowledged it. Syncs first: a device
+    /// behind the relay's log does not rotate.
+    public func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
+        return try await gates.serialize(id) { try await rotateLocked(id, promotion: promotion, relay: relay) }
+    }
+
+    func rotateLocked(_ id: AccountID, promotion: Promotion, relay: any Relay) async throws -> RotationResult {
+        try await syncOrExplain()
+        for _ in 0..<5 {
+            let state = try existing(id)
+            guard let identity = state.identity, let kek = state.kek else { throw Refusal.locked(id) }
+            guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
+            let key = SecretKey.generate()
+            let number = (state.circle.latestGeneration ?? 0) + 1
+            let keyID = key.keyID(label: Labels.keyID)
+            let created = now()
+            let announce = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
+                                         signerID: state.deviceID, body: .announce(generation: UInt64(number), keyID: keyID,
+                                                                                   keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000)), at: created)
+            // The key is stored here before anyone can learn of it: a crash after the announce loses nothing.
+            let generation = KeyGeneration(number: number, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(UInt64(created.timeIntervalSince1970 * 1000)) / 1000), state: .active)
+            let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, accessibility: state.record.accessibility, at: created),
+                                  wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
+            try await vault.addGeneration(account: id, generation: generation, item: item, current: state.currentGeneration ?? 1)
+            accounts.withLock { states in
+                states[id]?.generations.append(generation)
+                states[id]?.items.append(item)
+                states[id]?.keys[number] = key
+            }
+            do {
+                try await relay.publish(.log(announce))
+            } catch RelayError.logSeqTaken {
+                try await syncOrExplain()
+                continue
+            }
+            try await adopt([announce], account: id)
+            let recipients = try existing(id).circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
+            for device in recipients { try await deliver(id, generation: number, to: device) }
+            logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(recipients.count + 1)"])
+            hub.wake(id, .rotated(number, generation.keyID))
+            var promoted = false
+            if promotion == .now || recipients.isEmpty {
+                try await promote(id, generation: number)
+                promoted = true
+            } else {
+                schedulePromotionDeadline(id, generation: number)
+            }
+            return RotationResult(generation: number, keyId: generation.keyID, promoted: promoted, devices: recipients.map(\.deviceID))
+        }
+        throw Refusal(.error, "the circle log kept moving; try again")
+    }
+
+    /// Appends the promotion entry (retrying past entries other devices appended).
+    func promote(_ id: AccountID, generation number: Int) async throws {
+        guard let relay else { return }
+        for _ in 0..<5 {
+            let state = try existing(id)
+            if state.circle.promoted.contains(number) { return }
+            guard let identity = state.identity, let announced = state.circle.announced(number) else { throw Refusal.locked(id) }
+            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
+                                      signerID: state.deviceID, body: .promote(generation: UInt64(number), keyID: Hex.decode(announced.keyID) ?? []), at: now())
+            do {
+                try await relay.publish(.log(entry))
+                try await adopt([entry], account: id)
+                logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(number)"])
+                return
+            } catch RelayError.logSeqTaken {
+                await sync()
+            }
+        }
+    }
+
+    /// After every ack: promote a generation this device announced once every trusted device holds it.
+    func promoteIfAcknowledged(_ id: AccountID) async {
+        let due = accounts.withLock { states -> [Int] in
+            guard let state = states[id], state.identity != nil else { return [] }
+            let trusted = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }
+            return state.circle.generations.map(\.generation).filter { number in
+                !state.circle.promoted.contains(number) && state.keys[number] != nil
+                    && trusted.allSatisfy { state.acks[$0]?.generations.contains(number) == true }
+                    && state.announcedHere.contains(number)
+            }
+        }
+        for number in due.sorted() { try? await promote(id, generation: number) }
+    }
+
+    func schedulePromotionDeadline(_ id: AccountID, generation: Int) {
+        let seconds = policy.current.rotation.promotionDeadlineSeconds
+        accounts.withLock { _ = $0[id]?.announcedHere.insert(generation) }
+        Task {
+            try? await Task.sleep(for: .seconds(seconds))
+            try? await self.gates.serialize(id) { try await self.promote(id, generation: generation) }
+        }
+    }
+
+    func deliver(_ id: AccountID, generation number: Int, to device: DeviceKeys) async throws {
+        guard let relay else { return }
+        let (identity, share) = accounts.withLock { states -> (DeviceIdentity?, KeyShare?) in
+            guard let state = states[id], let key = state.keys[number], let generation = state.knownGenerations.first(where: { $0.number == number }) else { return (nil, nil) }
+            return (state.identity, KeyShare(header: .init(account: id, generation: number, keyID: generation.keyID, createdAt: generation.createdAt,
+                                                            sender: state.deviceID, recipient: device.deviceID), key: key))
+        }
+        guard let identity, let share else { return }
+        try await relay.publish(.share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box)))
+    }
+
+    /// Removes a device from the circle; then, by policy, rotates and promotes at once.
+    public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
+        return try await gates.serialize(id) {
+            try await syncOrExplain()
+            let state = try existing(id)
+            guard let identity = state.identity else { throw Refusal.locked(id) }
+            guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
+            guard state.circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) is not a trusted device of \(id)") }
+            guard state.circle.trustedDevices.count > 1 else {
+                throw Refusal.invalid("device \(deviceID) is the account's last device; removing it would leave nobody to hold the keys")
+            }
+            var appended = false
+            for _ in 0..<5 where !appended {
+                let current = try existing(id).circle
+                let entry = LogEntry.make(account: id, seq: current.nextSeq, previousHash: current.headHash, signer: identity.signing,
+                                          signerID: state.deviceID, body: .revoke(deviceID: deviceID), at: now())
+                do {
+                    try await relay.publish(.log(entry))
+                    try await adopt([entry], account: id)
+                    appended = true
+                } catch RelayError.logSeqTaken {
+                    await sync()
+                }
+            }
+            guard appended else { throw Refusal(.error, "the circle log kept moving; try again") }
+            logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+            hub.wake(id, .deviceRevoked(deviceID))
+            guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else { return nil }
+            // Security before availability: the removed device must not hold the current key.
+            return try await rotateLocked(id, promotion: .now, relay: relay)
+        }
+    }
+
+    /// Syncs with the relay, or says why this device cannot know it is up to date.
+    func syncOrExplain() async throws {
+        guard let relay else { return }
+        do {
+            _ = try await relay.rows(after: relayCursor.withLock { $0 }, limit: 1)
+        } catch {
+            throw Refusal(.error, "the relay is unreachable, so this device cannot know it is up to date: \(error)")
+        }
+        await sync()
+    }
+}

@@ -1,0 +1,74 @@
+import Foundation
+import KeyVault
+import Testing
+
+@Suite("Rotation and revocation across three daemons")
+struct RotationTests {
+    static func current(_ device: DaemonProcess, _ account: String) async throws -> Int? {
+        try await device.request("GET", "/v1/accounts/\(account)/keys/current").object["generation"] as? Int
+    }
+
+    @Test("rotate: every device gets the new generation, promotion follows, old generations stay readable; revoke: the rest rotate, the removed device answers revoked")
+    func rotateThenRevoke() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        let c = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "rot", "passphrase": "pa"])
+        try await circle.enroll(b, into: "rot", approver: a, name: "b")
+        let deviceC = try await circle.enroll(c, into: "rot", approver: a, name: "c")
+        let first = try await a.request("GET", "/v1/accounts/rot/keys/1")["key"]
+        for device in [b, c] { #expect(try await device.request("GET", "/v1/accounts/rot/keys/1?wait=20")["key"] == first) }
+
+        let rotated = try await a.request("POST", "/v1/accounts/rot/rotate", json: ["promote": "after-acks"])
+        #expect(rotated.status == 200, "\(rotated.object)")
+        #expect(rotated.object["generation"] as? Int == 2)
+        let second = try await a.request("GET", "/v1/accounts/rot/keys/2")["key"]
+        #expect(second != nil && second != first)
+        for device in [a, b, c] {
+            #expect(try await device.request("GET", "/v1/accounts/rot/keys/2?wait=20")["key"] == second)
+            // Promotion follows the acknowledgements, and every device agrees.
+            try await eventually { try await Self.current(device, "rot") == 2 }
+            #expect(try await device.request("GET", "/v1/accounts/rot/keys/1")["key"] == first)
+        }
+
+        // Revoke C: A rotates and promotes at once; C gets nothing of generation 3.
+        let revoked = try await a.request("DELETE", "/v1/accounts/rot/devices/\(deviceC)")
+        #expect(revoked.status == 200, "\(revoked.object)")
+        #expect(revoked.object["rotatedTo"] as? Int == 3)
+        let third = try await a.request("GET", "/v1/accounts/rot/keys/3")["key"]
+        #expect(try await b.request("GET", "/v1/accounts/rot/keys/3?wait=20")["key"] == third)
+        try await eventually { try await Self.current(b, "rot") == 3 }
+        try await eventually { try await c.request("GET", "/v1/accounts/rot/keys/3").state == "revoked" }
+        let cCurrent = try await c.request("GET", "/v1/accounts/rot/keys/current")
+        #expect(cCurrent.status == 403)
+        #expect(cCurrent.state == "revoked")
+        #expect(cCurrent["key"] == nil)
+        // What C held before it was removed stays readable there.
+        #expect(try await c.request("GET", "/v1/accounts/rot/keys/2")["key"] == second)
+        let devices = try await a.request("GET", "/v1/accounts/rot/devices").object["devices"] as? [[String: Any]] ?? []
+        #expect(devices.first { $0["deviceId"] as? String == deviceC }?["status"] as? String == "revoked")
+        // No share of generation 3 was sealed to C: the relay holds shares for A's peers only.
+        let relay = try SQLiteRelay(path: circle.relayPath)
+        let sharesToC = try await relay.rows(after: 0, limit: 1000).filter { $0.record.kind == .share && $0.record.recipient == deviceC }
+        #expect(sharesToC.count == 2, "C got shares of generations 1 and 2 only")
+    }
+
+    @Test("the last device cannot be revoked; rotate --promote now is current at once")
+    func lastDeviceAndPromoteNow() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "solo", "passphrase": "pa"])
+        let devices = try await a.request("GET", "/v1/accounts/solo/devices").object["devices"] as? [[String: Any]] ?? []
+        let me = try #require(devices.first?["deviceId"] as? String)
+        let refused = try await a.request("DELETE", "/v1/accounts/solo/devices/\(me)")
+        #expect(refused.status == 400)
+        #expect(refused["error"]?.contains("last device") == true)
+        let rotated = try await a.request("POST", "/v1/accounts/solo/rotate", json: ["promote": "now"])
+        #expect(rotated.object["promoted"] as? Bool == true)
+        #expect(try await Self.current(a, "solo") == 2)
+        #expect(try await a.request("POST", "/v1/accounts/solo/rotate", json: ["promote": "soon"]).state == "invalid")
+    }
+}

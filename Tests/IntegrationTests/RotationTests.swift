@@ -71,4 +71,41 @@ struct RotationTests {
         #expect(try await Self.current(a, "solo") == 2)
         #expect(try await a.request("POST", "/v1/accounts/solo/rotate", json: ["promote": "soon"]).state == "invalid")
     }
+
+    @Test("drill: exits 0 with a row per device; with a device stopped, exits non-zero naming it; the device catches up after restart")
+    func drill() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        let c = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "drill", "passphrase": "pa", "deviceName": "laptop"])
+        try await circle.enroll(b, into: "drill", approver: a, name: "phone")
+        try await circle.enroll(c, into: "drill", approver: a, name: "tablet")
+        for device in [b, c] { _ = try await device.request("GET", "/v1/accounts/drill/keys/1?wait=20") }
+        let cli = DaemonProcess.binaryDirectory + "/keyvault"
+
+        let healthy = try await run(cli, ["drill", "rotate", "--account", "drill", "--deadline", "20s", "--socket", a.socket])
+        #expect(healthy.status == 0, "\(healthy.err)")
+        for name in ["laptop", "phone", "tablet"] { #expect(healthy.out.contains(name)) }
+        #expect(healthy.out.contains("TIME TO KEY"))
+        #expect(!healthy.out.contains("NO "))
+
+        #expect(await c.stop() == 0)
+        let missed = try await run(cli, ["drill", "rotate", "--account", "drill", "--deadline", "2s", "--json", "--socket", a.socket])
+        #expect(missed.status == 1)
+        #expect(missed.err.contains("tablet"))
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(missed.out.utf8)) as? [String: Any])
+        let generation = try #require(report["generation"] as? Int)
+        #expect((report["missed"] as? [String])?.count == 1)
+
+        // C comes back, is unlocked, takes in what it missed and acknowledges it.
+        try await c.start()
+        #expect(try await c.request("POST", "/v1/accounts/drill/unlock", json: ["passphrase": "device passphrase"]).status == 200)
+        #expect(try await c.request("GET", "/v1/accounts/drill/keys/\(generation)?wait=20")["key"] == (try await a.request("GET", "/v1/accounts/drill/keys/\(generation)"))["key"])
+        try await eventually {
+            let devices = try await a.request("GET", "/v1/accounts/drill/devices").object["devices"] as? [[String: Any]] ?? []
+            return devices.allSatisfy { ($0["generations"] as? [Int])?.contains(generation) == true }
+        }
+    }
 }

@@ -58,10 +58,16 @@ public struct KeyShare: Sendable {
 
     /// Signs with the sender's key and seals to the recipient.
     public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
-        let header = header.encoded
-        let payload = SecureBytes.concatenating([.plain(LabeledHash.lengthPrefix(header.count)), .plain(header), .secret(key.bytes)])
-        let signature = signer.signature(forSecret: payload)
-        return SealedBox.seal(SecureBytes.concatenating([.secret(payload), .plain(signature)]), to: recipient)
+        let header = LabeledHash.lengthPrefix(self.header.encoded.count) + self.header.encoded
+        let payloadLength = header.count + SecretKey.byteCount
+        // Payload and signature in one secure buffer (one locked allocation per share).
+        let plain = SecureBytes(capacity: payloadLength + SigningKey.signatureByteCount) { out in
+            out.baseAddress!.copyMemory(from: header, byteCount: header.count)
+            key.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: header.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            signer.signInPlace(out, messageLength: payloadLength)
+            return payloadLength + SigningKey.signatureByteCount
+        }
+        return SealedBox.seal(plain, to: recipient)
     }
 
     /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.

@@ -81,3 +81,15 @@ extension SigningPublicKey {
         }
     }
 }
+
+extension SigningKey {
+    /// Signs the first `length` bytes of `buffer` and writes the 64-byte
+    /// signature right after them: one secure buffer for payload and signature.
+    func signInPlace(_ buffer: UnsafeMutableRawBufferPointer, messageLength length: Int) {
+        precondition(buffer.count >= length + Self.signatureByteCount)
+        let base = buffer.bindMemory(to: UInt8.self).baseAddress!
+        expanded.withUnsafeBytes { sk in
+            _ = crypto_sign_detached(base + length, nil, base, UInt64(length), sk.bindMemory(to: UInt8.self).baseAddress!)
+        }
+    }
+}

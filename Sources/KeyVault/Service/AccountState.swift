@@ -32,7 +32,7 @@ struct AccountState: Sendable {
     /// Generations this device announced and will promote once acknowledged.
     var announcedHere: Set<Int> = []
     /// Generations each device has acknowledged, and when it was last heard from.
-    var acks: [String: (generations: Set<Int>, lastSeen: Date)] = [:]
+    var acks: [String: (generations: [Int: Date], lastSeen: Date)] = [:]
 
     init(snapshot: AccountSnapshot) {
         record = snapshot.account

@@ -23,6 +23,8 @@ extension KeyVaultService {
         public var status: String
         public var lastSeen: Date?
         public var generations: [Int]
+        /// When the device acknowledged each generation it holds (by generation number).
+        public var acknowledged: [String: Date]
     }
 
     static let maxPairingFailures = 5
@@ -178,19 +180,20 @@ extension KeyVaultService {
         let state = try existing(id)
         var out = state.circle.members.values.map { member in
             let id = member.keys.deviceID
-            let acked = state.acks[id]
-            let held = id == state.deviceID ? Set(state.generations.map(\.number)) : (acked?.generations ?? [])
+            let acked: [Int: Date] = id == state.deviceID
+                ? Dictionary(state.generations.map { ($0.number, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
+                : state.acks[id]?.generations ?? [:]
             return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
-                                 lastSeen: id == state.deviceID ? now() : acked?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
-                                 generations: held.sorted())
+                                 lastSeen: id == state.deviceID ? now() : state.acks[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
+                                 generations: acked.keys.sorted(), acknowledged: Dictionary(uniqueKeysWithValues: acked.map { (String($0.key), $0.value) }))
         }
         for request in state.requests.values where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",
-                                     lastSeen: request.requestedDate, generations: []))
+                                     lastSeen: request.requestedDate, generations: [], acknowledged: [:]))
         }
         if state.circle.isEmpty {
             out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment == nil ? "trusted" : "pending",
-                                     lastSeen: now(), generations: state.generations.map(\.number)))
+                                     lastSeen: now(), generations: state.generations.map(\.number), acknowledged: [:]))
         }
         return out.sorted { $0.deviceId < $1.deviceId }
     }

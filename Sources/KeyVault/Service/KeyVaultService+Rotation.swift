@@ -98,7 +98,7 @@ extension KeyVaultService {
             let trusted = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }
             return state.circle.generations.map(\.generation).filter { number in
                 !state.circle.promoted.contains(number) && state.keys[number] != nil
-                    && trusted.allSatisfy { state.acks[$0]?.generations.contains(number) == true }
+                    && trusted.allSatisfy { state.acks[$0]?.generations[number] != nil }
                     && state.announcedHere.contains(number)
             }
         }

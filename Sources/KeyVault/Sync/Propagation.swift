@@ -66,9 +66,10 @@ extension KeyVaultService {
                         throw ProtocolError.untrustedSigner(ack.deviceID)
                     }
                     guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }
-                    var entry = states[account]?.acks[ack.deviceID] ?? (generations: [], lastSeen: .distantPast)
-                    entry.generations.insert(ack.generation)
-                    entry.lastSeen = max(entry.lastSeen, Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000))
+                    var entry = states[account]?.acks[ack.deviceID] ?? (generations: [:], lastSeen: .distantPast)
+                    let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
+                    entry.generations[ack.generation] = min(entry.generations[ack.generation] ?? at, at)
+                    entry.lastSeen = max(entry.lastSeen, at)
                     states[account]?.acks[ack.deviceID] = entry
                 }
                 hub.wake(account, nil)

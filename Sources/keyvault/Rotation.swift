@@ -1,0 +1,129 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+
+struct Rotate: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Rotate an account's key: a new generation for every trusted device.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(help: "after-acks (current once every trusted device holds it) or now.")
+    var promote: String = "after-acks"
+
+    func run() async throws {
+        let id = try account.validated()
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": promote]).finish()
+    }
+}
+
+struct Revoke: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove a device from an account's circle (then rotate, by policy).")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(name: .customLong("device-id"), help: "The device to remove (from `keyvault devices`).")
+    var deviceID: String
+
+    func run() async throws {
+        let id = try account.validated()
+        guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw ValidationError("a device ID is 32 hex characters") }
+        try await CLIRequest(socket: socket.path).send("DELETE", "/v1/accounts/\(id)/devices/\(deviceID)").finish()
+    }
+}
+
+struct Drill: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Drills that prove the circle works.", subcommands: [RotateDrill.self])
+
+    /// Rotates, watches every trusted device acknowledge the new generation,
+    /// and prints a table; exits 1 naming any device that missed the deadline.
+    struct RotateDrill: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "rotate",
+            abstract: "Rotate and prove every trusted device got the new key: a per-device table of time to key.")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+        @Option(help: "How long devices have to acknowledge: 60s, 2m…")
+        var deadline: String = "60s"
+        @Flag(help: "Print the result as JSON.")
+        var json = false
+
+        func run() async throws {
+            let id = try account.validated()
+            guard let seconds = DurationText.seconds(deadline), seconds > 0 else { throw ValidationError("--deadline takes a duration such as 60s") }
+            let request = CLIRequest(socket: socket.path)
+            let started = Date()
+            let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])
+            guard rotated.state == "ready", let generation = rotated.object["generation"] as? Int else { return try rotated.finish() }
+            let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+            var rows: [DrillRow] = []
+            while true {
+                let answer = try await request.send("GET", "/v1/accounts/\(id)/devices")
+                let devices = (answer.object["devices"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "trusted" }
+                rows = devices.map { DrillRow(device: $0, generation: generation, started: started) }
+                let done = rows.filter(\.acknowledged).count
+                if !json { StandardError.print("\r" + DrillRow.progress(done, of: rows.count) + "  generation \(generation)") }
+                if done == rows.count || ContinuousClock.now >= end { break }
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            let missed = rows.filter { !$0.acknowledged }
+            if json {
+                let object: [String: Any] = ["state": missed.isEmpty ? "ready" : "pending", "generation": generation,
+                                             "devices": rows.map(\.json), "missed": missed.map(\.deviceID)]
+                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
+                print(String(decoding: data, as: UTF8.self))
+            } else {
+                print(DrillRow.table(rows))
+            }
+            if !missed.isEmpty {
+                StandardError.print("keyvault: drill failed: \(missed.map { "\($0.name) (\($0.deviceID))" }.joined(separator: ", ")) did not acknowledge generation \(generation) within \(deadline)")
+                throw ExitCode(1)
+            }
+        }
+    }
+}
+
+struct DrillRow {
+    var deviceID: String
+    var name: String
+    var acknowledged: Bool
+    var timeToKey: Double?
+    var lastSeen: String
+
+    init(device: [String: Any], generation: Int, started: Date) {
+        deviceID = device["deviceId"] as? String ?? "?"
+        name = device["deviceName"] as? String ?? ""
+        acknowledged = (device["generations"] as? [Int])?.contains(generation) == true
+        lastSeen = device["lastSeen"] as? String ?? "-"
+        if acknowledged, let at = (device["acknowledged"] as? [String: String])?[String(generation)], let date = ISO8601DateFormatter.withFractions.date(from: at) {
+            timeToKey = max(0, date.timeIntervalSince(started))
+        }
+    }
+
+    var json: [String: Any] {
+        ["deviceId": deviceID, "deviceName": name, "acknowledged": acknowledged, "timeToKeyMs": timeToKey.map { Int($0 * 1000) } as Any, "lastSeen": lastSeen]
+    }
+
+    static func progress(_ done: Int, of total: Int) -> String {
+        let width = 30
+        let filled = total == 0 ? width : width * done / total
+        return "[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(done)/\(total) devices"
+    }
+
+    static func table(_ rows: [DrillRow]) -> String {
+        var lines = ["", pad("DEVICE", 34) + pad("NAME", 16) + pad("ACKNOWLEDGED", 14) + pad("TIME TO KEY", 13) + "LAST SEEN"]
+        for row in rows.sorted(by: { $0.name < $1.name }) {
+            let time = row.timeToKey.map { String(format: "%.0f ms", $0 * 1000) } ?? "-"
+            lines.append(pad(row.deviceID, 34) + pad(row.name, 16) + pad(row.acknowledged ? "yes" : "NO", 14) + pad(time, 13) + row.lastSeen)
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func pad(_ text: String, _ width: Int) -> String {
+        text.count >= width ? text + " " : text + String(repeating: " ", count: width - text.count)
+    }
+}
+
+extension ISO8601DateFormatter {
+    nonisolated(unsafe) static let withFractions: ISO8601DateFormatter = {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return formatter
+    }()
+}

@@ -149,8 +149,9 @@ struct Report {
 
             ## Delivery to many devices
 
-            One device signs and seals a key share to each of \(delivery.recipients) devices and stores each on the relay (one \
-            SQLite transaction per share), beside raw `crypto_box_seal` of a 200-byte message to the same keys, in the same run.
+            One device signs and seals a key share to each of \(delivery.recipients) devices (spread over the machine's cores, as a \
+            rotation does) and stores them on the relay in one SQLite transaction, beside raw `crypto_box_seal` of a 200-byte \
+            message to the same keys on one core, in the same run. Each share costs an Ed25519 signature and a sealed box.
 
             | shares sealed and stored /s | raw `crypto_box_seal` /s | ratio | goal |
             |---:|---:|---:|---|

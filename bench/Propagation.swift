@@ -86,12 +86,11 @@ enum PropagationBench {
         let devices = (0..<recipients).map { _ in BoxSecretKey.generate().publicKey }
 
         let start = ContinuousClock.now
-        let records = devices.enumerated().map { i, device in
-            let share = KeyShare(header: .init(account: account, generation: 1, keyID: keyID, createdAt: Date(),
-                                               sender: "sender", recipient: "device\(i)"), key: key)
-            return RelayRecord.share(account: account, recipient: "device\(i)", sealed: share.seal(signer: sender, to: device))
+        let headers = devices.indices.map { i in
+            KeyShare.Header(account: account, generation: 1, keyID: keyID, createdAt: Date(), sender: "sender", recipient: "device\(i)")
         }
-        try await relay.publish(batch: records)
+        let sealed = KeyShare.sealAll(key: key, headers: headers, recipients: devices, signer: sender)
+        try await relay.publish(batch: sealed.enumerated().map { i, box in RelayRecord.share(account: account, recipient: "device\(i)", sealed: box) })
         let delivered = Load.seconds(ContinuousClock.now - start)
 
         let message = SecureBytes(randomCount: 200)  // about a share's payload and signature

@@ -1,4 +1,5 @@
 public import Foundation
+import Synchronization
 
 /// One key generation on its way to one device: sign-then-seal. The payload
 /// (`u32be(header length) || header || key`) is signed by the sender, and
@@ -68,6 +69,17 @@ public struct KeyShare: Sendable {
             return payloadLength + SigningKey.signatureByteCount
         }
         return SealedBox.seal(plain, to: recipient)
+    }
+
+    /// Seals one key to many devices, spread over the machine's cores
+    /// (a rotation delivers to every trusted device at once). Order is kept.
+    public static func sealAll(key: SecretKey, headers: [Header], recipients: [BoxPublicKey], signer: SigningKey) -> [[UInt8]] {
+        precondition(headers.count == recipients.count)
+        let results = SealedResults(count: headers.count)
+        DispatchQueue.concurrentPerform(iterations: headers.count) { i in
+            results.set(i, KeyShare(header: headers[i], key: key).seal(signer: signer, to: recipients[i]))
+        }
+        return results.values
     }
 
     /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
@@ -142,4 +154,12 @@ public struct ShareAck: Sendable, Equatable {
     }
 
     public func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }
+}
+
+/// Slots filled from concurrent iterations, each index written once.
+private final class SealedResults: Sendable {
+    private let slots: Mutex<[[UInt8]]>
+    init(count: Int) { slots = Mutex(Array(repeating: [], count: count)) }
+    func set(_ index: Int, _ value: [UInt8]) { slots.withLock { $0[index] = value } }
+    var values: [[UInt8]] { slots.withLock { $0 } }
 }

@@ -56,7 +56,7 @@ extension KeyVaultService {
             }
             try await adopt([announce], account: id)
             let recipients = try existing(id).circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
-            for device in recipients { try await deliver(id, generation: number, to: device) }
+            try await deliver(id, generation: number, to: recipients)
             logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(recipients.count + 1)"])
             hub.wake(id, .rotated(number, generation.keyID))
             var promoted = false
@@ -114,15 +114,19 @@ extension KeyVaultService {
         }
     }
 
-    func deliver(_ id: AccountID, generation number: Int, to device: DeviceKeys) async throws {
-        guard let relay else { return }
-        let (identity, share) = accounts.withLock { states -> (DeviceIdentity?, KeyShare?) in
-            guard let state = states[id], let key = state.keys[number], let generation = state.knownGenerations.first(where: { $0.number == number }) else { return (nil, nil) }
-            return (state.identity, KeyShare(header: .init(account: id, generation: number, keyID: generation.keyID, createdAt: generation.createdAt,
-                                                            sender: state.deviceID, recipient: device.deviceID), key: key))
+    /// Seals one generation to many devices (over all cores) and stores the shares in one relay write.
+    func deliver(_ id: AccountID, generation number: Int, to devices: [DeviceKeys]) async throws {
+        guard let relay, !devices.isEmpty else { return }
+        let found = accounts.withLock { states -> (DeviceIdentity, SecretKey, KeyGeneration, String)? in
+            guard let state = states[id], let identity = state.identity, let key = state.keys[number],
+                  let generation = state.knownGenerations.first(where: { $0.number == number }) else { return nil }
+            return (identity, key, generation, state.deviceID)
         }
-        guard let identity, let share else { return }
-        try await relay.publish(.share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box)))
+        guard let (identity, key, generation, sender) = found else { return }
+        let headers = devices.map { KeyShare.Header(account: id, generation: number, keyID: generation.keyID, createdAt: generation.createdAt,
+                                                    sender: sender, recipient: $0.deviceID) }
+        let sealed = KeyShare.sealAll(key: key, headers: headers, recipients: devices.map(\.box), signer: identity.signing)
+        try await relay.publish(batch: zip(devices, sealed).map { .share(account: id, recipient: $0.deviceID, sealed: $1) })
     }
 
     /// Removes a device from the circle; then, by policy, rotates and promotes at once.

@@ -120,6 +120,23 @@ struct MultiDeviceTests {
         }
     }
 
+    @Test("every older generation reaches a new device, not just the current one")
+    func olderGenerations() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "old", "passphrase": "pa"])
+        for _ in 0..<2 { #expect(try await a.request("POST", "/v1/accounts/old/rotate", json: ["promote": "now"]).status == 200) }
+        try await circle.enroll(b, into: "old", approver: a, name: "b")
+        for generation in 1...3 {
+            let expected = try await a.request("GET", "/v1/accounts/old/keys/\(generation)")["key"]
+            #expect(expected != nil)
+            #expect(try await b.request("GET", "/v1/accounts/old/keys/\(generation)?wait=20")["key"] == expected, "generation \(generation)")
+        }
+        #expect(try await b.request("GET", "/v1/accounts/old/keys/current").object["generation"] as? Int == 3)
+    }
+
     @Test("enough wrong pairing codes cancel the request")
     func wrongCodesCancel() async throws {
         let circle = try Circle()

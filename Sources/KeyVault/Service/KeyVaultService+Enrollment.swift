@@ -111,11 +111,11 @@ extension KeyVaultService {
     /// Approves a request whose pairing code the person typed; then delivers
     /// every live generation to the new device.
     public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
-        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
+        guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await gates.serialize(id) {
             await sync()
             let state = try existing(id)
-            guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
+            guard state.identity != nil, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             guard let request = state.requests[deviceID] else {
                 throw Refusal(.unknown, "no pending enrollment request from device \(deviceID)")
@@ -136,22 +136,7 @@ extension KeyVaultService {
                 let left = Self.maxPairingFailures - count
                 throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
             }
-            // Append the approval; if another device took the number, catch up and try again.
-            var entry: LogEntry?
-            for _ in 0..<5 {
-                let circle = try existing(id).circle
-                let candidate = LogEntry.make(account: id, seq: circle.nextSeq, previousHash: circle.headHash, signer: identity.signing,
-                                              signerID: state.deviceID, body: .approve(device: request.device, requestHash: request.hash), at: now())
-                do {
-                    try await relay.publish(.log(candidate))
-                    entry = candidate
-                    break
-                } catch RelayError.logSeqTaken {
-                    await sync()
-                }
-            }
-            guard let entry else { throw Refusal(.error, "the circle log kept moving; try again") }
-            try await adopt([entry], account: id)
+            _ = try await appendEntry(id) { _ in .approve(device: request.device, requestHash: request.hash) }
             try await deliverAll(id, to: request.device)
             logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             return request.device.name

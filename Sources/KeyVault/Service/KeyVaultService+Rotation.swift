@@ -73,22 +73,12 @@ extension KeyVaultService {
 
     /// Appends the promotion entry (retrying past entries other devices appended).
     func promote(_ id: AccountID, generation number: Int) async throws {
-        guard let relay else { return }
-        for _ in 0..<5 {
-            let state = try existing(id)
-            if state.circle.promoted.contains(number) { return }
-            guard let identity = state.identity, let announced = state.circle.announced(number) else { throw Refusal.locked(id) }
-            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
-                                      signerID: state.deviceID, body: .promote(generation: UInt64(number), keyID: Hex.decode(announced.keyID) ?? []), at: now())
-            do {
-                try await relay.publish(.log(entry))
-                try await adopt([entry], account: id)
-                logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(number)"])
-                return
-            } catch RelayError.logSeqTaken {
-                await sync()
-            }
+        let entry = try await appendEntry(id) { circle in
+            // Another device may have promoted it meanwhile.
+            guard !circle.promoted.contains(number), let announced = circle.announced(number) else { return nil }
+            return .promote(generation: UInt64(number), keyID: Hex.decode(announced.keyID) ?? [])
         }
+        if entry != nil { logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(number)"]) }
     }
 
     /// After every ack: promote a generation this device announced once every trusted device holds it.
@@ -135,26 +125,16 @@ extension KeyVaultService {
         return try await gates.serialize(id) {
             try await syncOrExplain()
             let state = try existing(id)
-            guard let identity = state.identity else { throw Refusal.locked(id) }
+            guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
             guard state.circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) is not a trusted device of \(id)") }
             guard state.circle.trustedDevices.count > 1 else {
                 throw Refusal.invalid("device \(deviceID) is the account's last device; removing it would leave nobody to hold the keys")
             }
-            var appended = false
-            for _ in 0..<5 where !appended {
-                let current = try existing(id).circle
-                let entry = LogEntry.make(account: id, seq: current.nextSeq, previousHash: current.headHash, signer: identity.signing,
-                                          signerID: state.deviceID, body: .revoke(deviceID: deviceID), at: now())
-                do {
-                    try await relay.publish(.log(entry))
-                    try await adopt([entry], account: id)
-                    appended = true
-                } catch RelayError.logSeqTaken {
-                    await sync()
-                }
+            _ = try await appendEntry(id) { circle in
+                guard circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) was removed meanwhile") }
+                return .revoke(deviceID: deviceID)
             }
-            guard appended else { throw Refusal(.error, "the circle log kept moving; try again") }
             logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             hub.wake(id, .deviceRevoked(deviceID))
             guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else { return nil }

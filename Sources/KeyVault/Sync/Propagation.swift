@@ -152,6 +152,29 @@ extension KeyVaultService {
         }
     }
 
+    /// Appends a log entry signed by this device on the current head. If another
+    /// device took the number first, catches up and builds the entry again on
+    /// the new head (`body` may answer nil: nothing left to do). Adopts it locally.
+    func appendEntry(_ id: AccountID, _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
+        for _ in 0..<5 {
+            let state = try existing(id)
+            guard let identity = state.identity else { throw Refusal.locked(id) }
+            guard let content = try body(state.circle) else { return nil }
+            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
+                                      signerID: state.deviceID, body: content, at: now())
+            do {
+                try await relay.publish(.log(entry))
+            } catch RelayError.logSeqTaken {
+                await sync()
+                continue
+            }
+            try await adopt([entry], account: id)
+            return entry
+        }
+        throw Refusal(.error, "the circle log kept moving; try again")
+    }
+
     /// Verifies log entries against the account's circle, stores them, and
     /// reacts to what they say about this device.
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {

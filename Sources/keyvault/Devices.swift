@@ -50,7 +50,7 @@ struct Approve: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw ValidationError("a device ID is 32 hex characters") }
+        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
         try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(deviceID)/approve", json: ["pairingCode": code]).finish()
     }
 }

@@ -151,7 +151,7 @@ struct KeyCommand: AsyncParsableCommand {
             if let generation {
                 path += String(generation)
             } else if let keyID {
-                guard keyID.utf8.allSatisfy({ ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }) else {
+                guard HexID.isValid(keyID) else {
                     throw ValidationError("a key ID is 32 lowercase hex characters")
                 }
                 path += "id/" + keyID

@@ -24,7 +24,7 @@ struct Revoke: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw ValidationError("a device ID is 32 hex characters") }
+        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
         try await CLIRequest(socket: socket.path).send("DELETE", "/v1/accounts/\(id)/devices/\(deviceID)").finish()
     }
 }

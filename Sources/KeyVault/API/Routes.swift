@@ -61,7 +61,7 @@ enum Routes {
         routes.on(.post, account: "/enrollments/{deviceId}/approve", permission: .approve) { request, context, account in
             let body = try await RequestBody.decode(ApproveBody.self, shape: ApproveBody.shape, from: request, context: context)
             let deviceID = context.parameters.get("deviceId") ?? ""
-            guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
             let code = body.pairingCode.filter { $0 != "-" && $0 != " " }
             guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                 throw Refusal.invalid("a pairing code is the 6 digits the new device shows")
@@ -90,7 +90,7 @@ enum Routes {
         }
         routes.on(.delete, account: "/devices/{deviceId}", permission: .revoke) { _, context, account in
             let deviceID = context.parameters.get("deviceId") ?? ""
-            guard deviceID.utf8.count == 32, Hex.decode(deviceID) != nil else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
             let rotation = try await service.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
         }
@@ -102,7 +102,7 @@ enum Routes {
         let keys = KeyReadHandler(service: service, audit: audit)
         routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
             let id = context.parameters.get("keyId") ?? ""
-            guard id.utf8.count == 32, Hex.decode(id) != nil, id == id.lowercased() else {
+            guard HexID.isValid(id) else {
                 throw Refusal.invalid("a key ID is 32 lowercase hex characters")
             }
             return try await keys.read(request, context, account, .keyID(id))

@@ -106,11 +106,11 @@ struct DaemonLifecycleTests {
     }
 }
 
-/// Polls a condition for up to five seconds (for effects of a signal).
-func eventually(_ condition: () async throws -> Bool) async throws {
-    for _ in 0..<100 {
+/// Polls a condition for up to 15 seconds (generous: CI machines are shared and noisy).
+func eventually(_ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    for _ in 0..<300 {
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(50))
     }
-    Issue.record("condition not met within 5 s")
+    Issue.record("condition not met within 15 s", sourceLocation: sourceLocation)
 }

@@ -35,7 +35,7 @@ final class Circle: @unchecked Sendable {
         let ticket = try await new.request("POST", "/v1/accounts/\(account)/enroll", json: ["passphrase": "device passphrase", "deviceName": name])
         #expect(ticket.status == 202, "\(ticket.object)")
         let deviceID = try #require(ticket["deviceId"])
-        let code = try #require(ticket["pairingCode"])
+        let code = try #require(ticket["pairingCode"], "no code; approver: \(approver.logText().suffix(3000)) new: \(new.logText().suffix(2000))")
         try await eventually {
             let list = try await approver.request("GET", "/v1/accounts/\(account)/enrollments")
             return (list.object["enrollments"] as? [[String: Any]])?.contains { $0["deviceId"] as? String == deviceID } == true

@@ -107,5 +107,8 @@ struct RotationTests {
             let devices = try await a.request("GET", "/v1/accounts/drill/devices").object["devices"] as? [[String: Any]] ?? []
             return devices.allSatisfy { ($0["generations"] as? [Int])?.contains(generation) == true }
         }
+        let final = try await a.request("GET", "/v1/accounts/drill/devices")
+        #expect((final.object["devices"] as? [[String: Any]] ?? []).allSatisfy { ($0["generations"] as? [Int])?.contains(generation) == true },
+                "\(final.raw.text) A: \(a.logText().suffix(1500)) C: \(c.logText().suffix(1500))")
     }
 }

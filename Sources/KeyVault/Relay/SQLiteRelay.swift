@@ -1,13 +1,21 @@
 import Foundation
 import GRDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The embedded relay: one SQLite file (WAL) that every daemon on a host or a
-/// shared volume opens at once. Writers commit; readers are woken by inotify
-/// on the file's folder (a commit touches the `-wal` file), not by a timer.
+/// shared volume opens at once. Writers commit, then ring a doorbell (rewrite
+/// `PATH-doorbell`); readers are woken by inotify on the folder, not by a
+/// timer. The doorbell matters: writes to `-wal` also wake readers, but they
+/// can come before the commit is visible (SQLite publishes it through the
+/// mmapped `-shm`, which inotify does not see), and a reader woken too early
+/// would miss the record until the next write.
 public final class SQLiteRelay: Relay {
     private let pool: DatabasePool
     private let watcher: FileWatcher
     public let path: String
+    private var doorbell: String { path + "-doorbell" }
 
     public init(path: String) throws {
         self.path = path
@@ -77,6 +85,16 @@ public final class SQLiteRelay: Relay {
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw RelayError.logSeqTaken(records.first { $0.logSeq != nil }?.logSeq ?? 0)
         }
+        ringDoorbell()
+    }
+
+    /// After the commit: one close-after-write on the doorbell file wakes every reader.
+    private func ringDoorbell() {
+        let fd = open(doorbell, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+        close(fd)
     }
 
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {

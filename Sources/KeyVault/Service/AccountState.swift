@@ -59,13 +59,22 @@ struct AccountState: Sendable {
         return .member(since: record.createdAt)
     }
 
-    /// Generations this device knows of: those it holds, and those the circle announced.
+    /// Generations this device knows of. With a circle, exactly those it announced
+    /// (a key stored here but not announced is not served); without one, those held.
     var knownGenerations: [KeyGeneration] {
-        var out = generations
-        for announced in circle.generations where !out.contains(where: { $0.number == announced.generation }) {
-            out.append(KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt, state: .active))
-        }
-        return out.sorted { $0.number < $1.number }
+        if circle.isEmpty { return generations.sorted { $0.number < $1.number } }
+        return circle.generations.map { announced in
+            KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt,
+                          state: generations.first { $0.number == announced.generation }?.state ?? .active)
+        }.sorted { $0.number < $1.number }
+    }
+
+    /// The key held for a generation, if it is the key the circle announced under that number.
+    func heldKey(_ number: Int) -> SecretKey? {
+        guard let key = keys[number] else { return nil }
+        if circle.isEmpty { return key }
+        guard let announced = circle.announced(number), generations.first(where: { $0.number == number })?.keyID == announced.keyID else { return nil }
+        return key
     }
 
     var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
@@ -86,7 +95,7 @@ struct AccountState: Sendable {
         let known = knownGenerations
         let current = currentGeneration
         return KeyAvailability.decide(selector: selector, generations: known, current: current, isLocked: isLocked, membership: membership) { number in
-            guard let key = keys[number], let generation = known.first(where: { $0.number == number }) else { return nil }
+            guard let key = heldKey(number), let generation = known.first(where: { $0.number == number }) else { return nil }
             return ReleasedKey(account: record.id, generation: generation, key: key, isCurrent: number == current)
         }
     }

@@ -149,7 +149,7 @@ extension KeyVaultService {
         let (identity, shares) = try accounts.withLock { states -> (DeviceIdentity?, [KeyShare]) in
             guard let state = states[id] else { throw Refusal.unknownAccount(id) }
             let shares = state.knownGenerations.compactMap { generation -> KeyShare? in
-                guard let key = state.keys[generation.number] else { return nil }
+                guard let key = state.heldKey(generation.number) else { return nil }
                 return KeyShare(header: .init(account: id, generation: generation.number, keyID: generation.keyID, createdAt: generation.createdAt,
                                               sender: state.deviceID, recipient: device.deviceID), key: key)
             }

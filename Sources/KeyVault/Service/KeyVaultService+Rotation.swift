@@ -31,27 +31,36 @@ extension KeyVaultService {
             let state = try existing(id)
             guard let identity = state.identity, let kek = state.kek else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
-            let key = SecretKey.generate()
             let number = (state.circle.latestGeneration ?? 0) + 1
-            let keyID = key.keyID(label: Labels.keyID)
+            // A key stored under this number by a rotation that died before announcing it
+            // is announced now rather than replaced: nothing that was stored is lost.
+            let unannounced = state.keys[number].flatMap { key in state.generations.first { $0.number == number }.map { (key, $0) } }
             let created = now()
+            let key = unannounced?.0 ?? SecretKey.generate()
+            let keyID = key.keyID(label: Labels.keyID)
+            let generation = unannounced?.1 ?? KeyGeneration(number: number, keyID: Hex.encode(keyID),
+                                                            createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
             let announce = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
                                          signerID: state.deviceID, body: .announce(generation: UInt64(number), keyID: keyID,
-                                                                                   keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000)), at: created)
-            // The key is stored here before anyone can learn of it: a crash after the announce loses nothing.
-            let generation = KeyGeneration(number: number, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(UInt64(created.timeIntervalSince1970 * 1000)) / 1000), state: .active)
-            let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, accessibility: state.record.accessibility, at: created),
-                                  wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
-            try await vault.addGeneration(account: id, generation: generation, item: item, current: state.currentGeneration ?? 1)
-            accounts.withLock { states in
-                states[id]?.generations.append(generation)
-                states[id]?.items.append(item)
-                states[id]?.keys[number] = key
+                                                                                   keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded())), at: created)
+            if unannounced == nil {
+                // Stored before anyone can learn of it: a crash after the announce loses nothing.
+                let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, accessibility: state.record.accessibility, at: created),
+                                      wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
+                try await vault.addGeneration(account: id, generation: generation, item: item, current: state.currentGeneration ?? 1)
+                accounts.withLock { states in
+                    states[id]?.generations.append(generation)
+                    states[id]?.items.append(item)
+                    states[id]?.keys[number] = key
+                }
             }
             do {
                 try await relay.publish(.log(announce))
             } catch RelayError.logSeqTaken {
+                // Another device announced first; if it took this number, the key stored here
+                // was never announced nor served: drop it and rotate on top of the other.
                 try await syncOrExplain()
+                try await dropOrphan(id, generation: number)
                 continue
             }
             try await adopt([announce], account: id)
@@ -69,6 +78,23 @@ extension KeyVaultService {
             return RotationResult(generation: number, keyId: generation.keyID, promoted: promoted, devices: recipients.map(\.deviceID))
         }
         throw Refusal(.error, "the circle log kept moving; try again")
+    }
+
+    /// Removes a locally stored generation whose number the circle gave to another key.
+    func dropOrphan(_ id: AccountID, generation number: Int) async throws {
+        let orphan = accounts.withLock { states -> Bool in
+            guard let state = states[id], let local = state.generations.first(where: { $0.number == number }),
+                  let announced = state.circle.announced(number) else { return false }
+            return announced.keyID != local.keyID
+        }
+        guard orphan else { return }
+        try await vault.removeGeneration(account: id, generation: number)
+        accounts.withLock { states in
+            states[id]?.generations.removeAll { $0.number == number }
+            states[id]?.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.generation == number }
+            states[id]?.keys[number] = nil
+        }
+        logger.warning("dropped a generation another device announced first", metadata: ["account": "\(id)", "generation": "\(number)"])
     }
 
     /// Appends the promotion entry (retrying past entries other devices appended).
@@ -108,7 +134,7 @@ extension KeyVaultService {
     func deliver(_ id: AccountID, generation number: Int, to devices: [DeviceKeys]) async throws {
         guard let relay, !devices.isEmpty else { return }
         let found = accounts.withLock { states -> (DeviceIdentity, SecretKey, KeyGeneration, String)? in
-            guard let state = states[id], let identity = state.identity, let key = state.keys[number],
+            guard let state = states[id], let identity = state.identity, let key = state.heldKey(number),
                   let generation = state.knownGenerations.first(where: { $0.number == number }) else { return nil }
             return (identity, key, generation, state.deviceID)
         }

@@ -73,7 +73,8 @@ extension KeyVaultService {
                     states[account]?.acks[ack.deviceID] = entry
                 }
                 hub.wake(account, nil)
-                await promoteIfAcknowledged(account)
+                // Outside this pass: promoting appends to the log, which may need a pass of its own.
+                Task { await self.promoteIfAcknowledged(account) }
             }
         } catch {
             logger.warning("refused relay record", metadata: [
@@ -231,7 +232,11 @@ extension KeyVaultService {
         guard circle.generations.contains(where: { $0.generation == header.generation && $0.keyID == header.keyID }) else {
             throw ProtocolError.invalid("a share of generation \(header.generation) that the circle never announced with that key")
         }
-        guard state.keys[header.generation] == nil, !state.generations.contains(where: { $0.number == header.generation }) else { return }
+        if let local = state.generations.first(where: { $0.number == header.generation }) {
+            guard local.keyID != header.keyID else { return }  // already held
+            // A key this device stored under that number but never announced: the circle gave the number to this one.
+            try await dropOrphan(account, generation: header.generation)
+        }
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         let context = WrapContext(account: account, kind: .generationKey, generation: header.generation)
         let item = StoredItem(attributes: KeychainItem.make(account: account, kind: .generationKey, generation: header.generation,

@@ -132,6 +132,14 @@ public final class Vault: Sendable {
         }
     }
 
+    /// Removes a generation that was stored but never announced (its number went to another key).
+    public func removeGeneration(account: AccountID, generation: Int) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND generation = ?", arguments: [account.rawValue, generation])
+            try db.execute(sql: "DELETE FROM generations WHERE account = ? AND generation = ?", arguments: [account.rawValue, generation])
+        }
+    }
+
     public func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO approval_attempts (account, device_id, failures) VALUES (?, ?, ?)",

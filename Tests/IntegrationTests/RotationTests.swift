@@ -111,4 +111,34 @@ struct RotationTests {
         #expect((final.object["devices"] as? [[String: Any]] ?? []).allSatisfy { ($0["generations"] as? [Int])?.contains(generation) == true },
                 "\(final.raw.text) A: \(a.logText().suffix(1500)) C: \(c.logText().suffix(1500))")
     }
+
+    @Test("export lists items, generations, devices and the circle log, and no key")
+    func export() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "exp", "passphrase": "pa", "deviceName": "laptop"])
+        try await circle.enroll(b, into: "exp", approver: a, name: "phone")
+        _ = try await a.request("POST", "/v1/accounts/exp/rotate", json: ["promote": "now"])
+        var keys: [String] = []
+        for generation in 1...2 {
+            keys.append(try #require(try await b.request("GET", "/v1/accounts/exp/keys/\(generation)?wait=20")["key"]))
+        }
+        for device in [a, b] {
+            let reply = try await device.request("GET", "/v1/accounts/exp/export")
+            #expect(reply.status == 200)
+            let export = try #require(reply.object["export"] as? [String: Any])
+            let items = export["items"] as? [[String: Any]] ?? []
+            #expect(items.contains { $0["kind"] as? String == "generation-key" && $0["generation"] as? Int == 2 && $0["synchronizable"] as? Bool == true })
+            #expect(items.contains { $0["kind"] as? String == "device-signing-key" && $0["synchronizable"] as? Bool == false })
+            #expect((export["generations"] as? [[String: Any]])?.count == 2)
+            #expect((export["devices"] as? [[String: Any]])?.count == 2)
+            let log = export["circleLog"] as? [[String: Any]] ?? []
+            #expect(log.map { $0["kind"] as? String ?? "" } == ["genesis", "approve", "announce", "promote"])
+            try SecretScan.expectAbsent(keys: keys, in: Data(reply.raw.body), where: "an export")
+            #expect(!reply.raw.text.contains("wrapped"))
+        }
+        #expect(try await a.request("GET", "/v1/accounts/nobody/export").status == 404)
+    }
 }

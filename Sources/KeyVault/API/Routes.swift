@@ -94,6 +94,9 @@ enum Routes {
             let rotation = try await service.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
         }
+        routes.on(.get, account: "/export", permission: .export) { _, _, account in
+            try APIResponse.ready(ExportBody(export: try service.export(account)))
+        }
         routes.on(.get, account: "/events", permission: .subscribe) { _, _, account in
             _ = try service.existing(account)
             return EventStream.response(service.hub.events(account))
@@ -130,6 +133,11 @@ struct EnrollAnswer: Encodable {
     var pairingCode: String?
     var since: Date
     var retryAfter = PendingBody.retrySeconds
+}
+
+struct ExportBody: Encodable {
+    var state = ContractState.ready
+    var export: KeyVaultService.AccountExport
 }
 
 struct RotatedBody: Encodable {

@@ -1,0 +1,74 @@
+public import Foundation
+
+/// `GET …/export`: everything this device stores about an account, as data a
+/// person can read, without key material (no keys, no wrapped blobs).
+extension KeyVaultService {
+    public struct AccountExport: Sendable, Encodable {
+        public struct Item: Sendable, Encodable {
+            public var itemClass, service, account, accessGroup, label, kind, accessibility: String
+            public var generation: Int
+            public var synchronizable: Bool
+            public var creationDate, modificationDate: Date
+        }
+
+        public struct Generation: Sendable, Encodable {
+            public var generation: Int
+            public var keyId: String
+            public var createdAt: Date
+            public var state: String
+            public var current: Bool
+            public var heldHere: Bool
+        }
+
+        public struct Entry: Sendable, Encodable {
+            public var seq: UInt64
+            public var kind: String
+            public var signer: String
+            public var createdAt: Date
+            public var hash: String
+            public var subject: String?
+        }
+
+        public var account: String
+        public var deviceId: String
+        public var deviceName: String
+        public var createdAt: Date
+        public var accessibility: String
+        public var kdf: [String: UInt64]
+        public var items: [Item]
+        public var generations: [Generation]
+        public var devices: [DeviceListing]
+        public var circleLog: [Entry]
+    }
+
+    public func export(_ id: AccountID) throws -> AccountExport {
+        let state = try existing(id)
+        let current = state.currentGeneration
+        let items = state.items.map { item in
+            let a = item.attributes
+            return AccountExport.Item(itemClass: a.itemClass, service: a.service, account: a.account, accessGroup: a.accessGroup, label: a.label,
+                                      kind: a.kind.rawValue, accessibility: a.accessibility.rawValue, generation: a.generation,
+                                      synchronizable: a.synchronizable, creationDate: a.creationDate, modificationDate: a.modificationDate)
+        }
+        let generations = state.knownGenerations.map { g in
+            AccountExport.Generation(generation: g.number, keyId: g.keyID, createdAt: g.createdAt, state: g.state.rawValue,
+                                     current: g.number == current, heldHere: state.heldKey(g.number) != nil || state.generations.contains { $0.number == g.number })
+        }
+        let log = state.circle.entries.map { entry -> AccountExport.Entry in
+            let subject: String?
+            switch entry.body {
+            case .genesis(let device, _, _, _): subject = device.deviceID
+            case .approve(let device, _): subject = device.deviceID
+            case .revoke(let deviceID): subject = deviceID
+            case .announce(let generation, _, _): subject = "generation \(generation)"
+            case .promote(let generation, _): subject = "generation \(generation)"
+            }
+            return AccountExport.Entry(seq: entry.seq, kind: entry.body.kind, signer: entry.signer,
+                                       createdAt: Date(timeIntervalSince1970: Double(entry.createdAt) / 1000), hash: Hex.encode(entry.hash), subject: subject)
+        }
+        return AccountExport(account: id.rawValue, deviceId: state.deviceID, deviceName: state.record.deviceName, createdAt: state.record.createdAt,
+                             accessibility: state.record.accessibility.rawValue,
+                             kdf: ["passes": state.record.kdf.opsLimit, "memoryBytes": state.record.kdf.memLimitBytes],
+                             items: items, generations: generations, devices: try devices(id), circleLog: log)
+    }
+}

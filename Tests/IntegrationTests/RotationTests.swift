@@ -141,4 +141,47 @@ struct RotationTests {
         }
         #expect(try await a.request("GET", "/v1/accounts/nobody/export").status == 404)
     }
+
+    @Test("delete here removes the account; destroy everywhere leaves no key on any device")
+    func deleteAndDestroy() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        let c = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "gone", "passphrase": "pa"])
+        try await circle.enroll(b, into: "gone", approver: a, name: "b")
+        try await circle.enroll(c, into: "gone", approver: a, name: "c")
+        _ = try await a.request("POST", "/v1/accounts/gone/rotate", json: ["promote": "now"])
+        var keys: [String] = []
+        for generation in 1...2 {
+            for device in [b, c] { _ = try await device.request("GET", "/v1/accounts/gone/keys/\(generation)?wait=20") }
+            keys.append(try #require(try await a.request("GET", "/v1/accounts/gone/keys/\(generation)")["key"]))
+        }
+        // A second account on A, deleted from this device only.
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "local", "passphrase": "pl"])
+        #expect(try await a.request("DELETE", "/v1/accounts/local").status == 200)
+        #expect(try await a.request("GET", "/v1/accounts/local/keys/current").status == 404)
+
+        #expect(try await a.request("DELETE", "/v1/accounts/gone?everywhere=true").status == 200)
+        for device in [a, b, c] {
+            try await eventually { try await device.request("GET", "/v1/accounts/gone/keys/current").status == 410 }
+            for generation in 1...2 {
+                let read = try await device.request("GET", "/v1/accounts/gone/keys/\(generation)")
+                #expect(read.state == "destroyed")
+                #expect(read["key"] == nil)
+            }
+        }
+        for device in [a, b, c] { _ = await device.stop() }
+        for device in [a, b, c] {
+            for name in try FileManager.default.contentsOfDirectory(atPath: device.dataDirectory) {
+                let data = try Data(contentsOf: URL(fileURLWithPath: device.dataDirectory + "/" + name))
+                // Wrapped keys are gone too: nothing is left to unwrap, even with the passphrase.
+                try SecretScan.expectAbsent(keys: keys, in: data, where: "data file \(name) after destroy")
+            }
+            let snapshot = try #require(try Vault(directory: device.dataDirectory).snapshot(of: AccountID(validating: "gone")))
+            #expect(!snapshot.items.contains { $0.attributes.kind == .generationKey })
+            #expect(snapshot.generations.allSatisfy { $0.state == .destroyed })
+        }
+    }
 }

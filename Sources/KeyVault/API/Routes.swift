@@ -94,6 +94,12 @@ enum Routes {
             let rotation = try await service.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
         }
+        routes.on(.delete, account: "", permission: .delete) { request, _, account in
+            let raw = request.uri.queryParameters.get("everywhere") ?? "false"
+            guard raw == "true" || raw == "false" else { throw Refusal.invalid("everywhere must be true or false") }
+            try await service.delete(account, everywhere: raw == "true")
+            return try APIResponse.ready(DeletedBody(account: account.rawValue, everywhere: raw == "true"))
+        }
         routes.on(.get, account: "/export", permission: .export) { _, _, account in
             try APIResponse.ready(ExportBody(export: try service.export(account)))
         }
@@ -133,6 +139,12 @@ struct EnrollAnswer: Encodable {
     var pairingCode: String?
     var since: Date
     var retryAfter = PendingBody.retrySeconds
+}
+
+struct DeletedBody: Encodable {
+    var state = ContractState.ready
+    var account: String
+    var everywhere: Bool
 }
 
 struct ExportBody: Encodable {

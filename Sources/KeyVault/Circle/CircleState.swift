@@ -23,6 +23,8 @@ public struct CircleState: Sendable, Equatable {
     public private(set) var generations: [Announced] = []
     /// Generation numbers promoted to current, in log order (genesis promotes 1).
     public private(set) var promoted: [Int] = []
+    /// A destroy entry was verified: every key of the account is to be shredded.
+    public private(set) var destroyed = false
 
     public init(account: AccountID) { self.account = account }
 
@@ -59,6 +61,7 @@ public struct CircleState: Sendable, Equatable {
             return
         }
         guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }
+        guard !destroyed else { throw .invalid("an entry after the account was destroyed") }
         guard entry.previousHash == headHash else { throw .fork(seq: entry.seq) }
         var next = self
         switch entry.body {
@@ -71,7 +74,7 @@ public struct CircleState: Sendable, Equatable {
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
             next.generations.append(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             next.promoted.append(1)
-        case .approve, .revoke, .announce, .promote:
+        case .approve, .revoke, .announce, .promote, .destroy:
             guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
             guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
@@ -95,6 +98,8 @@ public struct CircleState: Sendable, Equatable {
                 }
                 guard !promoted.contains(Int(generation)) else { throw .invalid("generation \(generation) is already promoted") }
                 next.promoted.append(Int(generation))
+            case .destroy:
+                next.destroyed = true
             case .genesis:
                 preconditionFailure("handled above")
             }

@@ -14,6 +14,8 @@ public struct LogEntry: Sendable, Equatable {
         case announce(generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
         /// An announced generation becomes current.
         case promote(generation: UInt64, keyID: [UInt8])
+        /// The account is crypto-shredded on every device; nothing may follow.
+        case destroy
 
         var kind: String {
             switch self {
@@ -22,6 +24,7 @@ public struct LogEntry: Sendable, Equatable {
             case .revoke: return "revoke"
             case .announce: return "announce"
             case .promote: return "promote"
+            case .destroy: return "destroy"
             }
         }
     }
@@ -63,6 +66,8 @@ public struct LogEntry: Sendable, Equatable {
         case .promote(let generation, let keyID):
             w.u64(generation)
             w.bytes(keyID)
+        case .destroy:
+            break
         }
         return w.bytes
     }
@@ -107,6 +112,8 @@ public struct LogEntry: Sendable, Equatable {
             body = .revoke(deviceID: try r.string())
         case "announce":
             body = .announce(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case "destroy":
+            body = .destroy
         case "promote":
             body = .promote(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"))
         case let other:

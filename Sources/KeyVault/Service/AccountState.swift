@@ -65,7 +65,7 @@ struct AccountState: Sendable {
         if circle.isEmpty { return generations.sorted { $0.number < $1.number } }
         return circle.generations.map { announced in
             KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt,
-                          state: generations.first { $0.number == announced.generation }?.state ?? .active)
+                          state: circle.destroyed ? .destroyed : generations.first { $0.number == announced.generation }?.state ?? .active)
         }.sorted { $0.number < $1.number }
     }
 

@@ -62,6 +62,7 @@ extension KeyVaultService {
             case .revoke(let deviceID): subject = deviceID
             case .announce(let generation, _, _): subject = "generation \(generation)"
             case .promote(let generation, _): subject = "generation \(generation)"
+            case .destroy: subject = nil
             }
             return AccountExport.Entry(seq: entry.seq, kind: entry.body.kind, signer: entry.signer,
                                        createdAt: Date(timeIntervalSince1970: Double(entry.createdAt) / 1000), hash: Hex.encode(entry.hash), subject: subject)
@@ -70,5 +71,28 @@ extension KeyVaultService {
                              accessibility: state.record.accessibility.rawValue,
                              kdf: ["passes": state.record.kdf.opsLimit, "memoryBytes": state.record.kdf.memLimitBytes],
                              items: items, generations: generations, devices: try devices(id), circleLog: log)
+    }
+}
+
+
+/// `DELETE …/accounts/{user}`: off this device, or everywhere.
+extension KeyVaultService {
+    /// Removes the account from this device. With `everywhere`, first appends a
+    /// signed destroy entry: every device that verifies it shreds its keys and
+    /// answers `destroyed`.
+    public func delete(_ id: AccountID, everywhere: Bool) async throws {
+        try await gates.serialize(id) {
+            let state = try existing(id)
+            if everywhere {
+                guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
+                guard state.identity != nil else { throw Refusal.locked(id) }
+                try await syncOrExplain()
+                _ = try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
+                return
+            }
+            try await vault.deleteAccount(id)
+            _ = accounts.withLock { $0.removeValue(forKey: id) }
+            logger.notice("account deleted from this device", metadata: ["account": "\(id)"])
+        }
     }
 }

@@ -195,6 +195,7 @@ extension KeyVaultService {
         }
         guard !accepted.isEmpty else { return }
         try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) })
+        if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
         for entry in accepted {
             if case .approve(let device, _) = entry.body { hub.wake(account, .deviceEnrolled(device.deviceID)) }
         }
@@ -202,6 +203,20 @@ extension KeyVaultService {
             logger.notice("this device was approved", metadata: ["account": "\(account)"])
             hub.wake(account, nil)
         }
+    }
+
+    /// The circle destroyed the account: drop every key here, in the vault and in memory.
+    func shred(_ account: AccountID) async throws {
+        try await vault.destroyKeys(account: account)
+        accounts.withLock { states in
+            states[account]?.keys = [:]
+            states[account]?.items.removeAll { $0.attributes.kind == .generationKey }
+            if let count = states[account]?.generations.count {
+                for i in 0..<count { states[account]?.generations[i].state = .destroyed }
+            }
+        }
+        logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
+        hub.wake(account, AccountEvent(name: "destroyed", fields: [:]))
     }
 
     /// Re-reads every share addressed to this device (after an unlock).

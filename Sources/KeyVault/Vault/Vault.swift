@@ -18,6 +18,8 @@ public final class Vault: Sendable {
         configuration.busyMode = .timeout(10)
         configuration.foreignKeysEnabled = true
         configuration.label = "vault"
+        // Deleted secrets (shredded keys, old wrappings) are overwritten, not left in free pages.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         pool = try DatabasePool(path: path, configuration: configuration)
         try VaultSchema.migrator.migrate(pool)
         try DataDirectory.restrictFiles(in: directory)
@@ -137,6 +139,30 @@ public final class Vault: Sendable {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND generation = ?", arguments: [account.rawValue, generation])
             try db.execute(sql: "DELETE FROM generations WHERE account = ? AND generation = ?", arguments: [account.rawValue, generation])
+        }
+    }
+
+    /// Crypto-shreds an account's keys: the wrapped keys are deleted, the generations kept as `destroyed`.
+    public func destroyKeys(account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key'", arguments: [account.rawValue])
+            try db.execute(sql: "UPDATE generations SET state = 'destroyed' WHERE account = ?", arguments: [account.rawValue])
+        }
+        try await checkpoint()
+    }
+
+    /// Removes an account and everything stored about it from this device.
+    public func deleteAccount(_ account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [account.rawValue])
+        }
+        try await checkpoint()
+    }
+
+    /// Moves the WAL into the database and truncates it, so deleted pages do not linger in `-wal`.
+    private func checkpoint() async throws {
+        try await pool.writeWithoutTransaction { db in
+            _ = try? db.checkpoint(.truncate)
         }
     }
 

@@ -17,8 +17,8 @@ final class Circle: @unchecked Sendable {
         root = String(cString: made)
     }
 
-    func device() async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(relay: "sqlite:" + relayPath)
+    func device(policy: String = DaemonProcess.testPolicy) async throws -> DaemonProcess {
+        let daemon = try DaemonProcess(policy: policy, relay: "sqlite:" + relayPath)
         try await daemon.start()
         devices.append(daemon)
         return daemon

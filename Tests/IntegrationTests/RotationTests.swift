@@ -184,4 +184,20 @@ struct RotationTests {
             #expect(snapshot.generations.allSatisfy { $0.state == .destroyed })
         }
     }
+
+    @Test("a key past the policy's maximum age is rotated automatically, and every device gets the new one")
+    func maxKeyAge() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let policy = DaemonProcess.testPolicy + "\n[rotation]\nmax_key_age_seconds = 2\n"
+        let a = try await circle.device(policy: policy)
+        let b = try await circle.device(policy: policy)
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "aged", "passphrase": "pa"])
+        try await circle.enroll(b, into: "aged", approver: a, name: "b")
+        try await eventually { (try await Self.current(a, "aged") ?? 0) >= 2 }
+        let generation = try #require(try await Self.current(a, "aged"))
+        let key = try await a.request("GET", "/v1/accounts/aged/keys/\(generation)")["key"]
+        #expect(try await b.request("GET", "/v1/accounts/aged/keys/\(generation)?wait=20")["key"] == key)
+        #expect(a.logText().contains("key past its maximum age") || b.logText().contains("key past its maximum age"))
+    }
 }

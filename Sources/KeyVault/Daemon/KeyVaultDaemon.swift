@@ -71,7 +71,12 @@ struct PropagationService: Service {
     let service: KeyVaultService
 
     func run() async throws {
-        // Returns at graceful shutdown: the wake-ups are cancelled then.
-        await service.propagate()
+        // Returns at graceful shutdown: the wake-ups are cancelled then, and the age check with them.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await service.propagate() }
+            group.addTask { await service.rotateAgedKeys() }
+            await group.next()
+            group.cancelAll()
+        }
     }
 }

@@ -45,6 +45,8 @@ public struct Policy: Sendable, Equatable {
         public var rotateOnRevoke = true
         /// A new generation becomes current when every trusted device holds it, or after this long.
         public var promotionDeadlineSeconds = 86_400
+        /// Rotate automatically once the current key is this old; 0 turns it off.
+        public var maxKeyAgeSeconds = 0
     }
 
     /// What the daemon runs with when no policy directory exists: the same as

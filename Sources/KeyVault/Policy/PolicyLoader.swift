@@ -93,6 +93,7 @@ struct PolicyBuilder {
             case "rotation":
                 policy.rotation.promotionDeadlineSeconds = try reader.integer("promotion_deadline_seconds", default: 86_400, in: 0...31_536_000)
                 policy.rotation.rotateOnRevoke = try reader.bool("rotate_on_revoke", default: true)
+                policy.rotation.maxKeyAgeSeconds = try reader.integer("max_key_age_seconds", default: 0, in: 0...315_360_000)
             case "[[rule]]":
                 policy.rules.append(try rule(&reader, table: table, file: file))
             default:

@@ -169,6 +169,38 @@ extension KeyVaultService {
         }
     }
 
+    /// Runs until cancelled: rotates any account this device may rotate once its
+    /// current key is older than the policy's maximum age.
+    public func rotateAgedKeys() async {
+        while !Task.isCancelled {
+            let maxAge = policy.current.rotation.maxKeyAgeSeconds
+            guard maxAge > 0 else {
+                try? await Task.sleep(for: .seconds(60))
+                continue
+            }
+            for id in accounts.withLock({ Array($0.keys) }) {
+                let due = accounts.withLock { states -> Bool in
+                    guard let state = states[id], state.identity != nil, state.circle.isTrusted(state.deviceID), !state.circle.destroyed,
+                          let current = state.currentGeneration, let announced = state.circle.announced(current),
+                          state.circle.latestGeneration == current else { return false }
+                    return now().timeIntervalSince(announced.createdAt) > Double(maxAge)
+                }
+                guard due, let relay else { continue }
+                // Re-checked after a sync inside the gate: another device may have rotated first.
+                _ = try? await gates.serialize(id) { () -> Bool in
+                    try await self.syncOrExplain()
+                    let state = try self.existing(id)
+                    guard let current = state.currentGeneration, state.circle.latestGeneration == current,
+                          let announced = state.circle.announced(current), self.now().timeIntervalSince(announced.createdAt) > Double(maxAge) else { return false }
+                    self.logger.notice("key past its maximum age: rotating", metadata: ["account": "\(id)", "generation": "\(current)"])
+                    _ = try await self.rotateLocked(id, promotion: .afterAcks, relay: relay)
+                    return true
+                }
+            }
+            try? await Task.sleep(for: .milliseconds(max(250, min(maxAge * 250, 3_600_000))))
+        }
+    }
+
     /// Syncs with the relay, or says why this device cannot know it is up to date.
     func syncOrExplain() async throws {
         guard let relay else { return }

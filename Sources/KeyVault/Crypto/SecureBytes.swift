@@ -81,24 +81,6 @@ public final class SecureBytes: @unchecked Sendable {
 }
 
 extension SecureBytes {
-    /// Joins public bytes and secrets into one secure buffer (for payloads that carry a key).
-    static func concatenating(_ parts: [SecureBytesPart]) -> SecureBytes {
-        let total = parts.reduce(0) { $0 + $1.count }
-        return SecureBytes(capacity: total) { out in
-            var offset = 0
-            for part in parts {
-                switch part {
-                case .plain(let bytes):
-                    out.baseAddress!.advanced(by: offset).copyMemory(from: bytes, byteCount: bytes.count)
-                case .secret(let secret):
-                    secret.withUnsafeBytes { out.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
-                }
-                offset += part.count
-            }
-            return total
-        }
-    }
-
     /// A secure copy of a range.
     func secureSlice(_ range: Range<Int>) -> SecureBytes {
         precondition(range.lowerBound >= 0 && range.upperBound <= count)
@@ -112,17 +94,5 @@ extension SecureBytes {
     func publicBytes(_ range: Range<Int>) -> [UInt8] {
         precondition(range.lowerBound >= 0 && range.upperBound <= count)
         return withUnsafeBytes { Array($0[range]) }
-    }
-}
-
-enum SecureBytesPart {
-    case plain([UInt8])
-    case secret(SecureBytes)
-
-    var count: Int {
-        switch self {
-        case .plain(let bytes): return bytes.count
-        case .secret(let secret): return secret.count
-        }
     }
 }

@@ -59,20 +59,6 @@ public struct SigningKey: Sendable {
     }
 }
 
-extension SigningKey {
-    /// Signs a message held in secure memory (a payload that carries a key).
-    func signature(forSecret message: SecureBytes) -> [UInt8] {
-        var signature = [UInt8](repeating: 0, count: Self.signatureByteCount)
-        message.withUnsafeBytes { m in
-            expanded.withUnsafeBytes { sk in
-                _ = crypto_sign_detached(&signature, nil, m.bindMemory(to: UInt8.self).baseAddress, UInt64(m.count),
-                                         sk.bindMemory(to: UInt8.self).baseAddress!)
-            }
-        }
-        return signature
-    }
-}
-
 extension SigningPublicKey {
     func isValidSignature(_ signature: [UInt8], forSecret message: SecureBytes) -> Bool {
         guard signature.count == SigningKey.signatureByteCount else { return false }

@@ -76,7 +76,6 @@ public final class KeyVaultService: Sendable {
                 currentGeneration: 1, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             var snapshot = AccountSnapshot(account: record, generations: [generation], items: items)
-            var genesis: LogEntry?
             if let relay {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
@@ -89,7 +88,6 @@ public final class KeyVaultService: Sendable {
                     throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
                 }
                 snapshot.circleLog = [entry.encoded]
-                genesis = entry
             }
             do {
                 try await vault.insert(snapshot)
@@ -97,7 +95,6 @@ public final class KeyVaultService: Sendable {
                 throw Refusal.invalid("the account \(id) already exists on this device")
             }
             var state = AccountState(snapshot: snapshot)
-            _ = genesis
             state.kek = kek
             state.keys = [1: key]
             state.identity = identity

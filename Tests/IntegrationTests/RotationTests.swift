@@ -200,4 +200,42 @@ struct RotationTests {
         #expect(try await b.request("GET", "/v1/accounts/aged/keys/\(generation)?wait=20")["key"] == key)
         #expect(a.logText().contains("key past its maximum age") || b.logText().contains("key past its maximum age"))
     }
+
+    @Test("a recovery kit restores every key on a fresh daemon; a wrong kit passphrase is denied")
+    func recoveryKit() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "kit", "passphrase": "pa"])
+        for _ in 0..<2 { _ = try await a.request("POST", "/v1/accounts/kit/rotate", json: ["promote": "now"]) }
+        var keys: [String] = []
+        for generation in 1...3 { keys.append(try #require(try await a.request("GET", "/v1/accounts/kit/keys/\(generation)")["key"])) }
+
+        let cli = DaemonProcess.binaryDirectory + "/keyvault"
+        let kitFile = circle.root + "/kit.bin", kitPass = circle.root + "/kitpass", newPass = circle.root + "/newpass"
+        try "kit passphrase\n".write(toFile: kitPass, atomically: true, encoding: .utf8)
+        try "restored passphrase\n".write(toFile: newPass, atomically: true, encoding: .utf8)
+        let exported = try await run(cli, ["export", "--account", "kit", "--recovery-kit", kitFile, "--kit-passphrase-file", kitPass, "--socket", a.socket])
+        #expect(exported.status == 0, "\(exported.err)")
+        try SecretScan.expectAbsent(keys: keys, in: try Data(contentsOf: URL(fileURLWithPath: kitFile)), where: "the recovery kit")
+
+        let fresh = try DaemonProcess()
+        defer { fresh.remove() }
+        try await fresh.start()
+        try "not the kit passphrase\n".write(toFile: circle.root + "/wrong", atomically: true, encoding: .utf8)
+        let wrong = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", circle.root + "/wrong", "--passphrase-file", newPass, "--socket", fresh.socket])
+        #expect(wrong.status == 1)
+        #expect(wrong.err.contains("denied"))
+        let imported = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", kitPass, "--passphrase-file", newPass, "--socket", fresh.socket])
+        #expect(imported.status == 0, "\(imported.err)")
+        for generation in 1...3 {
+            #expect(try await fresh.request("GET", "/v1/accounts/kit/keys/\(generation)")["key"] == keys[generation - 1])
+        }
+        #expect(try await fresh.request("GET", "/v1/accounts/kit/keys/current").object["generation"] as? Int == 3)
+        // The restored vault opens with the new passphrase after a restart.
+        _ = await fresh.stop()
+        try await fresh.start()
+        #expect(try await fresh.request("POST", "/v1/accounts/kit/unlock", json: ["passphrase": "restored passphrase"]).status == 200)
+        #expect(try await fresh.request("GET", "/v1/accounts/kit/keys/2")["key"] == keys[1])
+    }
 }

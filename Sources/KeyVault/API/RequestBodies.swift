@@ -28,6 +28,19 @@ struct EnrollBody: Decodable {
     static let shape = #"{"passphrase": string, "deviceName": string}"#
 }
 
+struct RecoveryKitBody: Decodable {
+    var kitPassphrase: String
+    static let shape = #"{"kitPassphrase": string}"#
+}
+
+struct ImportBody: Decodable {
+    var kit: String
+    var kitPassphrase: String
+    var passphrase: String
+    var deviceName: String?
+    static let shape = #"{"kit": base64, "kitPassphrase": string, "passphrase": string, "deviceName": string (optional)}"#
+}
+
 struct RotateBody: Decodable {
     var promote: String?
     static let shape = #"{"promote": "after-acks" | "now" (optional)}"#

@@ -31,6 +31,19 @@ enum Routes {
             return try APIResponse.ready(AccountBody(account: status))
         }
 
+        routes.on(.post, "/v1/accounts/import", permission: .create) { request, context in
+            let body = try await RequestBody.decode(ImportBody.self, shape: ImportBody.shape, from: request, context: context)
+            guard let kit = Base64.decode(body.kit) else { throw Refusal.invalid("'kit' must be base64") }
+            let status = try await service.importRecoveryKit(kit, kitPassphrase: try RequestBody.passphrase(body.kitPassphrase, field: "kitPassphrase"),
+                                                             passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"),
+                                                             deviceName: try RequestBody.deviceName(body.deviceName))
+            return try APIResponse.ready(AccountBody(account: status))
+        }
+        routes.on(.post, account: "/recovery-kit", permission: .export) { request, context, account in
+            let body = try await RequestBody.decode(RecoveryKitBody.self, shape: RecoveryKitBody.shape, from: request, context: context)
+            let kit = try await service.recoveryKit(account, kitPassphrase: try RequestBody.passphrase(body.kitPassphrase, field: "kitPassphrase"))
+            return try APIResponse.ready(KitBody(account: account.rawValue, kit: Base64.encode(kit)))
+        }
         routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in
             let body = try await RequestBody.decode(PassphraseBody.self, shape: PassphraseBody.shape, from: request, context: context)
             try await service.unlock(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"))
@@ -139,6 +152,13 @@ struct EnrollAnswer: Encodable {
     var pairingCode: String?
     var since: Date
     var retryAfter = PendingBody.retrySeconds
+}
+
+/// The kit is encrypted under the kit passphrase; it is still worth guarding like a key.
+struct KitBody: Encodable {
+    var state = ContractState.ready
+    var account: String
+    var kit: String
 }
 
 struct DeletedBody: Encodable {

@@ -34,3 +34,8 @@ extension Labels {
     /// The new device's reveal of its pairing secret.
     public static let enrollReveal = "keyvault/v1/enroll-reveal"
 }
+
+extension Labels {
+    /// A recovery kit: every key generation of an account under a kit passphrase.
+    public static let recoveryKit = "keyvault/v1/recovery-kit"
+}

@@ -1,6 +1,7 @@
 public import Foundation
 public import Logging
 import Synchronization
+import NIOPosix
 
 /// The daemon's core, below the HTTP layer: accounts, locking, and key
 /// availability. Reads are answered from memory under a lock; mutations of an
@@ -52,6 +53,41 @@ public final class KeyVaultService: Sendable {
     /// Genesis of an account on its first device: identity, generation 1, all
     /// wrapped under a KEK from the passphrase. The account starts unlocked.
     public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device") async throws -> AccountStatus {
+        try await found(id, passphrase: passphrase, accessibility: accessibility, deviceName: deviceName, restoring: nil)
+    }
+
+    /// Restores an account from a recovery kit on this device, as a device on its own
+    /// (no circle: it can found none, since its generations already exist).
+    public func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String) async throws -> AccountStatus {
+        let (account, generations): (AccountID, [RecoveryKit.Generation])
+        do {
+            (account, generations) = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
+        } catch CryptoError.authenticationFailed {
+            throw Refusal(.denied, "wrong kit passphrase, or the kit was changed")
+        } catch is ProtocolError {
+            throw Refusal.invalid("this is not a keyvaultd recovery kit")
+        } catch is InvalidInput {
+            throw Refusal.invalid("this is not a keyvaultd recovery kit")
+        }
+        guard !generations.isEmpty else { throw Refusal.invalid("the recovery kit holds no key") }
+        return try await found(account, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName, restoring: generations)
+    }
+
+    /// Writes a recovery kit of every generation this device holds, under `kitPassphrase`.
+    public func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> [UInt8] {
+        let state = try existing(id)
+        guard !state.isLocked else { throw Refusal.locked(id) }
+        let generations = state.knownGenerations.compactMap { g in
+            state.heldKey(g.number).map { RecoveryKit.Generation(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
+        }
+        let parameters = policy.current.kdf
+        return try await NIOThreadPool.singleton.runIfActive {
+            try RecoveryKit.seal(account: id, generations: generations, passphrase: kitPassphrase, parameters: parameters)
+        }
+    }
+
+    private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
+                       restoring: [RecoveryKit.Generation]?) async throws -> AccountStatus {
         try await gates.serialize(id) {
             if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let parameters = policy.current.kdf
@@ -59,13 +95,15 @@ public final class KeyVaultService: Sendable {
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             let created = now()
             let identity = DeviceIdentity.generate()
-            let key = SecretKey.generate()
-            let generation = KeyGeneration(number: 1, keyID: Hex.encode(key.keyID(label: Labels.keyID)), createdAt: created, state: .active)
+            // A new account starts with generation 1; an imported one with the kit's generations.
+            let generated = SecretKey.generate()
+            let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: Hex.encode(generated.keyID(label: Labels.keyID)), createdAt: created, key: generated)]
+            let current = keys.map(\.number).max() ?? 1
+            let generations = keys.map { KeyGeneration(number: $0.number, keyID: $0.keyID, createdAt: $0.createdAt, state: .active) }
             let secrets: [(ItemKind, Int, SecureBytes)] = [
                 (.deviceSigningKey, 0, identity.signing.seed),
                 (.deviceBoxKey, 0, identity.box.secret),
-                (.generationKey, 1, key.bytes),
-            ]
+            ] + keys.map { (.generationKey, $0.number, $0.key.bytes) }
             let items = secrets.map { kind, number, bytes in
                 let attributes = KeychainItem.make(account: id, kind: kind, generation: number, accessibility: accessibility, at: created)
                 return StoredItem(attributes: attributes, wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: number)))
@@ -73,13 +111,13 @@ public final class KeyVaultService: Sendable {
             var record = AccountRecord(
                 id: id, createdAt: created, kdf: parameters, salt: salt, accessibility: accessibility,
                 deviceID: identity.deviceID, signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey,
-                currentGeneration: 1, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
+                currentGeneration: current, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
-            var snapshot = AccountSnapshot(account: record, generations: [generation], items: items)
-            if let relay {
+            var snapshot = AccountSnapshot(account: record, generations: generations, items: items)
+            if let relay, restoring == nil {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
-                    generation: 1, keyID: key.keyID(label: Labels.keyID), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
+                    generation: 1, keyID: generated.keyID(label: Labels.keyID), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
                 let entry = LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing, signerID: identity.deviceID, body: body, at: created)
                 // The relay first: an account that another device already founded there must not be founded twice.
                 do {
@@ -96,7 +134,7 @@ public final class KeyVaultService: Sendable {
             }
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
-            state.keys = [1: key]
+            state.keys = Dictionary(keys.map { ($0.number, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
             accounts.withLock { $0[id] = state }
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])

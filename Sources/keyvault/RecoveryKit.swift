@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+
+struct Export: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print everything stored about an account on this device (no key), or write an encrypted recovery kit.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @Option(name: .customLong("recovery-kit"), help: "Write a recovery kit (every key, under a kit passphrase) to this file.")
+    var recoveryKit: String?
+    @Option(help: "Read the kit passphrase from this file.")
+    var kitPassphraseFile: String?
+
+    func run() async throws {
+        let id = try account.validated()
+        let request = CLIRequest(socket: socket.path)
+        guard let path = recoveryKit else { return try await request.send("GET", "/v1/accounts/\(id)/export").finish() }
+        let passphrase = try PassphraseInput.read(file: kitPassphraseFile, prompt: "Kit passphrase: ", confirm: true)
+        let answer = try await request.send("POST", "/v1/accounts/\(id)/recovery-kit", json: ["kitPassphrase": passphrase])
+        guard answer.state == "ready", let kit = answer.field("kit").flatMap(Base64.decode) else { return try answer.finish() }
+        let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
+        guard fd >= 0 else { throw ValidationError("cannot create \(path) (it must not exist yet)") }
+        _ = kit.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        StandardError.print("Recovery kit for \(id) written to \(path) (mode 0600). Keep it and its passphrase apart.")
+    }
+}
+
+struct Import: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Restore an account from a recovery kit on this device.")
+    @OptionGroup var socket: SocketOptions
+    @Option(name: .customLong("recovery-kit"), help: "The kit file.")
+    var recoveryKit: String
+    @Option(help: "Read the kit passphrase from this file.")
+    var kitPassphraseFile: String?
+    @Option(help: "Read this device's new passphrase for the account from this file.")
+    var passphraseFile: String?
+    @Option(help: "This device's name.")
+    var deviceName: String = "restored device"
+
+    func run() async throws {
+        guard let kit = FileManager.default.contents(atPath: recoveryKit) else { throw ValidationError("cannot read \(recoveryKit)") }
+        let kitPassphrase = try PassphraseInput.read(file: kitPassphraseFile, prompt: "Kit passphrase: ", confirm: false)
+        let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for this device: ", confirm: true)
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/import", json: [
+            "kit": Base64.encode([UInt8](kit)), "kitPassphrase": kitPassphrase, "passphrase": passphrase, "deviceName": deviceName,
+        ]).finish()
+    }
+}

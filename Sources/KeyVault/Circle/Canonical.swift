@@ -66,6 +66,24 @@ struct FieldReader {
     }
 }
 
+/// Every signed record travels as `field(signed bytes) || field(64-byte signature)`.
+enum SignedEnvelope {
+    static func encode(_ signed: [UInt8], _ signature: [UInt8]) -> [UInt8] {
+        var w = FieldWriter()
+        w.bytes(signed)
+        w.bytes(signature)
+        return w.bytes
+    }
+
+    static func decode(_ data: [UInt8]) throws(ProtocolError) -> (signed: [UInt8], signature: [UInt8]) {
+        var outer = FieldReader(data)
+        let signed = try outer.bytes()
+        let signature = try outer.bytes(count: 64, "a signature")
+        try outer.finish()
+        return (signed, signature)
+    }
+}
+
 /// Why a record from the relay was refused. The relay is untrusted: each of
 /// these is logged and the record is ignored.
 public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {

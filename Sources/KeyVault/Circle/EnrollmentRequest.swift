@@ -35,18 +35,12 @@ public struct EnrollmentRequest: Sendable, Equatable {
     }
 
     public var encoded: [UInt8] {
-        var w = FieldWriter()
-        w.bytes(Self.signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: requestedAt))
-        w.bytes(signature)
-        return w.bytes
+        SignedEnvelope.encode(Self.signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: requestedAt), signature)
     }
 
     /// Decodes and checks the self-signature.
     public static func decode(_ data: [UInt8]) throws(ProtocolError) -> EnrollmentRequest {
-        var outer = FieldReader(data)
-        let signed = try outer.bytes()
-        let signature = try outer.bytes(count: 64, "a signature")
-        try outer.finish()
+        let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollRequest)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }

@@ -130,18 +130,10 @@ public struct ShareAck: Sendable, Equatable {
         return ack
     }
 
-    public var encoded: [UInt8] {
-        var w = FieldWriter()
-        w.bytes(signedBytes)
-        w.bytes(signature)
-        return w.bytes
-    }
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     public static func decode(_ data: [UInt8]) throws(ProtocolError) -> ShareAck {
-        var outer = FieldReader(data)
-        let signed = try outer.bytes()
-        let signature = try outer.bytes(count: 64, "a signature")
-        try outer.finish()
+        let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.ack)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }

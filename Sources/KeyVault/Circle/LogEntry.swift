@@ -79,22 +79,14 @@ public struct LogEntry: Sendable, Equatable {
         return entry
     }
 
-    public var encoded: [UInt8] {
-        var w = FieldWriter()
-        w.bytes(signedBytes)
-        w.bytes(signature)
-        return w.bytes
-    }
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
     public var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
 
     /// Decodes the structure only; `CircleState.apply` verifies it.
     public static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
-        var outer = FieldReader(data)
-        let signed = try outer.bytes()
-        let signature = try outer.bytes(count: 64, "a signature")
-        try outer.finish()
+        let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.logEntry)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }

@@ -45,21 +45,13 @@ public struct EnrollmentChallenge: Sendable, Equatable {
         return c
     }
 
-    public var encoded: [UInt8] {
-        var w = FieldWriter()
-        w.bytes(signedBytes)
-        w.bytes(signature)
-        return w.bytes
-    }
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     public var hash: [UInt8] { LabeledHash.hash(label: Labels.enrollChallenge, parts: [encoded]) }
 
     /// Decodes and checks the signature against the challenger's key, which the caller looks up in its circle.
     public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> EnrollmentChallenge {
-        var outer = FieldReader(data)
-        let signed = try outer.bytes()
-        let signature = try outer.bytes(count: 64, "a signature")
-        try outer.finish()
+        let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollChallenge)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
@@ -96,19 +88,11 @@ public struct EnrollmentReveal: Sendable, Equatable {
         return r
     }
 
-    public var encoded: [UInt8] {
-        var w = FieldWriter()
-        w.bytes(signedBytes)
-        w.bytes(signature)
-        return w.bytes
-    }
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// Decodes; checks the signature by the requesting device and the secret against its commitment.
     public static func decode(_ data: [UInt8], request: EnrollmentRequest) throws(ProtocolError) -> EnrollmentReveal {
-        var outer = FieldReader(data)
-        let signed = try outer.bytes()
-        let signature = try outer.bytes(count: 64, "a signature")
-        try outer.finish()
+        let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollReveal)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }

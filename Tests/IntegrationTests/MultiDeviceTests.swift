@@ -137,6 +137,38 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/old/keys/current").object["generation"] as? Int == 3)
     }
 
+    @Test("bad input to the device endpoints is answered invalid and changes nothing")
+    func badInputs() async throws {
+        let circle = try Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "bad", "passphrase": "pa"])
+        let cases: [(DaemonProcess, String, String, [String: Any]?)] = [
+            (b, "POST", "/v1/accounts/bad/enroll", ["passphrase": "pb", "deviceName": ""]),
+            (b, "POST", "/v1/accounts/bad/enroll", ["passphrase": "pb", "deviceName": String(repeating: "n", count: 200)]),
+            (b, "POST", "/v1/accounts/bad/enroll", ["passphrase": "pb", "deviceName": "tab\there"]),
+            (b, "POST", "/v1/accounts/bad/enroll", ["deviceName": "b"]),
+            (a, "POST", "/v1/accounts/bad/enrollments/xyz/approve", ["pairingCode": "123456"]),
+            (a, "POST", "/v1/accounts/bad/enrollments/\(String(repeating: "a", count: 32))/approve", ["pairingCode": "12ab56"]),
+            (a, "DELETE", "/v1/accounts/bad/devices/NOT-A-DEVICE", nil),
+            (a, "DELETE", "/v1/accounts/bad?everywhere=maybe", nil),
+            (a, "POST", "/v1/accounts/bad/recovery-kit", ["kitPassphrase": ""]),
+            (a, "POST", "/v1/accounts/import", ["kit": "!!!", "kitPassphrase": "k", "passphrase": "p"]),
+            (a, "POST", "/v1/accounts/import", ["kit": "AAAA", "kitPassphrase": "k", "passphrase": "p"]),
+        ]
+        for (device, method, path, body) in cases {
+            let reply = try await device.request(method, path, json: body)
+            #expect(reply.status == 400, "\(method) \(path): \(reply.object)")
+            #expect(reply.state == "invalid")
+            #expect(reply["error"]?.isEmpty == false)
+        }
+        // Nothing changed: the account is still there with its one device and its key.
+        #expect(try await a.request("GET", "/v1/accounts/bad/keys/current").status == 200)
+        #expect((try await a.request("GET", "/v1/accounts/bad/devices").object["devices"] as? [Any])?.count == 1)
+        #expect(try await b.request("GET", "/v1/accounts/bad/keys/current").status == 404)
+    }
+
     @Test("enough wrong pairing codes cancel the request")
     func wrongCodesCancel() async throws {
         let circle = try Circle()

@@ -70,19 +70,22 @@ struct Devices: AsyncParsableCommand {
 enum KeyWait {
     static func read(socket: String, path: String, seconds: Int) async throws -> CLIAnswer {
         let request = CLIRequest(socket: socket)
-        guard seconds > 0 else { return try await request.send("GET", path) }
+        // First ask without waiting, so the person sees at once what the key waits for.
+        var answer = try await request.send("GET", path)
+        guard seconds > 0 else { return answer }
         let deadline = ContinuousClock.now + .seconds(seconds)
         var lastReason = ""
-        while true {
-            let left = Int((deadline - ContinuousClock.now).components.seconds)
-            let slice = max(0, min(left, 5))
-            let answer = try await request.send("GET", path + "?wait=\(slice)")
-            guard answer.state == "pending", slice > 0 else { return answer }
+        while answer.state == "pending" {
             let reason = answer.field("reason") ?? "pending"
+            let left = Int((deadline - ContinuousClock.now).components.seconds)
             if reason != lastReason {
-                StandardError.print("waiting: \(reason) since \(answer.field("since") ?? "?") (up to \(left) s more)")
+                StandardError.print("waiting: \(reason) since \(answer.field("since") ?? "?") (up to \(max(left, 0)) s more)")
                 lastReason = reason
             }
+            let slice = max(0, min(left, 5))
+            guard slice > 0 else { break }
+            answer = try await request.send("GET", path + "?wait=\(slice)")
         }
+        return answer
     }
 }

@@ -67,6 +67,21 @@ struct DaemonLifecycleTests {
         #expect(daemon.logText().contains("test.toml:"))
     }
 
+    @Test("status lists only the accounts the caller's rules cover")
+    func statusIsScoped() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        for user in ["app-one", "other"] { _ = try await daemon.request("POST", "/v1/accounts", json: ["user": user, "passphrase": "pw"]) }
+        #expect((try await daemon.request("GET", "/v1/status").object["accounts"] as? [Any])?.count == 2)
+        try daemon.writePolicy(DaemonProcess.testPolicy.replacingOccurrences(of: #"accounts = ["*"]"#, with: #"accounts = ["app-*"]"#))
+        daemon.signal(SIGHUP)
+        try await eventually {
+            let accounts = try await daemon.request("GET", "/v1/status").object["accounts"] as? [[String: Any]] ?? []
+            return accounts.count == 1 && accounts.first?["account"] as? String == "app-one"
+        }
+    }
+
     @Test("READY=1 goes to $NOTIFY_SOCKET")
     func systemdNotify() async throws {
         let daemon = try DaemonProcess()

@@ -10,8 +10,14 @@ enum Routes {
         routes.on(.get, "/v1/health", permission: .health) { _, _ in
             try APIResponse.ready(HealthBody(version: KeyVaultVersion.string))
         }
-        routes.on(.get, "/v1/status", permission: .status) { _, _ in
-            try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, accounts: service.status()))
+        routes.on(.get, "/v1/status", permission: .status) { _, context in
+            // Only the accounts the caller's rules cover.
+            let policy = service.policy.current
+            let visible = service.status().filter { status in
+                guard let peer = context.peer, let id = try? AccountID(validating: status.account) else { return false }
+                return policy.allows(peer, .status, account: id)
+            }
+            return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, accounts: visible))
         }
 
         routes.on(.post, "/v1/accounts", permission: .create) { request, context in

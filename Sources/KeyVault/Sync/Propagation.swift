@@ -62,7 +62,8 @@ extension KeyVaultService {
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
                 try accounts.withLock { states in
-                    guard let member = states[account]?.circle.members[ack.deviceID], ack.account == account else {
+                    // A removed device's word no longer counts, not even for what it held.
+                    guard let member = states[account]?.circle.members[ack.deviceID], !member.revoked, ack.account == account else {
                         throw ProtocolError.untrustedSigner(ack.deviceID)
                     }
                     guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }

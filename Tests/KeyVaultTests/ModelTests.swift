@@ -35,10 +35,10 @@ struct ModelTests {
         ]
         let account = try AccountID(validating: "m")
         let key = SecretKey.generate()
-        let held: (Int) -> ReleasedKey? = { n in n == 1 ? ReleasedKey(account: account, generation: gens[0], key: key, isCurrent: true) : nil }
+        let held: (KeyGeneration) -> ReleasedKey? = { g in g.number == 1 ? ReleasedKey(account: account, generation: gens[0], key: key, isCurrent: true) : nil }
         let member = KeyAvailability.Membership.member(since: Date(timeIntervalSince1970: 0))
-        func decide(_ selector: KeySelector, _ held: (Int) -> ReleasedKey?, locked: Bool = true, membership: KeyAvailability.Membership = member) -> KeyAvailability {
-            KeyAvailability.decide(selector: selector, generations: gens, current: 1, isLocked: locked, membership: membership, held: held)
+        func decide(_ selector: KeySelector, _ held: (KeyGeneration) -> ReleasedKey?, locked: Bool = true, membership: KeyAvailability.Membership = member) -> KeyAvailability {
+            KeyAvailability.decide(selector: selector, generations: gens, current: gens[0].keyID, isLocked: locked, membership: membership, held: held)
         }
         guard case .ready = decide(.current, held) else { Issue.record("not ready"); return }
         guard case .locked = decide(.generation(1), { _ in nil }) else { Issue.record("not locked"); return }

@@ -17,7 +17,7 @@ enum Routes {
                 guard let peer = context.peer, let id = try? AccountID(validating: status.account) else { return false }
                 return policy.allows(peer, .status, account: id)
             }
-            return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, accounts: visible))
+            return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, relay: service.relayStatus, accounts: visible))
         }
 
         routes.on(.post, "/v1/accounts", permission: .create) { request, context in
@@ -184,12 +184,17 @@ struct RotatedBody: Encodable {
     var keyId: String
     var promoted: Bool
     var devices: [String]
+    /// The relay was unreachable: stored and served here, announced once it is back.
+    var queued: Bool
+    var note: String?
 
     init(_ r: KeyVaultService.RotationResult) {
         generation = r.generation
         keyId = r.keyId
         promoted = r.promoted
         devices = r.devices
+        queued = r.queued
+        if r.queued { note = "the relay is unreachable: the new key is stored and served on this device, and reaches the other devices once the relay is back" }
     }
 }
 
@@ -224,6 +229,8 @@ struct HealthBody: Encodable {
 struct StatusBody: Encodable {
     var state = ContractState.ready
     var version: String
+    /// nil for a device with no relay.
+    var relay: RelayStatus?
     var accounts: [AccountStatus]
 }
 

@@ -15,18 +15,30 @@ public struct CircleState: Sendable, Equatable {
         public var generation: Int
         public var keyID: String
         public var createdAt: Date
+
+        /// Generation number, then key ID: the one order every device agrees on.
+        public func precedes(_ other: Announced) -> Bool { (generation, keyID) < (other.generation, other.keyID) }
     }
 
     public private(set) var account: AccountID
     public private(set) var entries: [LogEntry] = []
     public private(set) var members: [String: Member] = [:]
+    /// Announced generations, in the agreed order. Two devices that rotated
+    /// while apart may announce the same number; key IDs never repeat.
     public private(set) var generations: [Announced] = []
-    /// Generation numbers promoted to current, in log order (genesis promotes 1).
-    public private(set) var promoted: [Int] = []
+    /// Key IDs promoted to current, in log order (genesis promotes generation 1).
+    public private(set) var promoted: [String] = []
     /// A destroy entry was verified: every key of the account is to be shredded.
     public private(set) var destroyed = false
 
     public init(account: AccountID) { self.account = account }
+
+    /// The state after the first `count` entries (each verified again).
+    public func prefix(_ count: Int) throws(ProtocolError) -> CircleState {
+        var out = CircleState(account: account)
+        for entry in entries.prefix(count) { try out.apply(entry) }
+        return out
+    }
 
     public var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
     public var nextSeq: UInt64 { UInt64(entries.count) }
@@ -35,13 +47,23 @@ public struct CircleState: Sendable, Equatable {
     public func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
     public var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
 
-    /// The highest promoted generation: every device that has verified the same log agrees on it.
-    public var currentGeneration: Int? { promoted.max() }
+    /// The last promoted generation in the agreed order: every device that has
+    /// verified the same entries agrees on it, whatever order they arrived in.
+    public var current: Announced? {
+        generations.last { promoted.contains($0.keyID) }
+    }
 
-    /// The highest announced generation (promoted or not).
-    public var latestGeneration: Int? { generations.map(\.generation).max() }
+    public var currentGeneration: Int? { current?.generation }
 
-    public func announced(_ generation: Int) -> Announced? { generations.first { $0.generation == generation } }
+    /// The highest announced generation number (promoted or not).
+    public var latestGeneration: Int? { generations.last?.generation }
+
+    /// The last generation in the agreed order that carries `number`.
+    public func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
+
+    public func announced(keyID: String) -> Announced? { generations.first { $0.keyID == keyID } }
+
+    public func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
 
     /// Whether `hash` names a verified entry (the zero hash names none).
     public func contains(hash: [UInt8]) -> Bool {
@@ -72,8 +94,8 @@ public struct CircleState: Sendable, Equatable {
             }
             guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
-            next.generations.append(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
-            next.promoted.append(1)
+            next.insert(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            next.promoted.append(Hex.encode(keyID))
         case .approve, .revoke, .announce, .promote, .destroy:
             guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
@@ -87,17 +109,18 @@ public struct CircleState: Sendable, Equatable {
                 guard trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
                 next.members[deviceID]?.revoked = true
             case .announce(let generation, let keyID, let keyCreatedAt):
-                // Generation numbers name one key each: a second key under a taken number is refused.
-                guard !generations.contains(where: { $0.generation == Int(generation) }) else {
-                    throw .invalid("generation \(generation) is already announced")
+                // A key ID names one key: announcing it again is refused. A number may repeat
+                // (two devices rotated while apart); the key ID orders the two.
+                guard announced(keyID: Hex.encode(keyID)) == nil else {
+                    throw .invalid("the key \(Hex.encode(keyID)) is already announced")
                 }
-                next.generations.append(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+                next.insert(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             case .promote(let generation, let keyID):
-                guard let announced = generations.first(where: { $0.generation == Int(generation) }), announced.keyID == Hex.encode(keyID) else {
+                guard let target = announced(keyID: Hex.encode(keyID)), target.generation == Int(generation) else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")
                 }
-                guard !promoted.contains(Int(generation)) else { throw .invalid("generation \(generation) is already promoted") }
-                next.promoted.append(Int(generation))
+                guard !promoted.contains(target.keyID) else { throw .invalid("generation \(generation) is already promoted") }
+                next.promoted.append(target.keyID)
             case .destroy:
                 next.destroyed = true
             case .genesis:
@@ -106,5 +129,10 @@ public struct CircleState: Sendable, Equatable {
         }
         next.entries.append(entry)
         self = next
+    }
+
+    private mutating func insert(_ announced: Announced) {
+        let index = generations.firstIndex { announced.precedes($0) } ?? generations.endIndex
+        generations.insert(announced, at: index)
     }
 }

@@ -42,7 +42,11 @@ public enum KeyVaultDaemon {
         logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
 
         let vault = try Vault(directory: configuration.dataDirectory)
-        let relay = try configuration.relay.map { try RelayAddress(parsing: $0).open() }
+        // A bad address stops the daemon; a relay that cannot be opened yet does not: the vault is served meanwhile.
+        let relay = try configuration.relay.map { ReopeningRelay(address: try RelayAddress(parsing: $0), opener: { try $0.open() }) }
+        if let relay, await !relay.tryOpen() {
+            logger.warning("relay unreachable at start; serving the vault and trying again", metadata: ["relay": "\(configuration.relay ?? "")"])
+        }
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
 
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent

@@ -26,10 +26,11 @@ public enum KeyAvailability: Sendable {
         case revoked
     }
 
-    /// Decides a read. `held` gives the key if this device holds it readable right now.
+    /// Decides a read. `generations` are in the agreed order; `current` is the
+    /// current key's ID; `held` gives the key if this device holds it readable right now.
     public static func decide(
-        selector: KeySelector, generations: [KeyGeneration], current: Int?, isLocked: Bool,
-        membership: Membership, held: (Int) -> ReleasedKey?
+        selector: KeySelector, generations: [KeyGeneration], current: String?, isLocked: Bool,
+        membership: Membership, held: (KeyGeneration) -> ReleasedKey?
     ) -> KeyAvailability {
         var since = Date.distantPast
         switch membership {
@@ -44,9 +45,10 @@ public enum KeyAvailability: Sendable {
         let target: KeyGeneration?
         switch selector {
         case .current:
-            target = current.flatMap { number in generations.first { $0.number == number } }
+            target = current.flatMap { id in generations.first { $0.keyID == id } }
         case .generation(let number):
-            target = generations.first { $0.number == number }
+            // After concurrent rotations two keys share a number: the later in the agreed order answers.
+            target = generations.last { $0.number == number }
         case .keyID(let id):
             target = generations.first { $0.keyID == id }
         }
@@ -60,7 +62,7 @@ public enum KeyAvailability: Sendable {
         switch target.state {
         case .destroyed: return .destroyed
         case .active:
-            if let key = held(target.number) { return .ready(key) }
+            if let key = held(target) { return .ready(key) }
             // A removed device keeps what it held, and gets nothing after.
             if membership == .revoked { return .revoked }
             if isLocked { return .locked }

@@ -22,6 +22,12 @@ public struct KeyGeneration: Sendable, Equatable {
         self.createdAt = createdAt
         self.state = state
     }
+
+    /// The order every device agrees on: generation number, then key ID (two
+    /// devices that rotated while apart announce the same number).
+    public func precedes(_ other: KeyGeneration) -> Bool {
+        (number, keyID) < (other.number, other.keyID)
+    }
 }
 
 /// Which key a read asks for.

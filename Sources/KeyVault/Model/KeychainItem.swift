@@ -31,6 +31,9 @@ public struct KeychainItem: Sendable, Equatable, Codable {
     public var kind: ItemKind
     /// 0 for device identity items.
     public var generation: Int
+    /// A generation key's key ID ("" for device identity items): two keys may
+    /// share a generation number after concurrent rotations, never a key ID.
+    public var keyID: String
     public var synchronizable: Bool
     public var accessibility: Accessibility
     public var creationDate: Date
@@ -39,7 +42,7 @@ public struct KeychainItem: Sendable, Equatable, Codable {
     public static let service = "keyvaultd"
     public static let accessGroup = "keyvaultd.keys"
 
-    public static func make(account: AccountID, kind: ItemKind, generation: Int, accessibility: Accessibility, at date: Date) -> KeychainItem {
+    public static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: String = "", accessibility: Accessibility, at date: Date) -> KeychainItem {
         let label: String
         switch kind {
         case .generationKey: label = "\(account) key generation \(generation)"
@@ -48,7 +51,7 @@ public struct KeychainItem: Sendable, Equatable, Codable {
         }
         return KeychainItem(
             itemClass: "genp", service: service, account: account.rawValue, accessGroup: accessGroup,
-            label: label, kind: kind, generation: generation,
+            label: label, kind: kind, generation: generation, keyID: keyID,
             // Generation keys travel to the account's other devices; a device's own identity never does.
             synchronizable: kind == .generationKey,
             accessibility: accessibility, creationDate: date, modificationDate: date)

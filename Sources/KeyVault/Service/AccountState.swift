@@ -8,12 +8,17 @@ struct AccountState: Sendable {
     var generations: [KeyGeneration]
     var items: [StoredItem]
     var kek: SecretKey?
-    /// Generation keys readable right now, by generation number.
-    var keys: [Int: SecretKey] = [:]
+    /// Generation keys readable right now, by key ID.
+    var keys: [String: SecretKey] = [:]
     /// This device's signing and box keys, while unlocked.
     var identity: DeviceIdentity?
-    /// The verified circle log (empty for an account without a relay).
+    /// The verified circle log (empty for an account without a relay), with
+    /// this device's own entries not yet on the relay at its end.
     var circle: CircleState
+    /// How many leading entries of `circle` the relay is known to hold.
+    var logConfirmed: Int
+    /// Shares this device owes the relay.
+    var owedDeliveries: Set<OwedDelivery>
     /// This device's own request, while it waits to be approved.
     var enrollment: EnrollmentRequest?
     /// Requests from new devices that this (trusted) device may approve.
@@ -29,10 +34,11 @@ struct AccountState: Sendable {
     var challenges: [String: EnrollmentChallenge] = [:]
     var challenged: Set<String> = []
     var reveals: [String: EnrollmentReveal] = [:]
-    /// Generations this device announced and will promote once acknowledged.
-    var announcedHere: Set<Int> = []
-    /// Generations each device has acknowledged, and when it was last heard from.
-    var acks: [String: (generations: [Int: Date], lastSeen: Date)] = [:]
+    /// Generations (key IDs) this device announced and will promote once every
+    /// trusted device acknowledged them, or at the deadline.
+    var promotionDeadlines: [String: Date]
+    /// Generations (key IDs) each device has acknowledged, and when it was last heard from.
+    var acks: [String: (generations: [String: Date], lastSeen: Date)] = [:]
 
     init(snapshot: AccountSnapshot) {
         record = snapshot.account
@@ -47,7 +53,19 @@ struct AccountState: Sendable {
         }
         enrollment = snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }
         pairingSecret = snapshot.pairingSecret
+        logConfirmed = min(snapshot.logConfirmed, circle.entries.count)
+        owedDeliveries = Set(snapshot.owedDeliveries)
+        promotionDeadlines = snapshot.promotionDeadlines
     }
+
+    /// Takes a verified circle; requests from devices now in it are answered.
+    mutating func setCircle(_ verified: CircleState) {
+        circle = verified
+        requests = requests.filter { verified.members[$0.key] == nil }
+    }
+
+    /// This device's entries that the relay does not hold yet.
+    var unconfirmedEntries: ArraySlice<LogEntry> { circle.entries[logConfirmed...] }
 
     var deviceID: String { record.deviceID }
 
@@ -59,22 +77,28 @@ struct AccountState: Sendable {
         return .member(since: record.createdAt)
     }
 
-    /// Generations this device knows of. With a circle, exactly those it announced
-    /// (a key stored here but not announced is not served); without one, those held.
+    /// Generations this device knows of, in the agreed order. With a circle,
+    /// exactly those announced (a key stored here but not announced is not
+    /// served); without one, those held.
     var knownGenerations: [KeyGeneration] {
-        if circle.isEmpty { return generations.sorted { $0.number < $1.number } }
+        if circle.isEmpty { return generations.sorted { $0.precedes($1) } }
         return circle.generations.map { announced in
             KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt,
-                          state: circle.destroyed ? .destroyed : generations.first { $0.number == announced.generation }?.state ?? .active)
-        }.sorted { $0.number < $1.number }
+                          state: circle.destroyed ? .destroyed : generations.first { $0.keyID == announced.keyID }?.state ?? .active)
+        }
     }
 
-    /// The key held for a generation, if it is the key the circle announced under that number.
-    func heldKey(_ number: Int) -> SecretKey? {
-        guard let key = keys[number] else { return nil }
+    /// The key held under a key ID, if the circle announced it (or there is no circle).
+    func heldKey(_ keyID: String) -> SecretKey? {
+        guard let key = keys[keyID] else { return nil }
         if circle.isEmpty { return key }
-        guard let announced = circle.announced(number), generations.first(where: { $0.number == number })?.keyID == announced.keyID else { return nil }
-        return key
+        return circle.announced(keyID: keyID) == nil ? nil : key
+    }
+
+    /// The current key's ID: the circle's, or on a device without one, the vault's.
+    var currentKeyID: String? {
+        if !circle.isEmpty { return circle.current?.keyID }
+        return generations.last { $0.number == record.currentGeneration }?.keyID
     }
 
     var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
@@ -92,19 +116,17 @@ struct AccountState: Sendable {
     }
 
     func availability(of selector: KeySelector) -> KeyAvailability {
-        let known = knownGenerations
-        let current = currentGeneration
-        return KeyAvailability.decide(selector: selector, generations: known, current: current, isLocked: isLocked, membership: membership) { number in
-            guard let key = heldKey(number), let generation = known.first(where: { $0.number == number }) else { return nil }
-            return ReleasedKey(account: record.id, generation: generation, key: key, isCurrent: number == current)
+        let current = currentKeyID
+        return KeyAvailability.decide(selector: selector, generations: knownGenerations, current: current, isLocked: isLocked, membership: membership) { generation in
+            heldKey(generation.keyID).map { ReleasedKey(account: record.id, generation: generation, key: $0, isCurrent: generation.keyID == current) }
         }
     }
 
     /// Unwraps every item under `kek`; throws `authenticationFailed` if the KEK is wrong.
-    func unwrapAll(with kek: SecretKey) throws -> [WrapContext: SecureBytes] {
-        var out: [WrapContext: SecureBytes] = [:]
+    func unwrapAll(with kek: SecretKey) throws -> [ItemSlot: SecureBytes] {
+        var out: [ItemSlot: SecureBytes] = [:]
         for item in items {
-            out[item.context] = try WrappedSecret.unwrap(item.wrapped, under: kek, context: item.context)
+            out[item.slot] = try WrappedSecret.unwrap(item.wrapped, under: kek, context: item.context)
         }
         return out
     }
@@ -115,10 +137,15 @@ struct AccountState: Sendable {
         if record.accessibility == .whenUnlocked { keys = [:] }
     }
 
-    mutating func unlock(kek: SecretKey, secrets: [WrapContext: SecureBytes]) throws {
-        var keys: [Int: SecretKey] = [:]
-        for (context, bytes) in secrets where context.kind == .generationKey {
-            keys[context.generation] = try SecretKey(secureBytes: bytes)
+    mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws {
+        var keys: [String: SecretKey] = [:]
+        for (slot, bytes) in secrets where slot.kind == .generationKey {
+            let key = try SecretKey(secureBytes: bytes)
+            // Two keys may share a generation number (and so an AAD): the key ID tells a swapped blob.
+            guard Hex.encode(key.keyID(label: Labels.keyID)) == slot.keyID else {
+                throw VaultError.corrupt("the key stored for generation \(slot.generation) does not match its key ID")
+            }
+            keys[slot.keyID] = key
         }
         let seed = secrets.first { $0.key.kind == .deviceSigningKey }?.value
         let box = secrets.first { $0.key.kind == .deviceBoxKey }?.value
@@ -127,13 +154,5 @@ struct AccountState: Sendable {
         }
         self.kek = kek
         self.keys = keys
-    }
-}
-
-extension WrapContext: Hashable {
-    public func hash(into hasher: inout Hasher) {
-        hasher.combine(account)
-        hasher.combine(kind)
-        hasher.combine(generation)
     }
 }

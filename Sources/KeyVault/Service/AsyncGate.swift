@@ -46,3 +46,25 @@ final class AccountGates: Sendable {
         }
     }
 }
+
+extension AsyncGate {
+    /// Runs `body` holding the gate.
+    nonisolated func holding<T: Sendable>(_ body: () async throws -> T) async throws -> T {
+        await acquire()
+        do {
+            let result = try await body()
+            await release()
+            return result
+        } catch {
+            await release()
+            throw error
+        }
+    }
+
+    nonisolated func holding<T: Sendable>(_ body: () async -> T) async -> T {
+        await acquire()
+        let result = await body()
+        await release()
+        return result
+    }
+}

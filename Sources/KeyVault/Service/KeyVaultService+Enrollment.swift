@@ -23,7 +23,7 @@ extension KeyVaultService {
         public var status: String
         public var lastSeen: Date?
         public var generations: [Int]
-        /// When the device acknowledged each generation it holds (by generation number).
+        /// When the device acknowledged each generation it holds, by key ID.
         public var acknowledged: [String: Date]
     }
 
@@ -136,41 +136,26 @@ extension KeyVaultService {
                 let left = Self.maxPairingFailures - count
                 throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
             }
-            _ = try await appendEntry(id) { _ in .approve(device: request.device, requestHash: request.hash) }
-            try await deliverAll(id, to: request.device)
+            // Every generation this device holds goes to the new device with the approval, in one relay write.
+            let owed = state.knownGenerations.filter { state.heldKey($0.keyID) != nil }.map { OwedDelivery(keyID: $0.keyID, recipient: deviceID) }
+            try await appendEntry(id, owe: owed) { _ in .approve(device: request.device, requestHash: request.hash) }
+            await publishQueued(id)
             logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             return request.device.name
         }
-    }
-
-    /// Seals every generation this device holds to `device` and publishes the shares.
-    func deliverAll(_ id: AccountID, to device: DeviceKeys) async throws {
-        guard let relay else { return }
-        let (identity, shares) = try accounts.withLock { states -> (DeviceIdentity?, [KeyShare]) in
-            guard let state = states[id] else { throw Refusal.unknownAccount(id) }
-            let shares = state.knownGenerations.compactMap { generation -> KeyShare? in
-                guard let key = state.heldKey(generation.number) else { return nil }
-                return KeyShare(header: .init(account: id, generation: generation.number, keyID: generation.keyID, createdAt: generation.createdAt,
-                                              sender: state.deviceID, recipient: device.deviceID), key: key)
-            }
-            return (state.identity, shares)
-        }
-        guard let identity else { throw Refusal.locked(id) }
-        try await relay.publish(batch: shares.map { share in
-            .share(account: id, recipient: device.deviceID, sealed: share.seal(signer: identity.signing, to: device.box))
-        })
     }
 
     public func devices(_ id: AccountID) throws -> [DeviceListing] {
         let state = try existing(id)
         var out = state.circle.members.values.map { member in
             let id = member.keys.deviceID
-            let acked: [Int: Date] = id == state.deviceID
-                ? Dictionary(state.generations.map { ($0.number, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
+            let acked: [String: Date] = id == state.deviceID
+                ? Dictionary(state.generations.filter { state.keys[$0.keyID] != nil }.map { ($0.keyID, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
                 : state.acks[id]?.generations ?? [:]
+            let numbers = Set(acked.keys.compactMap { state.circle.announced(keyID: $0)?.generation })
             return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
                                  lastSeen: id == state.deviceID ? now() : state.acks[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
-                                 generations: acked.keys.sorted(), acknowledged: Dictionary(uniqueKeysWithValues: acked.map { (String($0.key), $0.value) }))
+                                 generations: numbers.sorted(), acknowledged: acked)
         }
         for request in state.requests.values where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",

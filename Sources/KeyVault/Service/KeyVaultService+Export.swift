@@ -7,6 +7,7 @@ extension KeyVaultService {
         public struct Item: Sendable, Encodable {
             public var itemClass, service, account, accessGroup, label, kind, accessibility: String
             public var generation: Int
+            public var keyId: String
             public var synchronizable: Bool
             public var creationDate, modificationDate: Date
         }
@@ -43,16 +44,16 @@ extension KeyVaultService {
 
     public func export(_ id: AccountID) throws -> AccountExport {
         let state = try existing(id)
-        let current = state.currentGeneration
+        let current = state.currentKeyID
         let items = state.items.map { item in
             let a = item.attributes
             return AccountExport.Item(itemClass: a.itemClass, service: a.service, account: a.account, accessGroup: a.accessGroup, label: a.label,
-                                      kind: a.kind.rawValue, accessibility: a.accessibility.rawValue, generation: a.generation,
+                                      kind: a.kind.rawValue, accessibility: a.accessibility.rawValue, generation: a.generation, keyId: a.keyID,
                                       synchronizable: a.synchronizable, creationDate: a.creationDate, modificationDate: a.modificationDate)
         }
         let generations = state.knownGenerations.map { g in
             AccountExport.Generation(generation: g.number, keyId: g.keyID, createdAt: g.createdAt, state: g.state.rawValue,
-                                     current: g.number == current, heldHere: state.heldKey(g.number) != nil || state.generations.contains { $0.number == g.number })
+                                     current: g.keyID == current, heldHere: state.heldKey(g.keyID) != nil || state.generations.contains { $0.keyID == g.keyID })
         }
         let log = state.circle.entries.map { entry -> AccountExport.Entry in
             let subject: String?
@@ -86,8 +87,10 @@ extension KeyVaultService {
             if everywhere {
                 guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
                 guard state.identity != nil else { throw Refusal.locked(id) }
-                try await syncOrExplain()
-                _ = try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
+                await sync()
+                try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
+                // Shredded here at once; the other devices shred when the entry reaches them.
+                await publishQueued(id)
                 return
             }
             try await vault.deleteAccount(id)

@@ -15,141 +15,129 @@ extension KeyVaultService {
         public var keyId: String
         public var promoted: Bool
         public var devices: [String]
+        /// The relay was unreachable: the new generation is stored and served
+        /// here, and announced to the other devices once the relay is back.
+        public var queued: Bool
     }
 
     /// Announces a new generation, seals it to every trusted device, and
     /// promotes it now or once all have acknowledged it. Syncs first: a device
-    /// behind the relay's log does not rotate.
+    /// does not rotate from a stale view of the log it could have read. With the
+    /// relay unreachable it rotates here and queues the rest (`queued`); if
+    /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
     public func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        guard let relay else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
-        return try await gates.serialize(id) { try await rotateLocked(id, promotion: promotion, relay: relay) }
+        guard relay != nil else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
+        return try await gates.serialize(id) { try await rotateLocked(id, promotion: promotion) }
     }
 
-    func rotateLocked(_ id: AccountID, promotion: Promotion, relay: any Relay) async throws -> RotationResult {
-        try await syncOrExplain()
-        for _ in 0..<5 {
-            let state = try existing(id)
-            guard let identity = state.identity, let kek = state.kek else { throw Refusal.locked(id) }
-            guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
-            let number = (state.circle.latestGeneration ?? 0) + 1
-            // A key stored under this number by a rotation that died before announcing it
-            // is announced now rather than replaced: nothing that was stored is lost.
-            let unannounced = state.keys[number].flatMap { key in state.generations.first { $0.number == number }.map { (key, $0) } }
-            let created = now()
-            let key = unannounced?.0 ?? SecretKey.generate()
-            let keyID = key.keyID(label: Labels.keyID)
-            let generation = unannounced?.1 ?? KeyGeneration(number: number, keyID: Hex.encode(keyID),
-                                                            createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
-            let announce = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
-                                         signerID: state.deviceID, body: .announce(generation: UInt64(number), keyID: keyID,
-                                                                                   keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded())), at: created)
-            if unannounced == nil {
-                // Stored before anyone can learn of it: a crash after the announce loses nothing.
-                let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, accessibility: state.record.accessibility, at: created),
-                                      wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
-                try await vault.addGeneration(account: id, generation: generation, item: item, current: state.currentGeneration ?? 1)
-                accounts.withLock { states in
-                    states[id]?.generations.append(generation)
-                    states[id]?.items.append(item)
-                    states[id]?.keys[number] = key
-                }
+    func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
+        await sync()
+        let state = try existing(id)
+        guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
+        guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
+        guard !state.circle.destroyed else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
+        let number = (state.circle.latestGeneration ?? 0) + 1
+        // A key stored by a rotation that died before its announce: announced now rather
+        // than replaced, if it still has the next number; otherwise dropped (never served).
+        let leftovers = state.generations.filter { state.circle.announced(keyID: $0.keyID) == nil && state.keys[$0.keyID] != nil }
+        for stale in leftovers where stale.number != number { try await dropUnannounced(id, keyID: stale.keyID) }
+        let reused = leftovers.first { $0.number == number }.flatMap { g in state.keys[g.keyID].map { (g, $0) } }
+        let created = now()
+        let key = reused?.1 ?? SecretKey.generate()
+        let keyID = key.keyID(label: Labels.keyID)
+        let generation = reused?.0 ?? KeyGeneration(number: number, keyID: Hex.encode(keyID),
+                                                    createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
+        if reused == nil {
+            // Stored before anyone can learn of it: a crash after the announce loses nothing.
+            let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, keyID: generation.keyID,
+                                                                accessibility: state.record.accessibility, at: created),
+                                  wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
+            try await vault.addGeneration(account: id, generation: generation, item: item, current: state.record.currentGeneration)
+            accounts.withLock { states in
+                states[id]?.generations.append(generation)
+                states[id]?.items.append(item)
+                states[id]?.keys[generation.keyID] = key
             }
-            do {
-                try await relay.publish(.log(announce))
-            } catch RelayError.logSeqTaken {
-                // Another device announced first; if it took this number, the key stored here
-                // was never announced nor served: drop it and rotate on top of the other.
-                try await syncOrExplain()
-                try await dropOrphan(id, generation: number)
-                continue
-            }
-            try await adopt([announce], account: id)
-            let recipients = try existing(id).circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
-            try await deliver(id, generation: number, to: recipients)
-            logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(recipients.count + 1)"])
-            hub.wake(id, .rotated(number, generation.keyID))
-            var promoted = false
-            if promotion == .now || recipients.isEmpty {
-                try await promote(id, generation: number)
-                promoted = true
-            } else {
-                schedulePromotionDeadline(id, generation: number)
-            }
-            return RotationResult(generation: number, keyId: generation.keyID, promoted: promoted, devices: recipients.map(\.deviceID))
         }
-        throw Refusal(.error, "the circle log kept moving; try again")
+        let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
+        let promoteNow = promotion == .now || others.isEmpty
+        let deadline = promoteNow ? nil : (keyID: generation.keyID, at: now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
+        try await appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
+            .announce(generation: UInt64(number), keyID: keyID, keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded()))
+        }
+        if promoteNow {
+            try await appendEntry(id) { _ in .promote(generation: UInt64(number), keyID: keyID) }
+        } else {
+            schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline!.at)
+        }
+        hub.wake(id, .rotated(number, generation.keyID))
+        let published = await publishQueued(id)
+        logger.notice(published ? "rotated" : "rotated here; queued for the relay",
+                      metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(others.count + 1)"])
+        return RotationResult(generation: number, keyId: generation.keyID, promoted: promoteNow, devices: others, queued: !published)
     }
 
-    /// Removes a locally stored generation whose number the circle gave to another key.
-    func dropOrphan(_ id: AccountID, generation number: Int) async throws {
-        let orphan = accounts.withLock { states -> Bool in
-            guard let state = states[id], let local = state.generations.first(where: { $0.number == number }),
-                  let announced = state.circle.announced(number) else { return false }
-            return announced.keyID != local.keyID
-        }
-        guard orphan else { return }
-        try await vault.removeGeneration(account: id, generation: number)
+    /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
+    func dropUnannounced(_ id: AccountID, keyID: String) async throws {
+        try await vault.removeGeneration(account: id, keyID: keyID)
         accounts.withLock { states in
-            states[id]?.generations.removeAll { $0.number == number }
-            states[id]?.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.generation == number }
-            states[id]?.keys[number] = nil
+            states[id]?.generations.removeAll { $0.keyID == keyID }
+            states[id]?.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
+            states[id]?.keys[keyID] = nil
         }
-        logger.warning("dropped a generation another device announced first", metadata: ["account": "\(id)", "generation": "\(number)"])
+        logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
-    /// Appends the promotion entry (retrying past entries other devices appended).
-    func promote(_ id: AccountID, generation number: Int) async throws {
+    /// Appends the promotion entry and publishes it (another device may have promoted it meanwhile).
+    func promote(_ id: AccountID, keyID: String) async throws {
         let entry = try await appendEntry(id) { circle in
-            // Another device may have promoted it meanwhile.
-            guard !circle.promoted.contains(number), let announced = circle.announced(number) else { return nil }
-            return .promote(generation: UInt64(number), keyID: Hex.decode(announced.keyID) ?? [])
+            guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
+            return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
         }
-        if entry != nil { logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(number)"]) }
+        try await vault.clearPromotionDeadline(account: id, keyID: keyID)
+        accounts.withLock { _ = $0[id]?.promotionDeadlines.removeValue(forKey: keyID) }
+        if let entry, case .promote(let generation, _) = entry.body {
+            logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
+        }
+        await publishQueued(id)
     }
 
     /// After every ack: promote a generation this device announced once every trusted device holds it.
     func promoteIfAcknowledged(_ id: AccountID) async {
-        let due = accounts.withLock { states -> [Int] in
+        let due = accounts.withLock { states -> [String] in
             guard let state = states[id], state.identity != nil else { return [] }
             let trusted = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }
-            return state.circle.generations.map(\.generation).filter { number in
-                !state.circle.promoted.contains(number) && state.keys[number] != nil
-                    && trusted.allSatisfy { state.acks[$0]?.generations[number] != nil }
-                    && state.announcedHere.contains(number)
-            }
+            return state.promotionDeadlines.keys.filter { keyID in
+                !state.circle.isPromoted(keyID: keyID) && trusted.allSatisfy { state.acks[$0]?.generations[keyID] != nil }
+            }.sorted()
         }
-        for number in due.sorted() { try? await promote(id, generation: number) }
+        for keyID in due { try? await promote(id, keyID: keyID) }
     }
 
-    func schedulePromotionDeadline(_ id: AccountID, generation: Int) {
-        let seconds = policy.current.rotation.promotionDeadlineSeconds
-        accounts.withLock { _ = $0[id]?.announcedHere.insert(generation) }
+    /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
+    func schedulePromotionDeadline(_ id: AccountID, keyID: String, at deadline: Date) {
         Task {
-            try? await Task.sleep(for: .seconds(seconds))
-            try? await self.gates.serialize(id) { try await self.promote(id, generation: generation) }
+            let wait = deadline.timeIntervalSince(self.now())
+            if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+            guard self.accounts.withLock({ $0[id]?.promotionDeadlines[keyID] != nil }) else { return }
+            try? await self.gates.serialize(id) { try await self.promote(id, keyID: keyID) }
         }
     }
 
-    /// Seals one generation to many devices (over all cores) and stores the shares in one relay write.
-    func deliver(_ id: AccountID, generation number: Int, to devices: [DeviceKeys]) async throws {
-        guard let relay, !devices.isEmpty else { return }
-        let found = accounts.withLock { states -> (DeviceIdentity, SecretKey, KeyGeneration, String)? in
-            guard let state = states[id], let identity = state.identity, let key = state.heldKey(number),
-                  let generation = state.knownGenerations.first(where: { $0.number == number }) else { return nil }
-            return (identity, key, generation, state.deviceID)
+    /// At start: the deadlines of promotions this device still owes.
+    func resumePromotionDeadlines() {
+        let all: [AccountID: [String: Date]] = accounts.withLock { $0.mapValues(\.promotionDeadlines) }
+        for (id, deadlines) in all {
+            for (keyID, at) in deadlines { schedulePromotionDeadline(id, keyID: keyID, at: at) }
+            Task { await self.promoteIfAcknowledged(id) }
         }
-        guard let (identity, key, generation, sender) = found else { return }
-        let headers = devices.map { KeyShare.Header(account: id, generation: number, keyID: generation.keyID, createdAt: generation.createdAt,
-                                                    sender: sender, recipient: $0.deviceID) }
-        let sealed = KeyShare.sealAll(key: key, headers: headers, recipients: devices.map(\.box), signer: identity.signing)
-        try await relay.publish(batch: zip(devices, sealed).map { .share(account: id, recipient: $0.deviceID, sealed: $1) })
     }
 
     /// Removes a device from the circle; then, by policy, rotates and promotes at once.
     public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
-        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
+        guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await gates.serialize(id) {
-            try await syncOrExplain()
+            await sync()
             let state = try existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
@@ -157,15 +145,18 @@ extension KeyVaultService {
             guard state.circle.trustedDevices.count > 1 else {
                 throw Refusal.invalid("device \(deviceID) is the account's last device; removing it would leave nobody to hold the keys")
             }
-            _ = try await appendEntry(id) { circle in
+            try await appendEntry(id) { circle in
                 guard circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) was removed meanwhile") }
                 return .revoke(deviceID: deviceID)
             }
             logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             hub.wake(id, .deviceRevoked(deviceID))
-            guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else { return nil }
+            guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else {
+                await publishQueued(id)
+                return nil
+            }
             // Security before availability: the removed device must not hold the current key.
-            return try await rotateLocked(id, promotion: .now, relay: relay)
+            return try await rotateLocked(id, promotion: .now)
         }
     }
 
@@ -185,30 +176,19 @@ extension KeyVaultService {
                           state.circle.latestGeneration == current else { return false }
                     return now().timeIntervalSince(announced.createdAt) > Double(maxAge)
                 }
-                guard due, let relay else { continue }
+                guard due, relay != nil else { continue }
                 // Re-checked after a sync inside the gate: another device may have rotated first.
                 _ = try? await gates.serialize(id) { () -> Bool in
-                    try await self.syncOrExplain()
+                    await self.sync()
                     let state = try self.existing(id)
                     guard let current = state.currentGeneration, state.circle.latestGeneration == current,
                           let announced = state.circle.announced(current), self.now().timeIntervalSince(announced.createdAt) > Double(maxAge) else { return false }
                     self.logger.notice("key past its maximum age: rotating", metadata: ["account": "\(id)", "generation": "\(current)"])
-                    _ = try await self.rotateLocked(id, promotion: .afterAcks, relay: relay)
+                    _ = try await self.rotateLocked(id, promotion: .afterAcks)
                     return true
                 }
             }
             try? await Task.sleep(for: .milliseconds(max(250, min(maxAge * 250, 3_600_000))))
         }
-    }
-
-    /// Syncs with the relay, or says why this device cannot know it is up to date.
-    func syncOrExplain() async throws {
-        guard let relay else { return }
-        do {
-            _ = try await relay.rows(after: relayCursor.withLock { $0 }, limit: 1)
-        } catch {
-            throw Refusal(.error, "the relay is unreachable, so this device cannot know it is up to date: \(error)")
-        }
-        await sync()
     }
 }

@@ -18,6 +18,11 @@ public final class KeyVaultService: Sendable {
     public let hub = WaitingHub()
     /// Serialises passes over the relay.
     let syncGate = AsyncGate()
+    /// Serialises changes to circles (appends here, entries adopted, rebases).
+    let circleGate = AsyncGate()
+    /// Serialises writes of what this device owes the relay.
+    let publishGate = AsyncGate()
+    let relayHealth = Mutex(RelayHealth())
     let relayCursor = Mutex<Int64>(0)
 
     public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -78,7 +83,7 @@ public final class KeyVaultService: Sendable {
         let state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
         let generations = state.knownGenerations.compactMap { g in
-            state.heldKey(g.number).map { RecoveryKit.Generation(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
+            state.heldKey(g.keyID).map { RecoveryKit.Generation(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
         }
         let parameters = policy.current.kdf
         return try await NIOThreadPool.singleton.runIfActive {
@@ -100,12 +105,12 @@ public final class KeyVaultService: Sendable {
             let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: Hex.encode(generated.keyID(label: Labels.keyID)), createdAt: created, key: generated)]
             let current = keys.map(\.number).max() ?? 1
             let generations = keys.map { KeyGeneration(number: $0.number, keyID: $0.keyID, createdAt: $0.createdAt, state: .active) }
-            let secrets: [(ItemKind, Int, SecureBytes)] = [
-                (.deviceSigningKey, 0, identity.signing.seed),
-                (.deviceBoxKey, 0, identity.box.secret),
-            ] + keys.map { (.generationKey, $0.number, $0.key.bytes) }
-            let items = secrets.map { kind, number, bytes in
-                let attributes = KeychainItem.make(account: id, kind: kind, generation: number, accessibility: accessibility, at: created)
+            let secrets: [(ItemKind, Int, String, SecureBytes)] = [
+                (.deviceSigningKey, 0, "", identity.signing.seed),
+                (.deviceBoxKey, 0, "", identity.box.secret),
+            ] + keys.map { (.generationKey, $0.number, $0.keyID, $0.key.bytes) }
+            let items = secrets.map { kind, number, keyID, bytes in
+                let attributes = KeychainItem.make(account: id, kind: kind, generation: number, keyID: keyID, accessibility: accessibility, at: created)
                 return StoredItem(attributes: attributes, wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: number)))
             }
             var record = AccountRecord(
@@ -126,6 +131,7 @@ public final class KeyVaultService: Sendable {
                     throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
                 }
                 snapshot.circleLog = [entry.encoded]
+                snapshot.logConfirmed = 1
             }
             do {
                 try await vault.insert(snapshot)
@@ -134,7 +140,7 @@ public final class KeyVaultService: Sendable {
             }
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
-            state.keys = Dictionary(keys.map { ($0.number, $0.key) }, uniquingKeysWith: { a, _ in a })
+            state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
             accounts.withLock { $0[id] = state }
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
@@ -152,8 +158,11 @@ public final class KeyVaultService: Sendable {
             // Shares that arrived while locked are sealed on the relay: take them in now.
             if relay != nil {
                 Task {
+                    // Entries that needed this device's key to rebase its own after them, then shares, then what waits.
+                    await self.readLog(for: id)
                     await self.takeShares(for: id)
                     await self.advanceEnrollments(id)
+                    await self.publishQueued(id)
                 }
             }
         }
@@ -180,7 +189,7 @@ public final class KeyVaultService: Sendable {
             let modified = now()
             let items = state.items.map { item in
                 var item = item
-                item.wrapped = WrappedSecret.wrap(secrets[item.context]!, under: kek, context: item.context)
+                item.wrapped = WrappedSecret.wrap(secrets[item.slot]!, under: kek, context: item.context)
                 item.attributes.modificationDate = modified
                 return item
             }
@@ -209,7 +218,7 @@ public final class KeyVaultService: Sendable {
     /// Checks a passphrase against the vault under the unlock back-off. A wrong
     /// one extends the back-off (persisted) and is `denied`; while the back-off
     /// runs the answer is `throttled` and no KDF work is done.
-    private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [WrapContext: SecureBytes]) {
+    private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [ItemSlot: SecureBytes]) {
         let id = state.record.id
         if let wait = state.throttle.retryAfter(at: now()) {
             throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)

@@ -13,8 +13,37 @@ extension KeyVaultService {
         guard let relay else { return }
         let wakeups = relay.wakeups()
         await sync()
-        for await _ in wakeups.cancelOnGracefulShutdown() {
+        // What waited in the vault when the daemon stopped goes out now.
+        _ = await publishAllQueued()
+        resumePromotionDeadlines()
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                for await _ in wakeups.cancelOnGracefulShutdown() {
+                    await self.sync()
+                    if self.relayStatus?.queued ?? 0 > 0 { _ = await self.publishAllQueued() }
+                }
+            }
+            group.addTask { await self.retryWhileUnreachable() }
+            await group.next()
+            group.cancelAll()
+        }
+    }
+
+    /// While the relay is unreachable, tries again with back-off (250 ms doubling
+    /// to 15 s): reads what is new and publishes what waits. While it answers,
+    /// only an in-memory flag is looked at; the relay's own wake-ups drive the rest.
+    private func retryWhileUnreachable() async {
+        var delay = 0.25
+        while !Task.isCancelled {
+            guard relayHealth.withLock({ $0.unreachableSince != nil }) else {
+                delay = 0.25
+                try? await Task.sleep(for: .milliseconds(200))
+                continue
+            }
+            try? await Task.sleep(for: .seconds(delay))
+            delay = min(delay * 2, 15)
             await sync()
+            if relayHealth.withLock({ $0.unreachableSince == nil }) { _ = await publishAllQueued() }
         }
     }
 
@@ -31,9 +60,10 @@ extension KeyVaultService {
                 for row in rows { await process(row) }
                 relayCursor.withLock { $0 = last.cursor }
             }
+            noteRelay(nil)
             for account in accounts.withLock({ Array($0.keys) }) { await advanceEnrollments(account) }
         } catch {
-            logger.warning("relay read failed", metadata: ["problem": "\(error)"])
+            noteRelay(error)
         }
     }
 
@@ -69,7 +99,7 @@ extension KeyVaultService {
                     guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }
                     var entry = states[account]?.acks[ack.deviceID] ?? (generations: [:], lastSeen: .distantPast)
                     let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
-                    entry.generations[ack.generation] = min(entry.generations[ack.generation] ?? at, at)
+                    entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)
                     entry.lastSeen = max(entry.lastSeen, at)
                     states[account]?.acks[ack.deviceID] = entry
                 }
@@ -120,7 +150,6 @@ extension KeyVaultService {
     /// Publishes what this device owes an enrollment: a challenge for each
     /// request it has not answered (trusted, unlocked), or its reveal (new device, unlocked).
     func advanceEnrollments(_ account: AccountID) async {
-        guard let relay else { return }
         let (records, challengedHashes, revealed) = accounts.withLock { states -> ([RelayRecord], [String], Bool) in
             guard let state = states[account], let identity = state.identity else { return ([], [], false) }
             var records: [RelayRecord] = []
@@ -142,68 +171,84 @@ extension KeyVaultService {
             }
             return (records, hashes, revealed)
         }
-        guard !records.isEmpty else { return }
-        do {
-            try await relay.publish(batch: records)
-            accounts.withLock { states in
-                states[account]?.challenged.formUnion(challengedHashes)
-                if revealed { states[account]?.revealed = true }
-            }
-        } catch {
-            logger.warning("relay write failed", metadata: ["problem": "\(error)"])
+        guard !records.isEmpty, relay != nil else { return }
+        // Sent, or queued until the relay is back: either way this device has answered.
+        await send(records, account: account)
+        accounts.withLock { states in
+            states[account]?.challenged.formUnion(challengedHashes)
+            if revealed { states[account]?.revealed = true }
         }
     }
 
-    /// Appends a log entry signed by this device on the current head. If another
-    /// device took the number first, catches up and builds the entry again on
-    /// the new head (`body` may answer nil: nothing left to do). Adopts it locally.
-    func appendEntry(_ id: AccountID, _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
-        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
-        for _ in 0..<5 {
-            let state = try existing(id)
-            guard let identity = state.identity else { throw Refusal.locked(id) }
-            guard let content = try body(state.circle) else { return nil }
-            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
-                                      signerID: state.deviceID, body: content, at: now())
-            do {
-                try await relay.publish(.log(entry))
-            } catch RelayError.logSeqTaken {
-                await sync()
-                continue
-            }
-            try await adopt([entry], account: id)
-            return entry
-        }
-        throw Refusal(.error, "the circle log kept moving; try again")
-    }
-
-    /// Verifies log entries against the account's circle, stores them, and
-    /// reacts to what they say about this device.
+    /// Verifies log entries from the relay against the account's circle, stores
+    /// them, and reacts to what they say about this device. An entry that takes
+    /// the place of one of this device's own queued entries rebases those after it.
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {
-        let (accepted, becameMember) = try accounts.withLock { states -> ([LogEntry], Bool) in
-            guard var state = states[account] else { return ([], false) }
+        try await circleGate.holding {
+            guard let state = accounts.withLock({ $0[account] }) else { return }
             let wasMember = state.circle.isTrusted(state.deviceID)
+            var circle = state.circle
+            var confirmed = state.logConfirmed
             var accepted: [LogEntry] = []
+            var rebasedFrom: UInt64?
             for entry in entries {
-                let before = state.circle.nextSeq
-                try state.circle.apply(entry)
-                if state.circle.nextSeq > before { accepted.append(entry) }
+                if entry.seq < circle.nextSeq, circle.entries[Int(entry.seq)].hash != entry.hash, entry.seq >= UInt64(confirmed) {
+                    circle = try rebase(state, circle: circle, after: entry)
+                    rebasedFrom = min(rebasedFrom ?? entry.seq, entry.seq)
+                    accepted.append(entry)
+                } else {
+                    let before = circle.nextSeq
+                    try circle.apply(entry)
+                    if circle.nextSeq > before { accepted.append(entry) }
+                }
+                // The relay holds this entry, so every entry before it too.
+                confirmed = max(confirmed, Int(entry.seq) + 1)
             }
-            let isMember = state.circle.isTrusted(state.deviceID)
-            if isMember { state.requests = state.requests.filter { state.circle.members[$0.key] == nil } }
-            states[account] = state
-            return (accepted, isMember && !wasMember)
+            guard !accepted.isEmpty || confirmed != state.logConfirmed else { return }
+            if let from = rebasedFrom {
+                try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) }, confirmed: confirmed)
+            } else {
+                try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed)
+            }
+            let isMember = circle.isTrusted(state.deviceID)
+            accounts.withLock { states in
+                states[account]?.setCircle(circle)
+                states[account]?.logConfirmed = confirmed
+            }
+            if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
+            for entry in accepted {
+                if case .approve(let device, _) = entry.body { hub.wake(account, .deviceEnrolled(device.deviceID)) }
+            }
+            if isMember, !wasMember {
+                logger.notice("this device was approved", metadata: ["account": "\(account)"])
+                hub.wake(account, nil)
+            }
+            if rebasedFrom != nil { hub.wake(account, nil) }
         }
-        guard !accepted.isEmpty else { return }
-        try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) })
-        if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
-        for entry in accepted {
-            if case .approve(let device, _) = entry.body { hub.wake(account, .deviceEnrolled(device.deviceID)) }
+    }
+
+    /// Another device's `entry` took the number of one of this device's queued
+    /// entries: the circle up to it, then this device's entries again on top,
+    /// signed anew. One that no longer applies (the device is already revoked,
+    /// the key already promoted) is dropped: it is done already.
+    private func rebase(_ state: AccountState, circle: CircleState, after entry: LogEntry) throws -> CircleState {
+        let account = state.record.id
+        guard let identity = state.identity else {
+            throw ProtocolError.invalid("entry \(entry.seq) takes the place of one this device queued; it is rebased at the next unlock")
         }
-        if becameMember {
-            logger.notice("this device was approved", metadata: ["account": "\(account)"])
-            hub.wake(account, nil)
+        var rebased = try circle.prefix(Int(entry.seq))
+        try rebased.apply(entry)
+        for mine in circle.entries[Int(entry.seq)...] {
+            let again = LogEntry.make(account: account, seq: rebased.nextSeq, previousHash: rebased.headHash, signer: identity.signing,
+                                      signerID: state.deviceID, body: mine.body, at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
+            do {
+                try rebased.apply(again)
+            } catch {
+                logger.notice("a queued entry was done by another device meanwhile", metadata: ["account": "\(account)", "kind": "\(mine.body.kind)"])
+            }
         }
+        logger.notice("rebased this device's queued entries after another device's", metadata: ["account": "\(account)", "seq": "\(entry.seq)"])
+        return rebased
     }
 
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
@@ -211,6 +256,8 @@ extension KeyVaultService {
         try await vault.destroyKeys(account: account)
         accounts.withLock { states in
             states[account]?.keys = [:]
+            states[account]?.owedDeliveries = []
+            states[account]?.promotionDeadlines = [:]
             states[account]?.items.removeAll { $0.attributes.kind == .generationKey }
             if let count = states[account]?.generations.count {
                 for i in 0..<count { states[account]?.generations[i].state = .destroyed }
@@ -218,6 +265,18 @@ extension KeyVaultService {
         }
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.wake(account, AccountEvent(name: "destroyed", fields: [:]))
+    }
+
+    /// Re-reads the account's log from the relay (after an unlock: an entry refused
+    /// while locked, because it needed a rebase, is adopted now).
+    func readLog(for account: AccountID) async {
+        guard let relay else { return }
+        do {
+            let entries = try await relay.all(.log, account: account).compactMap { try? LogEntry.decode($0.record.body) }
+            try await adopt(entries, account: account)
+        } catch {
+            logger.warning("relay log not adopted", metadata: ["account": "\(account)", "problem": "\(error)"])
+        }
     }
 
     /// Re-reads every share addressed to this device (after an unlock).
@@ -245,33 +304,27 @@ extension KeyVaultService {
         }
         let header = share.header
         guard header.account == account, header.recipient == state.deviceID else { throw ProtocolError.invalid("a share for someone else") }
-        guard circle.generations.contains(where: { $0.generation == header.generation && $0.keyID == header.keyID }) else {
+        guard let announced = circle.announced(keyID: header.keyID), announced.generation == header.generation else {
             throw ProtocolError.invalid("a share of generation \(header.generation) that the circle never announced with that key")
         }
-        if let local = state.generations.first(where: { $0.number == header.generation }) {
-            guard local.keyID != header.keyID else { return }  // already held
-            // A key this device stored under that number but never announced: the circle gave the number to this one.
-            try await dropOrphan(account, generation: header.generation)
-        }
+        if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         let context = WrapContext(account: account, kind: .generationKey, generation: header.generation)
-        let item = StoredItem(attributes: KeychainItem.make(account: account, kind: .generationKey, generation: header.generation,
+        let item = StoredItem(attributes: KeychainItem.make(account: account, kind: .generationKey, generation: header.generation, keyID: header.keyID,
                                                              accessibility: state.record.accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(share.key.bytes, under: kek, context: context))
-        let current = max(state.currentGeneration ?? 0, header.generation)
+        let current = max(state.record.currentGeneration, header.generation)
         try await vault.addGeneration(account: account, generation: generation, item: item, current: current)
         accounts.withLock { states in
-            states[account]?.generations.append(generation)
-            states[account]?.items.append(item)
-            states[account]?.keys[header.generation] = share.key
+            if states[account]?.generations.contains(where: { $0.keyID == header.keyID }) == false { states[account]?.generations.append(generation) }
+            if states[account]?.items.contains(where: { $0.slot == item.slot }) == false { states[account]?.items.append(item) }
+            states[account]?.keys[header.keyID] = share.key
             states[account]?.record.currentGeneration = current
             if states[account]?.circle.isTrusted(state.deviceID) == true { states[account]?.enrollment = nil }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.wake(account, .keyReady(header.generation, header.keyID))
-        if let relay {
-            let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
-            try? await relay.publish(.ack(ack))
-        }
+        let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
+        await send([.ack(ack)], account: account)
     }
 }

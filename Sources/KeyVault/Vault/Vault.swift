@@ -31,9 +31,9 @@ public final class Vault: Sendable {
         try pool.read { db in
             let accounts = try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY id").map(Self.account)
             return try accounts.map { account in
-                let generations = try Row.fetchAll(db, sql: "SELECT * FROM generations WHERE account = ? ORDER BY generation",
+                let generations = try Row.fetchAll(db, sql: "SELECT * FROM generations WHERE account = ? ORDER BY generation, key_id",
                                                    arguments: [account.id.rawValue]).map(Self.generation)
-                let items = try Row.fetchAll(db, sql: "SELECT * FROM items WHERE account = ? ORDER BY kind, generation",
+                let items = try Row.fetchAll(db, sql: "SELECT * FROM items WHERE account = ? ORDER BY kind, generation, key_id",
                                              arguments: [account.id.rawValue]).map(Self.item)
                 let log = try Data.fetchAll(db, sql: "SELECT entry FROM circle_log WHERE account = ? ORDER BY seq",
                                             arguments: [account.id.rawValue]).map { [UInt8]($0) }
@@ -44,8 +44,20 @@ public final class Vault: Sendable {
                 for row in try Row.fetchAll(db, sql: "SELECT device_id, failures FROM approval_attempts WHERE account = ?", arguments: [account.id.rawValue]) {
                     failures[row["device_id"]] = row["failures"]
                 }
-                return AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
-                                       enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
+                var snapshot = AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
+                                               enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
+                snapshot.logConfirmed = try Int.fetchOne(db, sql: "SELECT log_confirmed FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
+                snapshot.outbox = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.id.rawValue]).compactMap { row in
+                    guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+                    return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account.id, recipient: row["recipient"], logSeq: nil,
+                                                                           body: [UInt8](row["body"] as Data)))
+                }
+                snapshot.owedDeliveries = try Row.fetchAll(db, sql: "SELECT key_id, recipient FROM owed_deliveries WHERE account = ?", arguments: [account.id.rawValue])
+                    .map { OwedDelivery(keyID: $0["key_id"], recipient: $0["recipient"]) }
+                for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
+                    snapshot.promotionDeadlines[row["key_id"]] = Date(timeIntervalSince1970: row["deadline"])
+                }
+                return snapshot
             }
         }
     }
@@ -65,11 +77,11 @@ public final class Vault: Sendable {
             }
             try db.execute(sql: """
                 INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
-                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name)
-                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?)
+                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name, log_confirmed)
+                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
                 """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
                                  Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
-                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName])
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed])
             for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
             for item in snapshot.items { try Self.insert(item, db: db) }
             for (seq, entry) in snapshot.circleLog.enumerated() {
@@ -87,18 +99,18 @@ public final class Vault: Sendable {
     /// Refuses if the items changed since they were read.
     public func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
         try await pool.write { db in
-            let stored = try Row.fetchAll(db, sql: "SELECT kind, generation FROM items WHERE account = ?", arguments: [account.rawValue])
-                .map { "\($0["kind"] as String)/\($0["generation"] as Int)" }
-            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)" }
+            let stored = try Row.fetchAll(db, sql: "SELECT kind, generation, key_id FROM items WHERE account = ?", arguments: [account.rawValue])
+                .map { "\($0["kind"] as String)/\($0["generation"] as Int)/\($0["key_id"] as String)" }
+            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)/\($0.attributes.keyID)" }
             guard Set(stored) == Set(rewritten), stored.count == rewritten.count else {
                 throw VaultError.corrupt("the account's items changed during the passphrase change")
             }
             try db.execute(sql: "UPDATE accounts SET kdf_salt = ?, kdf_ops = ?, kdf_mem = ? WHERE id = ?",
                            arguments: [Data(salt), Int64(kdf.opsLimit), Int64(kdf.memLimitBytes), account.rawValue])
             for item in items {
-                try db.execute(sql: "UPDATE items SET wrapped = ?, modified_at = ? WHERE account = ? AND kind = ? AND generation = ?",
+                try db.execute(sql: "UPDATE items SET wrapped = ?, modified_at = ? WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
                                arguments: [Data(item.wrapped), item.attributes.modificationDate.timeIntervalSince1970,
-                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation])
+                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID])
             }
         }
     }
@@ -111,34 +123,117 @@ public final class Vault: Sendable {
         }
     }
 
-    /// Appends verified circle log entries (already-stored numbers are kept as they are).
-    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])]) async throws {
+    /// Appends verified circle log entries (already-stored numbers are kept as
+    /// they are). `confirmed`: how many leading entries the relay now holds.
+    /// This device's own new entry comes with what it owes for it (shares of an
+    /// announced key, a promotion deadline), in the same transaction.
+    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil,
+                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil) async throws {
         try await pool.write { db in
             for entry in entries {
                 try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
                                arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
             }
+            if let confirmed { try Self.setConfirmed(confirmed, account: account, db: db) }
+            for owed in deliveries {
+                try db.execute(sql: "INSERT OR IGNORE INTO owed_deliveries (account, key_id, recipient) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+            }
+            if let promotionDeadline {
+                try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, promotionDeadline.keyID, promotionDeadline.at.timeIntervalSince1970])
+            }
         }
     }
 
-    /// Stores a generation received from another device: its metadata and its wrapped key, in one transaction.
+    /// Records that the relay holds the first `count` entries.
+    public func confirmLog(account: AccountID, through count: Int) async throws {
+        try await pool.write { db in try Self.setConfirmed(count, account: account, db: db) }
+    }
+
+    /// A rebase: replaces the entries from `seq` on (this device's own, not on
+    /// the relay) with `entries`, in one transaction.
+    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
+            for entry in entries {
+                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+            }
+            try db.execute(sql: "UPDATE accounts SET log_confirmed = ? WHERE id = ?", arguments: [confirmed, account.rawValue])
+        }
+    }
+
+    private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
+        try db.execute(sql: "UPDATE accounts SET log_confirmed = max(log_confirmed, ?) WHERE id = ?", arguments: [count, account.rawValue])
+    }
+
+    /// Queues records for the relay; answers their outbox IDs.
+    public func enqueue(account: AccountID, records: [RelayRecord]) async throws -> [Int64] {
+        try await pool.write { db in
+            try records.map { record in
+                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                               arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+                return db.lastInsertedRowID
+            }
+        }
+    }
+
+    /// Removes records the relay now holds.
+    public func dequeue(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await pool.write { db in
+            for id in ids { try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id]) }
+        }
+    }
+
+    public func outbox(account: AccountID) throws -> [OutboxRecord] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.rawValue]).compactMap { row in
+                guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+                return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: row["recipient"], logSeq: nil,
+                                                                       body: [UInt8](row["body"] as Data)))
+            }
+        }
+    }
+
+    public func outboxCount() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    }
+
+    /// These shares are on the relay: nothing owed any more.
+    public func settle(account: AccountID, deliveries: [OwedDelivery]) async throws {
+        try await pool.write { db in
+            for owed in deliveries {
+                try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ? AND key_id = ? AND recipient = ?",
+                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+            }
+        }
+    }
+
+    public func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
+        }
+    }
+
+    /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
     public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
-            if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ?",
-                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation]) != true {
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
+                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID]) != true {
                 try Self.insert(item, db: db)
             }
             try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
         }
     }
 
-    /// Removes a generation that was stored but never announced (its number went to another key).
-    public func removeGeneration(account: AccountID, generation: Int) async throws {
+    /// Removes a generation that was stored but never announced.
+    public func removeGeneration(account: AccountID, keyID: String) async throws {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND generation = ?", arguments: [account.rawValue, generation])
-            try db.execute(sql: "DELETE FROM generations WHERE account = ? AND generation = ?", arguments: [account.rawValue, generation])
+            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND key_id = ?", arguments: [account.rawValue, keyID])
+            try db.execute(sql: "DELETE FROM generations WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
         }
     }
 
@@ -147,6 +242,8 @@ public final class Vault: Sendable {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key'", arguments: [account.rawValue])
             try db.execute(sql: "UPDATE generations SET state = 'destroyed' WHERE account = ?", arguments: [account.rawValue])
+            try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ?", arguments: [account.rawValue])
+            try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ?", arguments: [account.rawValue])
         }
         try await checkpoint()
     }
@@ -183,10 +280,10 @@ public final class Vault: Sendable {
     private static func insert(_ item: StoredItem, db: Database) throws {
         let a = item.attributes
         try db.execute(sql: """
-            INSERT INTO items (account, kind, generation, item_class, service, access_group, label, synchronizable,
+            INSERT INTO items (account, kind, generation, key_id, item_class, service, access_group, label, synchronizable,
                 accessibility, created_at, modified_at, wrapped)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [a.account, a.kind.rawValue, a.generation, a.itemClass, a.service, a.accessGroup, a.label,
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [a.account, a.kind.rawValue, a.generation, a.keyID, a.itemClass, a.service, a.accessGroup, a.label,
                              a.synchronizable, a.accessibility.rawValue, a.creationDate.timeIntervalSince1970,
                              a.modificationDate.timeIntervalSince1970, Data(item.wrapped)])
     }
@@ -225,7 +322,7 @@ public final class Vault: Sendable {
         }
         let attributes = KeychainItem(
             itemClass: row["item_class"], service: row["service"], account: row["account"], accessGroup: row["access_group"],
-            label: row["label"], kind: kind, generation: row["generation"], synchronizable: row["synchronizable"],
+            label: row["label"], kind: kind, generation: row["generation"], keyID: row["key_id"], synchronizable: row["synchronizable"],
             accessibility: accessibility, creationDate: Date(timeIntervalSince1970: row["created_at"]),
             modificationDate: Date(timeIntervalSince1970: row["modified_at"]))
         return StoredItem(attributes: attributes, wrapped: [UInt8](row["wrapped"] as Data))

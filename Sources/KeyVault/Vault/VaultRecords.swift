@@ -21,10 +21,20 @@ public struct StoredItem: Sendable, Equatable {
     public var attributes: KeychainItem
     public var wrapped: [UInt8]
 
+    /// Which secret this is: unique per account.
+    public var slot: ItemSlot { ItemSlot(kind: attributes.kind, generation: attributes.generation, keyID: attributes.keyID) }
+
     public var context: WrapContext {
         // The account string was validated when the item was written.
         WrapContext(account: try! AccountID(validating: attributes.account), kind: attributes.kind, generation: attributes.generation)
     }
+}
+
+/// An item's place in an account: its kind, generation number and key ID.
+public struct ItemSlot: Sendable, Hashable {
+    public var kind: ItemKind
+    public var generation: Int
+    public var keyID: String
 }
 
 /// Everything the vault holds about one account.
@@ -40,4 +50,31 @@ public struct AccountSnapshot: Sendable {
     public var pairingSecret: [UInt8]?
     /// Wrong pairing codes, by requesting device.
     public var approvalFailures: [String: Int] = [:]
+    /// How many leading circle log entries the relay is known to hold; those
+    /// after are this device's own, queued for the relay.
+    public var logConfirmed: Int = 0
+    /// Records queued for the relay (acknowledgements, challenges, reveals).
+    public var outbox: [OutboxRecord] = []
+    /// Shares this device still owes the relay.
+    public var owedDeliveries: [OwedDelivery] = []
+    /// Generations this device announced and will promote, with their deadlines.
+    public var promotionDeadlines: [String: Date] = [:]
+}
+
+/// Shares of one key that this device owes: to one device, or (recipient "")
+/// to every trusted device but itself.
+public struct OwedDelivery: Sendable, Hashable {
+    public var keyID: String
+    public var recipient: String
+
+    public init(keyID: String, recipient: String = "") {
+        self.keyID = keyID
+        self.recipient = recipient
+    }
+}
+
+/// A record waiting in the vault for the relay to come back.
+public struct OutboxRecord: Sendable, Equatable {
+    public var id: Int64
+    public var record: RelayRecord
 }

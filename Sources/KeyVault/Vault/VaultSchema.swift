@@ -74,6 +74,72 @@ enum VaultSchema {
             // The new device's pairing secret, revealed after a trusted device's challenge.
             try db.execute(sql: "ALTER TABLE enrollment ADD COLUMN pairing_secret BLOB")
         }
+        migrator.registerMigration("v4") { db in
+            // Concurrent rotations: two keys may share a generation number, so a
+            // key is known by its key ID. And what this device owes the relay
+            // (its own log entries, records, shares, promotions) survives restarts.
+            try db.execute(sql: """
+                CREATE TABLE generations_v4 (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    generation INTEGER NOT NULL CHECK (generation >= 1),
+                    key_id TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    state TEXT NOT NULL,
+                    PRIMARY KEY (account, key_id)
+                );
+                INSERT INTO generations_v4 (account, generation, key_id, created_at, state)
+                    SELECT account, generation, key_id, created_at, state FROM generations;
+                DROP TABLE generations;
+                ALTER TABLE generations_v4 RENAME TO generations;
+                CREATE TABLE items_v4 (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    generation INTEGER NOT NULL,
+                    key_id TEXT NOT NULL,
+                    item_class TEXT NOT NULL,
+                    service TEXT NOT NULL,
+                    access_group TEXT NOT NULL,
+                    label TEXT NOT NULL,
+                    synchronizable INTEGER NOT NULL,
+                    accessibility TEXT NOT NULL,
+                    created_at REAL NOT NULL,
+                    modified_at REAL NOT NULL,
+                    wrapped BLOB NOT NULL,
+                    PRIMARY KEY (account, kind, generation, key_id)
+                );
+                INSERT INTO items_v4 (account, kind, generation, key_id, item_class, service, access_group, label, synchronizable,
+                                      accessibility, created_at, modified_at, wrapped)
+                    SELECT i.account, i.kind, i.generation,
+                           CASE WHEN i.kind = 'generation-key'
+                                THEN COALESCE((SELECT g.key_id FROM generations g WHERE g.account = i.account AND g.generation = i.generation), '')
+                                ELSE '' END,
+                           i.item_class, i.service, i.access_group, i.label, i.synchronizable, i.accessibility, i.created_at, i.modified_at, i.wrapped
+                    FROM items i;
+                DROP TABLE items;
+                ALTER TABLE items_v4 RENAME TO items;
+                ALTER TABLE accounts ADD COLUMN log_confirmed INTEGER NOT NULL DEFAULT 0;
+                UPDATE accounts SET log_confirmed = (SELECT count(*) FROM circle_log WHERE circle_log.account = accounts.id);
+                CREATE TABLE outbox (
+                    id INTEGER PRIMARY KEY AUTOINCREMENT,
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    recipient TEXT,
+                    body BLOB NOT NULL
+                );
+                CREATE TABLE owed_deliveries (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    key_id TEXT NOT NULL,
+                    recipient TEXT NOT NULL,
+                    PRIMARY KEY (account, key_id, recipient)
+                );
+                CREATE TABLE promotion_deadlines (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    key_id TEXT NOT NULL,
+                    deadline REAL NOT NULL,
+                    PRIMARY KEY (account, key_id)
+                );
+                """)
+        }
         return migrator
     }
 }

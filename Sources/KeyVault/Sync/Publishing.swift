@@ -1,0 +1,194 @@
+public import Foundation
+import Logging
+
+/// What this device owes the relay, and getting it there. A log entry is
+/// appended here first (verified, stored, served) and published after; while
+/// the relay is away the entries, the shares owed for them and other records
+/// wait in the vault, and go out once it is back. If another device took an
+/// entry's number meanwhile, `adopt` rebases this device's entries after it.
+extension KeyVaultService {
+    /// Appends an entry signed by this device on the local head, with what it
+    /// owes for it, in one vault transaction. `body` may answer nil: nothing to do.
+    /// The relay gets it from `publishQueued`.
+    @discardableResult
+    func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
+                     _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
+        try await circleGate.holding {
+            let state = try existing(id)
+            guard let identity = state.identity else { throw Refusal.locked(id) }
+            guard let content = try body(state.circle) else { return nil }
+            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
+                                      signerID: state.deviceID, body: content, at: now())
+            var circle = state.circle
+            try circle.apply(entry)
+            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], owe: deliveries, promotionDeadline: promotionDeadline)
+            accounts.withLock { states in
+                states[id]?.setCircle(circle)
+                states[id]?.owedDeliveries.formUnion(deliveries)
+                if let promotionDeadline { states[id]?.promotionDeadlines[promotionDeadline.keyID] = promotionDeadline.at }
+            }
+            if case .approve(let device, _) = content { hub.wake(id, .deviceEnrolled(device.deviceID)) }
+            if content == .destroy { try await shred(id) }
+            return entry
+        }
+    }
+
+    /// Publishes this device's unconfirmed entries with the shares it owes, in
+    /// one relay transaction, then any queued records. Answers whether nothing
+    /// is left waiting (false: the relay is unreachable; it stays queued).
+    @discardableResult
+    func publishQueued(_ id: AccountID) async -> Bool {
+        guard let relay else { return false }
+        return await publishGate.holding {
+            do {
+                for _ in 0..<10 {
+                    guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
+                    do {
+                        if !batch.isEmpty { try await relay.publish(batch: batch) }
+                    } catch RelayError.logSeqTaken {
+                        // Another device appended first: read its entries (adopt rebases ours after them), then again.
+                        await sync()
+                        continue
+                    }
+                    try await confirm(id, through: confirmedThrough, settled: settled)
+                }
+                try await sendOutbox(id, relay: relay)
+                noteRelay(nil)
+                return accounts.withLock { $0[id].map { $0.unconfirmedEntries.isEmpty && $0.owedDeliveries.isEmpty } ?? true }
+            } catch {
+                noteRelay(error)
+                return false
+            }
+        }
+    }
+
+    /// The next relay write for `id`: its unconfirmed entries, then the shares
+    /// owed, sealed to the devices the (rebased) circle trusts. nil: nothing to write.
+    private func queuedBatch(_ id: AccountID) -> (records: [RelayRecord], confirmedThrough: Int, settled: [OwedDelivery])? {
+        struct Delivery { var owed: OwedDelivery; var key: SecretKey; var generation: KeyGeneration; var devices: [DeviceKeys] }
+        let found = accounts.withLock { states -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: String, deliveries: [Delivery], gone: [OwedDelivery])? in
+            guard let state = states[id] else { return nil }
+            let others = state.circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
+            var deliveries: [Delivery] = []
+            var gone: [OwedDelivery] = []
+            for owed in state.owedDeliveries.sorted(by: { ($0.keyID, $0.recipient) < ($1.keyID, $1.recipient) }) {
+                let generation = state.knownGenerations.first { $0.keyID == owed.keyID && $0.state == .active }
+                guard let generation, state.generations.contains(where: { $0.keyID == owed.keyID }) else {
+                    gone.append(owed)  // shredded, or never announced: nothing left to send
+                    continue
+                }
+                // Locked: the key is unreadable now; it is sent after the unlock.
+                guard let key = state.heldKey(owed.keyID) else { continue }
+                deliveries.append(Delivery(owed: owed, key: key, generation: generation,
+                                           devices: owed.recipient.isEmpty ? others : others.filter { $0.deviceID == owed.recipient }))
+            }
+            return (Array(state.unconfirmedEntries), state.logConfirmed, state.identity, state.deviceID, deliveries, gone)
+        }
+        guard let found else { return nil }
+        var records = found.entries.map(RelayRecord.log)
+        var settled = found.gone
+        // Shares need this device's keys: a locked device sends its entries and keeps owing the shares.
+        if let identity = found.identity {
+            for delivery in found.deliveries {
+                let g = delivery.generation
+                let headers = delivery.devices.map {
+                    KeyShare.Header(account: id, generation: g.number, keyID: g.keyID, createdAt: g.createdAt, sender: found.me, recipient: $0.deviceID)
+                }
+                let sealed = KeyShare.sealAll(key: delivery.key, headers: headers, recipients: delivery.devices.map(\.box), signer: identity.signing)
+                records += zip(delivery.devices, sealed).map { .share(account: id, recipient: $0.deviceID, sealed: $1) }
+                settled.append(delivery.owed)
+            }
+        }
+        guard !records.isEmpty || !settled.isEmpty else { return nil }
+        return (records, found.confirmed + found.entries.count, settled)
+    }
+
+    private func confirm(_ id: AccountID, through count: Int, settled: [OwedDelivery]) async throws {
+        try await circleGate.holding {
+            try await vault.confirmLog(account: id, through: count)
+            try await vault.settle(account: id, deliveries: settled)
+            accounts.withLock { states in
+                guard let state = states[id] else { return }
+                states[id]?.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
+                states[id]?.owedDeliveries.subtract(settled)
+            }
+        }
+    }
+
+    /// Sends records now, or queues them in the vault for when the relay is back.
+    func send(_ records: [RelayRecord], account: AccountID) async {
+        guard let relay, !records.isEmpty else { return }
+        do {
+            try await relay.publish(batch: records)
+            noteRelay(nil)
+        } catch {
+            noteRelay(error)
+            do { _ = try await vault.enqueue(account: account, records: records) } catch {
+                logger.error("could not queue records for the relay", metadata: ["account": "\(account)", "problem": "\(error)"])
+            }
+        }
+    }
+
+    private func sendOutbox(_ id: AccountID, relay: any Relay) async throws {
+        let queued = try vault.outbox(account: id)
+        guard !queued.isEmpty else { return }
+        try await relay.publish(batch: queued.map(\.record))
+        try await vault.dequeue(ids: queued.map(\.id))
+    }
+
+    /// Publishes what every account has waiting (after a start, or once the relay is back).
+    func publishAllQueued() async -> Bool {
+        var all = true
+        for id in accounts.withLock({ Array($0.keys) }) where await !publishQueued(id) {
+            all = false
+        }
+        return all
+    }
+
+    // MARK: Relay health
+
+    /// Remembers since when the relay has been failing (nil error: it answered).
+    func noteRelay(_ error: (any Error)?) {
+        let now = now()
+        let (wasDown, isDown) = relayHealth.withLock { health -> (Bool, Bool) in
+            let was = health.unreachableSince != nil
+            if let error {
+                if case RelayError.logSeqTaken = error { return (was, was) }
+                health.unreachableSince = health.unreachableSince ?? now
+                health.problem = "\(error)"
+            } else {
+                health.unreachableSince = nil
+                health.problem = nil
+            }
+            return (was, health.unreachableSince != nil)
+        }
+        if isDown, !wasDown { logger.warning("relay unreachable: queueing", metadata: ["problem": "\(error.map { "\($0)" } ?? "")"]) }
+        if wasDown, !isDown { logger.notice("relay reachable again") }
+    }
+
+    public var relayStatus: RelayStatus? {
+        guard relay != nil else { return nil }
+        let health = relayHealth.withLock { $0 }
+        let queued = accounts.withLock { states in
+            states.values.reduce(0) { $0 + $1.unconfirmedEntries.count + $1.owedDeliveries.count }
+        } + ((try? vault.outboxCount()) ?? 0)
+        return RelayStatus(state: health.unreachableSince == nil ? "reachable" : "unreachable", since: health.unreachableSince,
+                           problem: health.problem, queued: queued)
+    }
+}
+
+/// Whether the relay answered last time, and since when it has not.
+struct RelayHealth: Sendable {
+    var unreachableSince: Date?
+    var problem: String?
+}
+
+/// The relay as `status` shows it.
+public struct RelayStatus: Sendable, Codable, Equatable {
+    /// `reachable` or `unreachable`.
+    public var state: String
+    public var since: Date?
+    public var problem: String?
+    /// Log entries, owed deliveries and records waiting for the relay.
+    public var queued: Int
+}

@@ -33,14 +33,15 @@ public struct Envelope: Sendable, Equatable {
     /// The key ID as the API writes it: 32 lowercase hex characters.
     public var keyIDHex: String { Hex.encode(keyID) }
 
-    /// `field(label) || field(account) || field(0x01 || keyId) || field(caller aad)`.
+    /// `field(label) || field(account) || field(0x01 || keyId) || field(caller aad)`,
+    /// each `field(x) = u32be(len(x)) || x` as in docs/PROTOCOL.md.
     public static func aad(account: AccountID, keyID: [UInt8], callerAAD: [UInt8]) -> [UInt8] {
-        var w = FieldWriter()
-        w.string(Labels.envelope)
-        w.string(account.rawValue)
-        w.bytes([version] + keyID)
-        w.bytes(callerAAD)
-        return w.bytes
+        var out: [UInt8] = []
+        for part in [Array(Labels.envelope.utf8), Array(account.rawValue.utf8), [version] + keyID, callerAAD] {
+            out += LabeledHash.lengthPrefix(part.count)
+            out += part
+        }
+        return out
     }
 
     /// Seals with a fresh random nonce.

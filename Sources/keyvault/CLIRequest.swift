@@ -8,7 +8,12 @@ struct CLIRequest {
     let socket: String
 
     func send(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> CLIAnswer {
-        let body = try json.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
+        try await send(method, path, object: json)
+    }
+
+    /// A body with nested values (arrays of objects).
+    func send(_ method: String, _ path: String, object: [String: Any]?) async throws -> CLIAnswer {
+        let body = try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
         do {
             let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body)
             return CLIAnswer(result: result)

@@ -15,6 +15,7 @@ struct Keyvault: AsyncParsableCommand {
             """,
         version: KeyVaultVersion.string,
         subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self,
+                      Seal.self, Open.self,
                       Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self, KDFCommand.self])
 }
 

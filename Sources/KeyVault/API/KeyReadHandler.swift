@@ -43,14 +43,8 @@ struct KeyReadHandler: Sendable {
                 "generation": "\(released.generation.number)", "keyId": "\(released.generation.keyID)",
             ])
             return KeyBody(released).response
-        case .locked:
-            throw Refusal.locked(account)
-        case .unknown(let why):
-            throw Refusal(.unknown, why)
-        case .revoked:
-            throw Refusal(.revoked, "this device was removed from the circle of \(account)")
-        case .destroyed:
-            throw Refusal(.destroyed, "that generation of \(account) was destroyed on purpose")
+        case .locked, .unknown, .revoked, .destroyed:
+            throw availability.refusal(account)
         case .pending:
             preconditionFailure("pending is answered by read()")
         }

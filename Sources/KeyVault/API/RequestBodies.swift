@@ -78,3 +78,22 @@ enum RequestBody {
         return SecureBytes(copying: utf8)
     }
 }
+
+struct SealBody: Decodable {
+    struct Item: Decodable {
+        var plaintext: String
+        var aad: String?
+    }
+    var items: [Item]
+    var keyId: String?
+    static let shape = #"{"items": [{"plaintext": base64, "aad": base64 (optional)}, ...], "keyId": string (optional)}"#
+}
+
+struct OpenBody: Decodable {
+    struct Item: Decodable {
+        var envelope: String
+        var aad: String?
+    }
+    var items: [Item]
+    static let shape = #"{"items": [{"envelope": base64, "aad": base64 (optional)}, ...]}"#
+}

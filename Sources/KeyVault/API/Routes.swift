@@ -127,6 +127,14 @@ enum Routes {
             return EventStream.response(service.hub.events(account))
         }
 
+        let envelopes = EnvelopeHandler(service: service, audit: audit)
+        routes.on(.post, account: "/seal", permission: .seal) { request, context, account in
+            try await envelopes.seal(request, context, account)
+        }
+        routes.on(.post, account: "/open", permission: .seal) { request, context, account in
+            try await envelopes.open(request, context, account)
+        }
+
         let keys = KeyReadHandler(service: service, audit: audit)
         routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
             let id = context.parameters.get("keyId") ?? ""

@@ -39,3 +39,8 @@ extension Labels {
     /// A recovery kit: every key generation of an account under a kit passphrase.
     public static let recoveryKit = "keyvault/v1/recovery-kit"
 }
+
+extension Labels {
+    /// First field of the AAD of a caller's envelope (seal/open).
+    public static let envelope = "keyvault/v1/envelope"
+}

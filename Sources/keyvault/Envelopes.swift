@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import KeyVault
+
+/// `--aad`, shared by seal and open: an envelope opens only with the AAD it was sealed with.
+struct AADOption: ParsableArguments {
+    @Option(help: "Associated data (UTF-8 text) bound to the envelope; open needs the same. Default: none.")
+    var aad: String?
+
+    var base64: String? { aad.map { Base64.encode(Array($0.utf8)) } }
+}
+
+struct Seal: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Seal standard input under the account's key; print the envelope in base64.",
+        discussion: "The plaintext is every byte of standard input (up to about 48 KiB). The daemon keeps the key.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @OptionGroup var aad: AADOption
+    @Option(name: .customLong("key-id"), help: "Seal under this generation's key ID instead of the current key.")
+    var keyID: String?
+
+    func run() async throws {
+        let id = try account.validated()
+        if let keyID, !HexID.isValid(keyID) { throw ValidationError("a key ID is 32 lowercase hex characters") }
+        var plaintext = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        var item: [String: String] = ["plaintext": Base64.encode(plaintext)]
+        Wipe.bytes(&plaintext)
+        item["aad"] = aad.base64
+        var body: [String: Any] = ["items": [item]]
+        body["keyId"] = keyID
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/seal", object: body)
+        guard answer.state == "ready", let envelope = (answer.object["envelopes"] as? [String])?.first else { return try answer.finish() }
+        print(envelope)
+    }
+}
+
+struct Open: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Open a base64 envelope read from standard input; write the plaintext to standard output.")
+    @OptionGroup var socket: SocketOptions
+    @OptionGroup var account: AccountOption
+    @OptionGroup var aad: AADOption
+
+    func run() async throws {
+        let id = try account.validated()
+        let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
+        let envelope = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !envelope.isEmpty else { throw ValidationError("no envelope on standard input") }
+        var item = ["envelope": envelope]
+        item["aad"] = aad.base64
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/open", object: ["items": [item]])
+        guard answer.state == "ready", let encoded = (answer.object["plaintexts"] as? [String])?.first,
+              var plaintext = Base64.decode(encoded) else { return try answer.finish() }
+        FileHandle.standardOutput.write(Data(plaintext))
+        Wipe.bytes(&plaintext)
+    }
+}

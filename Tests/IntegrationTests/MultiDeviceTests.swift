@@ -9,6 +9,10 @@ import Glibc
 final class Circle: @unchecked Sendable {
     let root: String
     var relayPath: String { root + "/relay.sqlite" }
+    /// `--relay` for the circle's devices.
+    var relay: String { "sqlite:" + relayPath }
+    /// A `--relay` that cannot be reached: a device given it is cut off.
+    var unreachableRelay: String { "sqlite:" + root + "/not-mounted/relay.sqlite" }
     private(set) var devices: [DaemonProcess] = []
 
     init() throws {
@@ -18,7 +22,7 @@ final class Circle: @unchecked Sendable {
     }
 
     func device(policy: String = DaemonProcess.testPolicy) async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(policy: policy, relay: "sqlite:" + relayPath)
+        let daemon = try DaemonProcess(policy: policy, relay: relay)
         try await daemon.start()
         devices.append(daemon)
         return daemon

@@ -40,11 +40,16 @@ extension KeyVaultService {
     func publishQueued(_ id: AccountID) async -> Bool {
         guard let relay else { return false }
         return await publishGate.holding {
+            // Only an answer from the relay says it is reachable: nothing to send says nothing.
+            var answered = false
             do {
                 for _ in 0..<10 {
                     guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
                     do {
-                        if !batch.isEmpty { try await relay.publish(batch: batch) }
+                        if !batch.isEmpty {
+                            try await relay.publish(batch: batch)
+                            answered = true
+                        }
                     } catch RelayError.logSeqTaken {
                         // Another device appended first: read its entries (adopt rebases ours after them), then again.
                         await sync()
@@ -52,8 +57,8 @@ extension KeyVaultService {
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
                 }
-                try await sendOutbox(id, relay: relay)
-                noteRelay(nil)
+                if try await sendOutbox(id, relay: relay) { answered = true }
+                if answered { noteRelay(nil) }
                 return accounts.withLock { $0[id].map { $0.unconfirmedEntries.isEmpty && $0.owedDeliveries.isEmpty } ?? true }
             } catch {
                 noteRelay(error)
@@ -129,11 +134,13 @@ extension KeyVaultService {
         }
     }
 
-    private func sendOutbox(_ id: AccountID, relay: any Relay) async throws {
+    /// Answers whether there was anything to send.
+    private func sendOutbox(_ id: AccountID, relay: any Relay) async throws -> Bool {
         let queued = try vault.outbox(account: id)
-        guard !queued.isEmpty else { return }
+        guard !queued.isEmpty else { return false }
         try await relay.publish(batch: queued.map(\.record))
         try await vault.dequeue(ids: queued.map(\.id))
+        return true
     }
 
     /// Publishes what every account has waiting (after a start, or once the relay is back).

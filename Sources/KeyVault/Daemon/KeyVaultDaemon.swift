@@ -42,7 +42,10 @@ public enum KeyVaultDaemon {
         logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
 
         let vault = try Vault(directory: configuration.dataDirectory)
-        let relay = try configuration.relay.map { try RelayAddress(parsing: $0).open() }
+        var relay: (any Relay)?
+        if let address = configuration.relay {
+            relay = try await RelayAddress(parsing: address).open(logger: logger)
+        }
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
 
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
@@ -60,7 +63,14 @@ public enum KeyVaultDaemon {
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await (relay as? PostgresRelay)?.shutdown()
+            throw error
+        }
+        // The PostgreSQL relay's pool and listener stop after everything that used them.
+        await (relay as? PostgresRelay)?.shutdown()
         unlink(configuration.socketPath)
         logger.notice("keyvaultd stopped")
     }

@@ -15,8 +15,20 @@ struct PostgresRelayListener: Sendable {
         var attempt = 0
         while !Task.isCancelled {
             attempt += 1
+            let connection: PostgresConnection
             do {
-                let connection = try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+                connection = try await PostgresConnection.connect(configuration: configuration, id: attempt, logger: logger)
+            } catch {
+                guard !Task.isCancelled else { return }
+                let why = PostgresRelay.reason(error)
+                state.failed(why)
+                logger.debug("relay listener: \(why); retrying in \(delay)")
+                guard (try? await Task.sleep(for: delay)) != nil else { return }
+                delay = min(delay * 2, .seconds(5))
+                continue
+            }
+            var why = "the listening connection ended"
+            do {
                 try await withTaskCancellationHandler {
                     try await connection.listen(on: PostgresRelaySchema.channel) { notifications in
                         state.reached()
@@ -28,14 +40,14 @@ struct PostgresRelayListener: Sendable {
                 } onCancel: {
                     connection.close().whenComplete { _ in }
                 }
-                try? await connection.close()
-                if !Task.isCancelled { state.failed("the listening connection ended") }
             } catch {
-                guard !Task.isCancelled else { return }
-                let why = PostgresRelay.reason(error)
-                state.failed(why)
-                logger.debug("relay listener: \(why); retrying in \(delay)")
+                why = PostgresRelay.reason(error)
             }
+            // Closed on every path: postgres-nio requires it before the connection is released.
+            try? await connection.close()
+            guard !Task.isCancelled else { return }
+            state.failed(why)
+            logger.debug("relay listener: \(why); reconnecting in \(delay)")
             guard (try? await Task.sleep(for: delay)) != nil else { return }
             delay = min(delay * 2, .seconds(5))
         }

@@ -9,9 +9,10 @@ build: deps
 
 # Suites start real daemons; they run one at a time so a 2-core machine is not
 # oversubscribed (each suite still runs its daemons concurrently where it means to).
+# A throwaway PostgreSQL cluster serves the PostgreSQL relay tests; it is removed
+# afterwards whatever the outcome.
 test: deps
-	swift build --build-tests
-	swift test --skip-build --no-parallel
+	./scripts/with-test-postgres.sh sh -c 'swift build --build-tests && swift test --skip-build --no-parallel'
 
 demo: build
 	@./scripts/demo.sh

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what building and testing keyvaultd needs and this machine lacks:
 # the C libraries (libsodium, OpenSSL, SQLite headers), curl (the demo and the
-# uid test), util-linux's setpriv and python3 (the independent recovery tool).
+# uid test), util-linux's setpriv and python3 (the independent recovery tool),
+# and a PostgreSQL server for the PostgreSQL relay tests (scripts/pg-cluster.sh).
 set -euo pipefail
 need=()
 for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux python3; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
+compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 SUDO=""

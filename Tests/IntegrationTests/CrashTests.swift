@@ -73,7 +73,7 @@ struct RotationCrashTests {
     /// readable with the same bytes, and both devices verify the same log.
     @Test("SIGKILL during rotations, 50 times")
     func killDuringRotations() async throws {
-        let circle = try Circle()
+        let circle = try await Circle()
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()

@@ -218,7 +218,7 @@ struct EnvelopeTests {
 
     @Test("after rotation: old envelopes still open, new ones use the new generation, keyId picks a generation")
     func afterRotation() async throws {
-        let circle = try Circle()
+        let circle = try await Circle()
         defer { circle.remove() }
         let a = try await circle.device()
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "rot", "passphrase": "pa"])
@@ -245,7 +245,7 @@ struct EnvelopeTests {
 
     @Test("a device that has not been approved answers pending, as a key read does; once it holds the key, it opens")
     func pendingThenReady() async throws {
-        let circle = try Circle()
+        let circle = try await Circle()
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()

@@ -8,17 +8,18 @@ import Glibc
 /// Several real daemons on one relay file, in temporary folders.
 final class Circle: @unchecked Sendable {
     let root: String
-    var relayPath: String { root + "/relay.sqlite" }
+    let store: TestRelayStore
     /// `--relay` for the circle's devices.
-    var relay: String { "sqlite:" + relayPath }
+    var relay: String { store.address }
     /// A `--relay` that cannot be reached: a device given it is cut off.
-    var unreachableRelay: String { "sqlite:" + root + "/not-mounted/relay.sqlite" }
+    var unreachableRelay: String { store.unreachableAddress }
     private(set) var devices: [DaemonProcess] = []
 
-    init() throws {
+    init(_ kind: RelayKind = .sqlite) async throws {
         var template = Array("/tmp/kvcircle-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         root = String(cString: made)
+        store = try await TestRelayStore.make(kind, in: root)
     }
 
     func device(policy: String = DaemonProcess.testPolicy) async throws -> DaemonProcess {
@@ -52,9 +53,9 @@ final class Circle: @unchecked Sendable {
 
 @Suite("Devices, enrollment and propagation over the embedded relay")
 struct MultiDeviceTests {
-    @Test("two devices: pending with the reason, the code compared, a waiting read returns the approver's key")
-    func twoDevices() async throws {
-        let circle = try Circle()
+    @Test("two devices: pending with the reason, the code compared, a waiting read returns the approver's key", arguments: RelayKind.allCases)
+    func twoDevices(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -104,9 +105,9 @@ struct MultiDeviceTests {
         }
     }
 
-    @Test("three devices: the second approves the third, whose key matches")
-    func threeDevices() async throws {
-        let circle = try Circle()
+    @Test("three devices: the second approves the third, whose key matches", arguments: RelayKind.allCases)
+    func threeDevices(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -124,9 +125,9 @@ struct MultiDeviceTests {
         }
     }
 
-    @Test("every older generation reaches a new device, not just the current one")
-    func olderGenerations() async throws {
-        let circle = try Circle()
+    @Test("every older generation reaches a new device, not just the current one", arguments: RelayKind.allCases)
+    func olderGenerations(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -141,9 +142,9 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/old/keys/current").object["generation"] as? Int == 3)
     }
 
-    @Test("bad input to the device endpoints is answered invalid and changes nothing")
-    func badInputs() async throws {
-        let circle = try Circle()
+    @Test("bad input to the device endpoints is answered invalid and changes nothing", arguments: RelayKind.allCases)
+    func badInputs(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -173,9 +174,9 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/bad/keys/current").status == 404)
     }
 
-    @Test("enough wrong pairing codes cancel the request")
-    func wrongCodesCancel() async throws {
-        let circle = try Circle()
+    @Test("enough wrong pairing codes cancel the request", arguments: RelayKind.allCases)
+    func wrongCodesCancel(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -193,9 +194,9 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/codes/keys/current")["reason"] == "awaiting-approval")
     }
 
-    @Test("a device restarted in the middle of enrollment finishes it; a locked device gets its key after unlock")
-    func restartAndLocked() async throws {
-        let circle = try Circle()
+    @Test("a device restarted in the middle of enrollment finishes it; a locked device gets its key after unlock", arguments: RelayKind.allCases)
+    func restartAndLocked(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -220,9 +221,9 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/later/keys/current?wait=20")["key"] == key)
     }
 
-    @Test("no key or passphrase reaches the relay file, in any form")
-    func relayHoldsNoSecret() async throws {
-        let circle = try Circle()
+    @Test("no key or passphrase reaches the relay, in any form", arguments: RelayKind.allCases)
+    func relayHoldsNoSecret(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -235,18 +236,17 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/scan/keys/current?wait=20")["key"] == key)
         _ = await a.stop()
         _ = await b.stop()
-        for name in try FileManager.default.contentsOfDirectory(atPath: circle.root) where name.hasPrefix("relay.sqlite") {
-            let data = try Data(contentsOf: URL(fileURLWithPath: circle.root + "/" + name))
-            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: data, where: "relay file \(name)")
-        }
+        let stored = try await circle.store.dump(root: circle.root)
+        #expect(stored.count > 1000, "the relay holds the circle's records")
+        try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: stored, where: "the \(relay) relay")
         for device in [a, b] {
             try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: Data(device.logText().utf8), where: "a daemon's log")
         }
     }
 
-    @Test("the events stream tells the new device's sync engine: unlocked, key-ready")
-    func eventStream() async throws {
-        let circle = try Circle()
+    @Test("the events stream tells the new device's sync engine: unlocked, key-ready", arguments: RelayKind.allCases)
+    func eventStream(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()

@@ -7,9 +7,9 @@ struct PartitionTests {
     /// A and B each rotate while they cannot reach the relay; both new keys
     /// share generation number 2. Once both are back, every device holds both
     /// keys, lists the generations in the same order and has the same current key.
-    @Test("A and B rotate while apart; after they reconnect all agree on the order and the current key, and both keys are everywhere")
-    func rotateWhileApart() async throws {
-        let circle = try Circle()
+    @Test("A and B rotate while apart; after they reconnect all agree on the order and the current key, and both keys are everywhere", arguments: RelayKind.allCases)
+    func rotateWhileApart(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()

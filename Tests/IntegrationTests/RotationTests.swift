@@ -8,9 +8,9 @@ struct RotationTests {
         try await device.request("GET", "/v1/accounts/\(account)/keys/current").object["generation"] as? Int
     }
 
-    @Test("rotate: every device gets the new generation, promotion follows, old generations stay readable; revoke: the rest rotate, the removed device answers revoked")
-    func rotateThenRevoke() async throws {
-        let circle = try Circle()
+    @Test("rotate: every device gets the new generation, promotion follows, old generations stay readable; revoke: the rest rotate, the removed device answers revoked", arguments: RelayKind.allCases)
+    func rotateThenRevoke(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -50,14 +50,14 @@ struct RotationTests {
         let devices = try await a.request("GET", "/v1/accounts/rot/devices").object["devices"] as? [[String: Any]] ?? []
         #expect(devices.first { $0["deviceId"] as? String == deviceC }?["status"] as? String == "revoked")
         // No share of generation 3 was sealed to C: the relay holds shares for A's peers only.
-        let relay = try SQLiteRelay(path: circle.relayPath)
-        let sharesToC = try await relay.rows(after: 0, limit: 1000).filter { $0.record.kind == .share && $0.record.recipient == deviceC }
+        let store = try await circle.store.open()
+        let sharesToC = try await store.rows(after: 0, limit: 1000).filter { $0.record.kind == .share && $0.record.recipient == deviceC }
         #expect(sharesToC.count == 2, "C got shares of generations 1 and 2 only")
     }
 
-    @Test("the last device cannot be revoked; rotate --promote now is current at once")
-    func lastDeviceAndPromoteNow() async throws {
-        let circle = try Circle()
+    @Test("the last device cannot be revoked; rotate --promote now is current at once", arguments: RelayKind.allCases)
+    func lastDeviceAndPromoteNow(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "solo", "passphrase": "pa"])
@@ -72,9 +72,9 @@ struct RotationTests {
         #expect(try await a.request("POST", "/v1/accounts/solo/rotate", json: ["promote": "soon"]).state == "invalid")
     }
 
-    @Test("drill: exits 0 with a row per device; with a device stopped, exits non-zero naming it; the device catches up after restart")
-    func drill() async throws {
-        let circle = try Circle()
+    @Test("drill: exits 0 with a row per device; with a device stopped, exits non-zero naming it; the device catches up after restart", arguments: RelayKind.allCases)
+    func drill(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -112,9 +112,9 @@ struct RotationTests {
                 "\(final.raw.text) A: \(a.logText().suffix(1500)) C: \(c.logText().suffix(1500))")
     }
 
-    @Test("export lists items, generations, devices and the circle log, and no key")
-    func export() async throws {
-        let circle = try Circle()
+    @Test("export lists items, generations, devices and the circle log, and no key", arguments: RelayKind.allCases)
+    func export(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -142,9 +142,9 @@ struct RotationTests {
         #expect(try await a.request("GET", "/v1/accounts/nobody/export").status == 404)
     }
 
-    @Test("delete here removes the account; destroy everywhere leaves no key on any device")
-    func deleteAndDestroy() async throws {
-        let circle = try Circle()
+    @Test("delete here removes the account; destroy everywhere leaves no key on any device", arguments: RelayKind.allCases)
+    func deleteAndDestroy(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -185,9 +185,9 @@ struct RotationTests {
         }
     }
 
-    @Test("a key past the policy's maximum age is rotated automatically, and every device gets the new one")
-    func maxKeyAge() async throws {
-        let circle = try Circle()
+    @Test("a key past the policy's maximum age is rotated automatically, and every device gets the new one", arguments: RelayKind.allCases)
+    func maxKeyAge(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let policy = DaemonProcess.testPolicy + "\n[rotation]\nmax_key_age_seconds = 2\n"
         let a = try await circle.device(policy: policy)
@@ -201,9 +201,9 @@ struct RotationTests {
         #expect(a.logText().contains("key past its maximum age") || b.logText().contains("key past its maximum age"))
     }
 
-    @Test("a recovery kit restores every key on a fresh daemon; a wrong kit passphrase is denied")
-    func recoveryKit() async throws {
-        let circle = try Circle()
+    @Test("a recovery kit restores every key on a fresh daemon; a wrong kit passphrase is denied", arguments: RelayKind.allCases)
+    func recoveryKit(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "kit", "passphrase": "pa"])

@@ -7,12 +7,7 @@ import Testing
 /// trusts an injected device or serves a changed key.
 @Suite("A tampering relay")
 struct TamperTests {
-    static func sql(_ path: String, _ statement: String) async throws {
-        let result = try await run("/usr/bin/sqlite3", [path, statement])
-        #expect(result.status == 0, "sqlite3: \(result.err)")
-    }
-
-    static func logEntries(_ relay: SQLiteRelay, account: String) async throws -> [(cursor: Int64, entry: LogEntry)] {
+    static func logEntries(_ relay: any Relay, account: String) async throws -> [(cursor: Int64, entry: LogEntry)] {
         try await relay.rows(after: 0, limit: 1000).filter { $0.record.kind == .log && $0.record.account.rawValue == account }
             .map { ($0.cursor, try LogEntry.decode($0.record.body)) }
     }
@@ -21,13 +16,13 @@ struct TamperTests {
         daemon.logText().components(separatedBy: "refused relay record").count - 1
     }
 
-    @Test("an injected device, approved by a key the circle does not trust, is refused")
-    func injectedDevice() async throws {
-        let circle = try Circle()
+    @Test("an injected device, approved by a key the circle does not trust, is refused", arguments: RelayKind.allCases)
+    func injectedDevice(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "t1", "passphrase": "pa"])
-        let relay = try SQLiteRelay(path: circle.relayPath)
+        let relay = try await circle.store.open()
         let genesis = try #require(try await Self.logEntries(relay, account: "t1").first?.entry)
 
         let outsider = SigningKey.generate()
@@ -44,9 +39,9 @@ struct TamperTests {
         #expect(!devices.contains { $0["deviceId"] as? String == keys.deviceID })
     }
 
-    @Test("a changed share, and shares signed by unapproved devices, are refused; no changed key is served")
-    func badShares() async throws {
-        let circle = try Circle()
+    @Test("a changed share, and shares signed by unapproved devices, are refused; no changed key is served", arguments: RelayKind.allCases)
+    func badShares(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -58,11 +53,11 @@ struct TamperTests {
         try await eventually { (try await a.request("GET", "/v1/accounts/t2/enrollments").object["enrollments"] as? [Any])?.count == 1 }
         #expect(try await a.request("POST", "/v1/accounts/t2/enrollments/\(deviceB)/approve", json: ["pairingCode": ticket["pairingCode"]!]).status == 200)
 
-        let relay = try SQLiteRelay(path: circle.relayPath)
+        let relay = try await circle.store.open()
         let share = try #require(try await relay.rows(after: 0, limit: 1000).first { $0.record.kind == .share })
         var changed = share.record
         changed.body[changed.body.count / 2] ^= 0x01
-        try await Self.sql(circle.relayPath, "DELETE FROM records WHERE cursor = \(share.cursor)")
+        try await circle.store.sql("DELETE FROM \(circle.store.table) WHERE cursor = \(share.cursor)")
         try await relay.publish(changed)
 
         // Shares from a device outside the circle: under its own ID, and claiming to be A.
@@ -90,9 +85,9 @@ struct TamperTests {
         #expect(!b.logText().contains("key received"))
     }
 
-    @Test("a replayed entry changes nothing; a changed copy is a fork; a deleted entry leaves a gap that is refused")
-    func replayForkAndGap() async throws {
-        let circle = try Circle()
+    @Test("a replayed entry changes nothing; a changed copy is a fork; a deleted entry leaves a gap that is refused", arguments: RelayKind.allCases)
+    func replayForkAndGap(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -102,9 +97,9 @@ struct TamperTests {
         #expect(key != nil)
 
         // Replay: the genesis row again, at a new place in the relay's order.
-        try await Self.sql(circle.relayPath, "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) SELECT kind, account, recipient, NULL, body, created_at FROM records WHERE kind = 'log' AND log_seq = 0")
+        try await circle.store.sql("INSERT INTO \(circle.store.table) (kind, account, recipient, log_seq, body, created_at) SELECT kind, account, recipient, NULL, body, created_at FROM \(circle.store.table) WHERE kind = 'log' AND log_seq = 0")
         // Fork: entry 1 with one byte of the new device's name changed.
-        let relay = try SQLiteRelay(path: circle.relayPath)
+        let relay = try await circle.store.open()
         let approveRow = try #require(try await relay.rows(after: 0, limit: 1000).first { $0.record.kind == .log && $0.record.logSeq == 1 })
         var forked = approveRow.record
         forked.logSeq = 7
@@ -115,7 +110,7 @@ struct TamperTests {
         #expect((try await a.request("GET", "/v1/accounts/t3/devices").object["devices"] as? [Any])?.count == 2)
 
         // Delete entry 1 from the relay; a new device then sees entry 2 after entry 0: a gap.
-        try await Self.sql(circle.relayPath, "DELETE FROM records WHERE kind = 'log' AND (log_seq = 1 OR log_seq = 7)")
+        try await circle.store.sql("DELETE FROM \(circle.store.table) WHERE kind = 'log' AND (log_seq = 1 OR log_seq = 7)")
         let c = try await circle.device()
         let ticket = try await c.request("POST", "/v1/accounts/t3/enroll", json: ["passphrase": "pc", "deviceName": "c"])
         try await eventually { (try await a.request("GET", "/v1/accounts/t3/enrollments").object["enrollments"] as? [Any])?.count == 1 }
@@ -133,9 +128,9 @@ struct SubstitutionTests {
     /// and answers the challenge. It had to commit to its secret before the
     /// challenge, so the code the person reads on the real new device does
     /// not approve it.
-    @Test("the code shown on the real device does not approve the relay's impostor")
-    func impostorRequest() async throws {
-        let circle = try Circle()
+    @Test("the code shown on the real device does not approve the relay's impostor", arguments: RelayKind.allCases)
+    func impostorRequest(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -143,7 +138,7 @@ struct SubstitutionTests {
         let ticket = try await b.request("POST", "/v1/accounts/t4/enroll", json: ["passphrase": "pb", "deviceName": "phone"])
         let code = try #require(ticket["pairingCode"])
 
-        let relay = try SQLiteRelay(path: circle.relayPath)
+        let relay = try await circle.store.open()
         let account = try AccountID(validating: "t4")
         let genesis = try #require(try await TamperTests.logEntries(relay, account: "t4").first?.entry)
         let impostorKey = SigningKey.generate()

@@ -43,9 +43,11 @@ public enum KeyVaultDaemon {
 
         let vault = try Vault(directory: configuration.dataDirectory)
         // A bad address stops the daemon; a relay that cannot be opened yet does not: the vault is served meanwhile.
-        let relay = try configuration.relay.map { ReopeningRelay(address: try RelayAddress(parsing: $0), opener: { try $0.open() }) }
+        let relay = try configuration.relay.map { address in
+            ReopeningRelay(address: try RelayAddress(parsing: address), opener: { try await $0.open(logger: logger) })
+        }
         if let relay, await !relay.tryOpen() {
-            logger.warning("relay unreachable at start; serving the vault and trying again", metadata: ["relay": "\(configuration.relay ?? "")"])
+            logger.warning("relay unreachable at start; serving the vault and trying again", metadata: ["relay": "\(relay.address)"])
         }
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
 
@@ -64,7 +66,14 @@ public enum KeyVaultDaemon {
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
-        try await group.run()
+        do {
+            try await group.run()
+        } catch {
+            await relay?.shutdown()
+            throw error
+        }
+        // The relay's connections stop after everything that used them.
+        await relay?.shutdown()
         unlink(configuration.socketPath)
         logger.notice("keyvaultd stopped")
     }

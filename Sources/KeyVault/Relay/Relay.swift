@@ -72,9 +72,13 @@ public protocol Relay: Sendable {
     func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
     /// Yields whenever something may have landed (possibly spuriously); never polls on a timer.
     func wakeups() -> AsyncStream<Void>
+    /// Closes connections and ends the wake-ups (a file needs nothing).
+    func shutdown() async
 }
 
 extension Relay {
+    public func shutdown() async {}
+
     public func publish(batch records: [RelayRecord]) async throws {
         for record in records { try await publish(record) }
     }

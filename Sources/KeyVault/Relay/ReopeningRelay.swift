@@ -5,7 +5,7 @@ import Synchronization
 /// that is down). Until it opens, every call fails as `unreachable` and is
 /// tried again by the caller's back-off; wake-ups begin once it is open.
 public final class ReopeningRelay: Relay {
-    private let address: RelayAddress
+    public let address: RelayAddress
     private let opener: @Sendable (RelayAddress) async throws -> any Relay
     private struct State {
         var relay: (any Relay)?
@@ -47,6 +47,12 @@ public final class ReopeningRelay: Relay {
     public func publish(_ record: RelayRecord) async throws { try await relay().publish(record) }
     public func publish(batch records: [RelayRecord]) async throws { try await relay().publish(batch: records) }
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await relay().rows(after: cursor, limit: limit) }
+
+    public func shutdown() async {
+        let (relay, waiting) = state.withLock { ($0.relay, $0.waiting) }
+        for continuation in waiting { continuation.finish() }
+        await relay?.shutdown()
+    }
 
     public func wakeups() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))

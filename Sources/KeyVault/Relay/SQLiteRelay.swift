@@ -23,7 +23,16 @@ public final class SQLiteRelay: Relay {
         configuration.busyMode = .timeout(10)
         configuration.label = "relay"
         pool = try DatabasePool(path: path, configuration: configuration)
-        try Self.migrator.migrate(pool)
+        // Daemons opening a fresh relay at once race to migrate it: the loser's
+        // transaction fails on the winner's rows, and a second pass finds them applied.
+        for attempt in 1...3 {
+            do {
+                try Self.migrator.migrate(pool)
+                break
+            } catch is DatabaseError where attempt < 3 {
+                usleep(50_000)
+            }
+        }
         let url = URL(fileURLWithPath: path)
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
     }

@@ -1,0 +1,41 @@
+/// The PostgreSQL relay's tables, versioned like the vault's: each migration
+/// runs once, in its own transaction, recorded in `keyvault_relay_migrations`.
+enum PostgresRelaySchema {
+    /// `pg_advisory_xact_lock` keys ("kvrelay" and a number), so two daemons
+    /// starting at once migrate one after the other, and inserts commit in cursor order.
+    static let migrationLock: Int64 = 0x6b76_7265_6c61_7901
+    static let insertLock: Int64 = 0x6b76_7265_6c61_7902
+    /// The NOTIFY channel; the payload is the account a commit touched.
+    static let channel = "keyvault_relay"
+    /// The unique index whose violation means "log entry taken".
+    static let logSeqIndex = "keyvault_records_log_seq"
+
+    struct Migration {
+        let version: String
+        let statements: [String]
+    }
+
+    static let migrationsTable = """
+        CREATE TABLE IF NOT EXISTS keyvault_relay_migrations (
+            version TEXT PRIMARY KEY,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )
+        """
+
+    static let migrations: [Migration] = [
+        Migration(version: "relay-v1", statements: [
+            """
+            CREATE TABLE keyvault_records (
+                cursor BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                account TEXT NOT NULL,
+                recipient TEXT,
+                log_seq BIGINT,
+                body BYTEA NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE UNIQUE INDEX \(logSeqIndex) ON keyvault_records (account, log_seq) WHERE kind = 'log'",
+        ]),
+    ]
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Synchronization
+
+/// What the relay's operations and its listener share: the `wakeups()`
+/// subscribers and whether the server answers.
+final class PostgresRelayState: Sendable {
+    private struct State {
+        var subscribers: [UUID: AsyncStream<Void>.Continuation] = [:]
+        var unreachableSince: Date?
+        var lastProblem: String?
+        var finished = false
+    }
+    private let state = Mutex(State())
+
+    var unreachableSince: Date? { state.withLock { $0.unreachableSince } }
+    var lastProblem: String? { state.withLock { $0.lastProblem } }
+
+    func reached() {
+        state.withLock {
+            $0.unreachableSince = nil
+            $0.lastProblem = nil
+        }
+    }
+
+    func failed(_ why: String) {
+        state.withLock {
+            if $0.unreachableSince == nil { $0.unreachableSince = Date() }
+            $0.lastProblem = why
+        }
+    }
+
+    func ring() {
+        state.withLock { for continuation in $0.subscribers.values { continuation.yield() } }
+    }
+
+    func subscribe() -> AsyncStream<Void> {
+        let id = UUID()
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
+        let finished = state.withLock { state -> Bool in
+            if !state.finished { state.subscribers[id] = continuation }
+            return state.finished
+        }
+        if finished { continuation.finish() }
+        return stream
+    }
+
+    /// At shutdown: every stream ends.
+    func finishAll() {
+        let all = state.withLock { state -> [AsyncStream<Void>.Continuation] in
+            state.finished = true
+            defer { state.subscribers = [:] }
+            return Array(state.subscribers.values)
+        }
+        all.forEach { $0.finish() }
+    }
+}

@@ -1,0 +1,262 @@
+import Foundation
+@testable import KeyVault
+import Synchronization
+import Testing
+
+/// The same checks against every relay: the SQLite file and a real PostgreSQL
+/// server (KEYVAULT_TEST_POSTGRES, set by `make test` through
+/// scripts/with-test-postgres.sh). Serialized: the outage test stops the server.
+@Suite("Relay conformance", .serialized)
+struct RelayConformanceTests {
+    enum Store: String, CustomTestStringConvertible, CaseIterable {
+        case sqlite, postgres
+        var testDescription: String { rawValue }
+    }
+
+    @Test("records come back in the order they were appended", arguments: Store.allCases)
+    func appendAndReadBack(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let relay = try await fixture.open()
+            let records = [
+                record(.request, "alice", body: [1, 2, 3]),
+                record(.log, "alice", seq: 0, body: [4]),
+                record(.share, "alice", recipient: "device-b", body: Array(repeating: 0xab, count: 300)),
+                record(.ack, "bob", body: []),
+                record(.challenge, "alice", body: [0, 0, 0]),
+                record(.reveal, "alice", body: [9]),
+            ]
+            for item in records { try await relay.publish(item) }
+            let rows = try await relay.rows(after: 0, limit: 100)
+            #expect(rows.map(\.record) == records)
+            #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
+            let after = try await relay.rows(after: rows[2].cursor, limit: 100)
+            #expect(after.map(\.record) == Array(records[3...]))
+        }
+    }
+
+    @Test("rows(after:limit:) pages through everything exactly once", arguments: Store.allCases)
+    func paging(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let relay = try await fixture.open()
+            let records = (0..<7).map { record(.ack, "acct", body: [UInt8($0)]) }
+            try await relay.publish(batch: Array(records[0..<4]))
+            try await relay.publish(batch: Array(records[4...]))
+            var cursor: Int64 = 0
+            var pages: [[RelayRecord]] = []
+            while true {
+                let page = try await relay.rows(after: cursor, limit: 3)
+                guard let last = page.last else { break }
+                pages.append(page.map(\.record))
+                cursor = last.cursor
+            }
+            #expect(pages.map(\.count) == [3, 3, 1])
+            #expect(pages.flatMap { $0 } == records)
+        }
+    }
+
+    @Test("a taken log number throws logSeqTaken; a batch holding one writes nothing", arguments: Store.allCases)
+    func logSeqUniqueness(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let relay = try await fixture.open()
+            try await relay.publish(record(.log, "alice", seq: 0, body: [1]))
+            try await relay.publish(record(.log, "alice", seq: 1, body: [2]))
+            await #expect(throws: RelayError.logSeqTaken(1)) { try await relay.publish(record(.log, "alice", seq: 1, body: [3])) }
+            // The number is per account.
+            try await relay.publish(record(.log, "bob", seq: 1, body: [4]))
+            let before = try await relay.rows(after: 0, limit: 100)
+            await #expect(throws: RelayError.logSeqTaken(0)) {
+                try await relay.publish(batch: [
+                    record(.share, "alice", recipient: "d1", body: [5]),
+                    record(.log, "alice", seq: 0, body: [6]),
+                    record(.share, "alice", recipient: "d2", body: [7]),
+                ])
+            }
+            #expect(try await relay.rows(after: 0, limit: 100) == before)
+            // The relay still works after the refused batch.
+            try await relay.publish(record(.log, "alice", seq: 2, body: [8]))
+            #expect(try await relay.rows(after: 0, limit: 100).count == before.count + 1)
+        }
+    }
+
+    @Test("a publish through one instance wakes another instance's wakeups()", arguments: Store.allCases)
+    func wakeupsAcrossInstances(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let writer = try await fixture.open()
+            let reader = try await fixture.open()
+            let wakeups = reader.wakeups()
+            let sent = record(.share, "alice", recipient: "reader", body: [42])
+            try await writer.publish(sent)
+            try await seesAfterWakeup(reader, wakeups, sent)
+        }
+    }
+
+    @Test("instances opening a fresh store at once all migrate it, once", arguments: Store.allCases)
+    func concurrentMigrations(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let relays = try await withThrowingTaskGroup(of: (any Relay).self) { group in
+                for _ in 0..<4 { group.addTask { try await fixture.open() } }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(relays.count == 4)
+            try await relays[0].publish(record(.ack, "alice", body: [1]))
+            for relay in relays { #expect(try await relay.rows(after: 0, limit: 10).count == 1) }
+            if store == .postgres {
+                let versions = try await fixture.psql("SELECT version FROM keyvault_relay_migrations ORDER BY version")
+                #expect(versions == "relay-v1")
+            }
+            // And again, on a store that is already current.
+            let late = try await fixture.open()
+            #expect(try await late.rows(after: 0, limit: 10).count == 1)
+        }
+    }
+
+    @Test("PostgreSQL down: operations throw unreachable in bounded time; back up: they work and wake again")
+    func postgresOutage() async throws {
+        try await RelayFixture.with(.postgres) { fixture in
+            let writer = try await fixture.open() as! PostgresRelay
+            let reader = try await fixture.open()
+            try await writer.publish(record(.ack, "alice", body: [1]))
+            #expect(writer.unreachableSince == nil)
+
+            try await fixture.cluster("stop")
+            // Bounded: the relay's own deadline is 5 s; 60 s here only stops a hang.
+            let error = try await within(seconds: 60) { () -> (any Error)? in
+                do { try await writer.publish(record(.ack, "alice", body: [2])); return nil } catch { return error }
+            }
+            guard case .unreachable(let why)? = error as? RelayError else {
+                Issue.record("expected unreachable, got \(String(describing: error))"); return
+            }
+            #expect(!why.isEmpty)
+            #expect(writer.unreachableSince != nil)
+            let readError = try await within(seconds: 60) { () -> (any Error)? in
+                do { _ = try await writer.rows(after: 0, limit: 10); return nil } catch { return error }
+            }
+            #expect((readError as? RelayError).map { if case .unreachable = $0 { true } else { false } } == true)
+
+            let wakeups = reader.wakeups()
+            try await fixture.cluster("start")
+            // The pool reconnects with its own back-off; retry until it has.
+            let sent = record(.share, "alice", recipient: "reader", body: [3])
+            try await within(seconds: 120) {
+                while true {
+                    do {
+                        try await writer.publish(sent)
+                        return
+                    } catch RelayError.unreachable {
+                        try await Task.sleep(for: .milliseconds(250))
+                    }
+                }
+            }
+            #expect(writer.unreachableSince == nil)
+            try await seesAfterWakeup(reader, wakeups, sent)
+            #expect(try await writer.rows(after: 0, limit: 10).map(\.record.body) == [[1], [3]])
+        }
+    }
+}
+
+// MARK: helpers
+
+private func record(_ kind: RelayRecord.Kind, _ account: String, recipient: String? = nil, seq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
+    RelayRecord(kind: kind, account: try! AccountID(validating: account), recipient: recipient, logSeq: seq, body: body)
+}
+
+/// Waits (bounded only against a hang) until a wake-up after which `reader` holds `sent`.
+private func seesAfterWakeup(_ reader: any Relay, _ wakeups: AsyncStream<Void>, _ sent: RelayRecord) async throws {
+    let seen = try await within(seconds: 10) {
+        for await _ in wakeups {
+            if try await reader.rows(after: 0, limit: 1000).contains(where: { $0.record == sent }) { return true }
+        }
+        return false
+    }
+    #expect(seen, "the reader's wakeups() never brought the record")
+}
+
+/// Runs `body`, failing the test if it takes longer than `seconds` (a hang guard, not a timing assertion).
+private func within<T: Sendable>(seconds: Int, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    try await withThrowingTaskGroup(of: T?.self) { group in
+        group.addTask { try await body() }
+        group.addTask { try? await Task.sleep(for: .seconds(seconds)); return nil }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let value = first else { throw TestFailure("still waiting after \(seconds) s") }
+        return value
+    }
+}
+
+/// One empty store per test: a temporary SQLite file, or a fresh database on the test server.
+final class RelayFixture: Sendable {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+
+    let store: RelayConformanceTests.Store
+    let directory: String
+    let serverURL: String?
+    let database: String
+    private let relays = Mutex<[any Relay]>([])
+
+    private init(_ store: RelayConformanceTests.Store, directory: String, serverURL: String?, database: String) {
+        self.store = store
+        self.directory = directory
+        self.serverURL = serverURL
+        self.database = database
+    }
+
+    static func with(_ store: RelayConformanceTests.Store, _ body: (RelayFixture) async throws -> Void) async throws {
+        var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        let directory = String(cString: made)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        var serverURL: String?
+        let database = "kv_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+        if store == .postgres {
+            guard let url = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], !url.isEmpty else {
+                throw TestFailure("KEYVAULT_TEST_POSTGRES is not set: run `make test`, or scripts/with-test-postgres.sh swift test …")
+            }
+            serverURL = url
+        }
+        let fixture = RelayFixture(store, directory: directory, serverURL: serverURL, database: database)
+        if store == .postgres { _ = try await fixture.psql("CREATE DATABASE \(database)", inFixtureDatabase: false) }
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.close()
+            throw error
+        }
+        await fixture.close()
+    }
+
+    /// A new relay instance on this fixture's store.
+    func open() async throws -> any Relay {
+        let relay: any Relay
+        switch store {
+        case .sqlite: relay = try SQLiteRelay(path: directory + "/relay.db")
+        case .postgres:
+            guard case .postgres(var configuration) = try RelayAddress(parsing: serverURL!) else { throw TestFailure("not a postgres URL") }
+            configuration.database = database
+            relay = try await PostgresRelay.open(configuration, operationTimeout: .seconds(5))
+        }
+        relays.withLock { $0.append(relay) }
+        return relay
+    }
+
+    private func close() async {
+        for relay in relays.withLock({ $0 }) { await (relay as? PostgresRelay)?.shutdown() }
+        if store == .postgres { _ = try? await psql("DROP DATABASE IF EXISTS \(database) WITH (FORCE)", inFixtureDatabase: false) }
+    }
+
+    /// Runs SQL with psql in this fixture's database (or in the URL's own, to create and drop it); returns its output.
+    func psql(_ sql: String, inFixtureDatabase: Bool = true) async throws -> String {
+        var url = URLComponents(string: serverURL!)!
+        if inFixtureDatabase { url.path = "/" + database }
+        let result = try await run("/usr/bin/psql", [url.string!, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
+        guard result.status == 0 else { throw TestFailure("psql \(sql): \(result.err)") }
+        return result.out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// scripts/pg-cluster.sh stop|start on the test server's cluster.
+    func cluster(_ command: String) async throws {
+        guard let dir = ProcessInfo.processInfo.environment["KEYVAULT_TEST_PG_DIR"], !dir.isEmpty else {
+            throw TestFailure("KEYVAULT_TEST_PG_DIR is not set: the outage test needs the cluster made by scripts/pg-cluster.sh")
+        }
+        let result = try await run("/bin/bash", [Self.root + "/scripts/pg-cluster.sh", command, dir])
+        guard result.status == 0 else { throw TestFailure("pg-cluster.sh \(command) failed: \(result.err)") }
+    }
+}

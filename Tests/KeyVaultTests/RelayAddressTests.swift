@@ -1,0 +1,95 @@
+import Foundation
+import KeyVault
+import Testing
+
+@Suite("RelayAddress: parsing --relay")
+struct RelayAddressTests {
+    let noEnv: [String: String] = [:]
+
+    @Test("sqlite paths as before")
+    func sqlite() throws {
+        #expect(try RelayAddress(parsing: "sqlite:/x/relay.db", environment: noEnv) == .sqlite(path: "/x/relay.db"))
+        #expect(try RelayAddress(parsing: "/x/relay.db", environment: noEnv) == .sqlite(path: "/x/relay.db"))
+        #expect(throws: RelayError.badAddress("sqlite: needs a path")) { try RelayAddress(parsing: "sqlite:", environment: noEnv) }
+        #expect(throws: RelayError.badAddress("empty")) { try RelayAddress(parsing: "", environment: noEnv) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "mysql://h/db", environment: noEnv) }
+    }
+
+    @Test("a full postgres URL, percent-decoded")
+    func full() throws {
+        let address = try RelayAddress(parsing: "postgres://kv%40app:p%3Ass%2Fw@db.example:6543/relay%20one", environment: noEnv)
+        #expect(address == .postgres(PostgresRelayConfiguration(
+            host: "db.example", port: 6543, user: "kv@app", password: "p:ss/w", database: "relay one")))
+        let alias = try RelayAddress(parsing: "postgresql://u@h/d", environment: noEnv)
+        #expect(alias == .postgres(PostgresRelayConfiguration(host: "h", port: 5432, user: "u", database: "d")))
+    }
+
+    @Test("what the URL leaves out comes from PG* variables, then the defaults")
+    func environment() throws {
+        let env = ["PGHOST": "pg.internal", "PGPORT": "7000", "PGUSER": "envuser", "PGPASSWORD": "envsecret", "PGDATABASE": "envdb"]
+        guard case .postgres(let fromEnv) = try RelayAddress(parsing: "postgres://", environment: env) else { Issue.record("not postgres"); return }
+        #expect(fromEnv == PostgresRelayConfiguration(host: "pg.internal", port: 7000, user: "envuser", password: "envsecret", database: "envdb"))
+
+        guard case .postgres(let urlWins) = try RelayAddress(parsing: "postgres://a:b@c:1/d", environment: env) else { Issue.record("not postgres"); return }
+        #expect(urlWins == PostgresRelayConfiguration(host: "c", port: 1, user: "a", password: "b", database: "d"))
+
+        guard case .postgres(let defaults) = try RelayAddress(parsing: "postgres://", environment: noEnv) else { Issue.record("not postgres"); return }
+        let me = String(cString: getpwuid(geteuid())!.pointee.pw_name)
+        #expect(defaults == PostgresRelayConfiguration(host: "localhost", port: 5432, user: me, password: nil, database: me))
+
+        guard case .postgres(let dbIsUser) = try RelayAddress(parsing: "postgres://alice@h", environment: noEnv) else { Issue.record("not postgres"); return }
+        #expect(dbIsUser.database == "alice")
+    }
+
+    @Test("a host starting with / is a Unix socket directory, from the URL or ?host=")
+    func unixSocket() throws {
+        guard case .postgres(let viaQuery) = try RelayAddress(parsing: "postgres://kv@/relay?host=/run/postgresql&port=5433", environment: noEnv) else {
+            Issue.record("not postgres"); return
+        }
+        #expect(viaQuery.host == "/run/postgresql")
+        #expect(viaQuery.unixSocketPath == "/run/postgresql/.s.PGSQL.5433")
+        #expect(viaQuery.database == "relay")
+        guard case .postgres(let encoded) = try RelayAddress(parsing: "postgres://kv@%2Ftmp%2Fpg/relay", environment: noEnv) else {
+            Issue.record("not postgres"); return
+        }
+        #expect(encoded.unixSocketPath == "/tmp/pg/.s.PGSQL.5432")
+        guard case .postgres(let env) = try RelayAddress(parsing: "postgres://kv@/relay", environment: ["PGHOST": "/var/run/postgresql"]) else {
+            Issue.record("not postgres"); return
+        }
+        #expect(env.unixSocketPath == "/var/run/postgresql/.s.PGSQL.5432")
+        guard case .postgres(let tcp) = try RelayAddress(parsing: "postgres://kv@[::1]:5999/relay", environment: noEnv) else {
+            Issue.record("not postgres"); return
+        }
+        #expect(tcp.host == "::1" && tcp.port == 5999 && tcp.unixSocketPath == nil)
+    }
+
+    @Test("bad URLs are refused in words")
+    func bad() {
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://u@h:notaport/d", environment: [:]) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://u@h:70000/d", environment: [:]) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://u@h/d?frobnicate=1", environment: [:]) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://u@h/d?sslmode=sometimes", environment: [:]) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://u@[::1/d", environment: [:]) }
+    }
+
+    @Test("descriptions never show the password")
+    func redaction() throws {
+        let secret = "hunter2-Secret"
+        let fromURL = try RelayAddress(parsing: "postgres://kv:\(secret)@db:5432/relay", environment: noEnv)
+        #expect(!"\(fromURL)".contains(secret))
+        #expect(!String(reflecting: fromURL).contains(secret))
+        var dumped = ""
+        dump(fromURL, to: &dumped)
+        #expect(!dumped.contains(secret))
+        #expect("\(fromURL)" == "postgres://kv:***@db:5432/relay")
+        let fromEnv = try RelayAddress(parsing: "postgres://kv@db/relay", environment: ["PGPASSWORD": secret])
+        #expect("\(fromEnv)" == "postgres://kv:***@db:5432/relay")
+        guard case .postgres(let configuration) = fromEnv else { Issue.record("not postgres"); return }
+        #expect(configuration.password == secret)
+        #expect(!configuration.description.contains(secret))
+        let bad = #expect(throws: RelayError.self) { try RelayAddress(parsing: "postgres://kv:\(secret)%zz@db/relay", environment: [:]) }
+        #expect(!"\(bad.map { "\($0)" } ?? "")".contains(secret))
+        let noPassword = try RelayAddress(parsing: "postgres://kv@db/relay", environment: noEnv)
+        #expect("\(noPassword)" == "postgres://kv@db:5432/relay")
+    }
+}

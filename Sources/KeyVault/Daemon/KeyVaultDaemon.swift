@@ -42,12 +42,12 @@ public enum KeyVaultDaemon {
         logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
 
         let vault = try Vault(directory: configuration.dataDirectory)
-        // A bad address stops the daemon; a relay that cannot be opened yet does not: the vault is served meanwhile.
+        // A bad address stops the daemon; a relay that cannot be opened yet does not: it is opened
+        // on first use, and the vault is served meanwhile.
+        var relayLogger = logger
+        relayLogger.logLevel = max(logger.logLevel, .notice)  // the driver's every failed connection, at info, is noise in an outage
         let relay = try configuration.relay.map { address in
-            ReopeningRelay(address: try RelayAddress(parsing: address), opener: { try await $0.open(logger: logger) })
-        }
-        if let relay, await !relay.tryOpen() {
-            logger.warning("relay unreachable at start; serving the vault and trying again", metadata: ["relay": "\(relay.address)"])
+            ReopeningRelay(address: try RelayAddress(parsing: address), opener: { [relayLogger] in try await $0.open(logger: relayLogger) })
         }
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
 

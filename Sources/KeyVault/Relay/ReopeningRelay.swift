@@ -4,6 +4,10 @@ import Synchronization
 /// even when the relay cannot be opened yet (a volume not mounted, a server
 /// that is down). Until it opens, every call fails as `unreachable` and is
 /// tried again by the caller's back-off; wake-ups begin once it is open.
+///
+/// While it is unreachable, calls fail at once for a cool-down (500 ms,
+/// doubling to 5 s) instead of each waiting out a connection timeout; a
+/// wake-up from the relay (its listener is back) ends the cool-down.
 public final class ReopeningRelay: Relay {
     public let address: RelayAddress
     private let opener: @Sendable (RelayAddress) async throws -> any Relay
@@ -11,8 +15,12 @@ public final class ReopeningRelay: Relay {
         var relay: (any Relay)?
         /// Wake-up streams handed out before the relay opened.
         var waiting: [AsyncStream<Void>.Continuation] = []
+        var coolDownUntil: ContinuousClock.Instant?
+        var coolDown: Duration = .milliseconds(500)
+        var lastFailure: RelayError?
     }
     private let state = Mutex(State())
+    private static let longestCoolDown: Duration = .seconds(5)
 
     public init(address: RelayAddress, opener: @escaping @Sendable (RelayAddress) async throws -> any Relay) {
         self.address = address
@@ -37,16 +45,47 @@ public final class ReopeningRelay: Relay {
             defer { state.waiting = [] }
             return (opened, state.waiting)
         }
-        for continuation in waiting { Self.forward(relay.wakeups(), to: continuation) }
+        for continuation in waiting { forward(relay.wakeups(), to: continuation) }
         return relay
     }
 
-    /// Opens it now if it can; `false` if it cannot yet.
-    public func tryOpen() async -> Bool { (try? await relay()) != nil }
+    public func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
+    public func publish(batch records: [RelayRecord]) async throws { try await guarded { try await $0.publish(batch: records) } }
+    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
 
-    public func publish(_ record: RelayRecord) async throws { try await relay().publish(record) }
-    public func publish(batch records: [RelayRecord]) async throws { try await relay().publish(batch: records) }
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await relay().rows(after: cursor, limit: limit) }
+    private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
+        if let failure = state.withLock({ state -> RelayError? in
+            guard let until = state.coolDownUntil, ContinuousClock.now < until else { return nil }
+            return state.lastFailure
+        }) {
+            throw failure
+        }
+        do {
+            let result = try await operation(try await relay())
+            state.withLock { state in
+                state.coolDownUntil = nil
+                state.coolDown = .milliseconds(500)
+            }
+            return result
+        } catch let error as RelayError {
+            if case .unreachable = error {
+                state.withLock { state in
+                    state.lastFailure = error
+                    state.coolDownUntil = ContinuousClock.now + state.coolDown
+                    state.coolDown = min(state.coolDown * 2, Self.longestCoolDown)
+                }
+            }
+            throw error
+        }
+    }
+
+    /// The relay spoke: whatever kept it away is over.
+    private func endCoolDown() {
+        state.withLock { state in
+            state.coolDownUntil = nil
+            state.coolDown = .milliseconds(500)
+        }
+    }
 
     public func shutdown() async {
         let (relay, waiting) = state.withLock { ($0.relay, $0.waiting) }
@@ -60,16 +99,19 @@ public final class ReopeningRelay: Relay {
             if state.relay == nil { state.waiting.append(continuation) }
             return state.relay
         }) {
-            Self.forward(relay.wakeups(), to: continuation)
+            forward(relay.wakeups(), to: continuation)
         }
         return stream
     }
 
-    private static func forward(_ source: AsyncStream<Void>, to continuation: AsyncStream<Void>.Continuation) {
+    private func forward(_ source: AsyncStream<Void>, to continuation: AsyncStream<Void>.Continuation) {
         // Opening is itself news: what landed meanwhile is to be read.
         continuation.yield()
-        let task = Task {
-            for await _ in source { continuation.yield() }
+        let task = Task { [weak self] in
+            for await _ in source {
+                self?.endCoolDown()
+                continuation.yield()
+            }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }

@@ -30,7 +30,7 @@ extension KeyVaultService {
     }
 
     /// While the relay is unreachable, tries again with back-off (250 ms doubling
-    /// to 15 s): reads what is new and publishes what waits. While it answers,
+    /// to 5 s): reads what is new and publishes what waits. While it answers,
     /// only an in-memory flag is looked at; the relay's own wake-ups drive the rest.
     private func retryWhileUnreachable() async {
         var delay = 0.25
@@ -41,7 +41,7 @@ extension KeyVaultService {
                 continue
             }
             try? await Task.sleep(for: .seconds(delay))
-            delay = min(delay * 2, 15)
+            delay = min(delay * 2, 5)
             await sync()
             if relayHealth.withLock({ $0.unreachableSince == nil }) { _ = await publishAllQueued() }
         }

@@ -166,6 +166,7 @@ extension KeyVaultService {
             } else {
                 health.unreachableSince = nil
                 health.problem = nil
+                health.hasAnswered = true
             }
             return (was, health.unreachableSince != nil)
         }
@@ -179,7 +180,8 @@ extension KeyVaultService {
         let queued = accounts.withLock { states in
             states.values.reduce(0) { $0 + $1.unconfirmedEntries.count + $1.owedDeliveries.count }
         } + ((try? vault.outboxCount()) ?? 0)
-        return RelayStatus(state: health.unreachableSince == nil ? "reachable" : "unreachable", since: health.unreachableSince,
+        let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
+        return RelayStatus(state: state, since: health.unreachableSince,
                            problem: health.problem, queued: queued)
     }
 }
@@ -188,11 +190,12 @@ extension KeyVaultService {
 struct RelayHealth: Sendable {
     var unreachableSince: Date?
     var problem: String?
+    var hasAnswered = false
 }
 
 /// The relay as `status` shows it.
 public struct RelayStatus: Sendable, Codable, Equatable {
-    /// `reachable` or `unreachable`.
+    /// `connecting` (not heard from yet), `reachable` or `unreachable`.
     public var state: String
     public var since: Date?
     public var problem: String?

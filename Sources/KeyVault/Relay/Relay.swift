@@ -1,3 +1,5 @@
+public import Foundation
+
 /// What may cross to the relay, by type: public device requests, signed log
 /// entries, sealed shares and signed acknowledgements. Each is built from an
 /// encoded protocol record; none can hold a `SecretKey` or `SecureBytes`.
@@ -74,10 +76,14 @@ public protocol Relay: Sendable {
     func wakeups() -> AsyncStream<Void>
     /// Closes connections and ends the wake-ups (a file needs nothing).
     func shutdown() async
+    /// Since when the relay's own connections have been failing, if it keeps
+    /// connections (nil: reachable, or nothing to tell).
+    var unreachableSince: Date? { get }
 }
 
 extension Relay {
     public func shutdown() async {}
+    public var unreachableSince: Date? { nil }
 
     public func publish(batch records: [RelayRecord]) async throws {
         for record in records { try await publish(record) }

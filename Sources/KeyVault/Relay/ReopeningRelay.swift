@@ -1,3 +1,4 @@
+public import Foundation
 import Synchronization
 
 /// A relay opened when it first can be: the daemon starts and serves its vault
@@ -86,6 +87,8 @@ public final class ReopeningRelay: Relay {
             state.coolDown = .milliseconds(500)
         }
     }
+
+    public var unreachableSince: Date? { state.withLock { $0.relay }?.unreachableSince }
 
     public func shutdown() async {
         let (relay, waiting) = state.withLock { ($0.relay, $0.waiting) }

@@ -23,6 +23,7 @@ public final class KeyVaultService: Sendable {
     /// Serialises writes of what this device owes the relay.
     let publishGate = AsyncGate()
     let relayHealth = Mutex(RelayHealth())
+    public var hasRelay: Bool { relay != nil }
     let relayCursor = Mutex<Int64>(0)
 
     public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {

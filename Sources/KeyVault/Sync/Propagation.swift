@@ -13,6 +13,8 @@ extension KeyVaultService {
         guard let relay else { return }
         let wakeups = relay.wakeups()
         await sync()
+        // Reads that waited for this first pass decide again (the generation they ask for may be known now).
+        for account in accounts.withLock({ Array($0.keys) }) { hub.wake(account, nil) }
         // What waited in the vault when the daemon stopped goes out now.
         _ = await publishAllQueued()
         resumePromotionDeadlines()
@@ -35,7 +37,7 @@ extension KeyVaultService {
     private func retryWhileUnreachable() async {
         var delay = 0.25
         while !Task.isCancelled {
-            guard relayHealth.withLock({ $0.unreachableSince != nil }) else {
+            guard relayHealth.withLock({ $0.unreachableSince != nil }) || relay?.unreachableSince != nil else {
                 delay = 0.25
                 try? await Task.sleep(for: .milliseconds(200))
                 continue
@@ -217,8 +219,15 @@ extension KeyVaultService {
             }
             if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
             for entry in accepted {
-                if case .approve(let device, _) = entry.body { hub.wake(account, .deviceEnrolled(device.deviceID)) }
+                switch entry.body {
+                case .approve(let device, _): hub.wake(account, .deviceEnrolled(device.deviceID))
+                case .announce(let generation, let keyID, _) where entry.signer != state.deviceID: hub.wake(account, .rotated(Int(generation), Hex.encode(keyID)))
+                case .revoke(let deviceID): hub.wake(account, .deviceRevoked(deviceID))
+                default: break
+                }
             }
+            // Waiting reads decide again: what they ask for may be known now.
+            if !accepted.isEmpty { hub.wake(account, nil) }
             if isMember, !wasMember {
                 logger.notice("this device was approved", metadata: ["account": "\(account)"])
                 hub.wake(account, nil)

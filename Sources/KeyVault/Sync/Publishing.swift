@@ -175,8 +175,13 @@ extension KeyVaultService {
     }
 
     public var relayStatus: RelayStatus? {
-        guard relay != nil else { return nil }
-        let health = relayHealth.withLock { $0 }
+        guard let relay else { return nil }
+        var health = relayHealth.withLock { $0 }
+        // A relay that keeps connections knows of an outage before anything is sent.
+        if health.unreachableSince == nil, let since = relay.unreachableSince {
+            health.unreachableSince = since
+            health.problem = health.problem ?? "its connection is down"
+        }
         let queued = accounts.withLock { states in
             states.values.reduce(0) { $0 + $1.unconfirmedEntries.count + $1.owedDeliveries.count }
         } + ((try? vault.outboxCount()) ?? 0)

@@ -84,7 +84,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault"],
+            dependencies: ["KeyVault", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("vectors")],
             swiftSettings: strict
         ),

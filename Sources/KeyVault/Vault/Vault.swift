@@ -47,11 +47,7 @@ public final class Vault: Sendable {
                 var snapshot = AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
                                                enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
                 snapshot.logConfirmed = try Int.fetchOne(db, sql: "SELECT log_confirmed FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
-                snapshot.outbox = try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.id.rawValue]).compactMap { row in
-                    guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
-                    return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account.id, recipient: row["recipient"], logSeq: nil,
-                                                                           body: [UInt8](row["body"] as Data)))
-                }
+                snapshot.outbox = try Self.outbox(account.id, db: db)
                 snapshot.owedDeliveries = try Row.fetchAll(db, sql: "SELECT key_id, recipient FROM owed_deliveries WHERE account = ?", arguments: [account.id.rawValue])
                     .map { OwedDelivery(keyID: $0["key_id"], recipient: $0["recipient"]) }
                 for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
@@ -187,12 +183,14 @@ public final class Vault: Sendable {
     }
 
     public func outbox(account: AccountID) throws -> [OutboxRecord] {
-        try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.rawValue]).compactMap { row in
-                guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
-                return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: row["recipient"], logSeq: nil,
-                                                                       body: [UInt8](row["body"] as Data)))
-            }
+        try pool.read { db in try Self.outbox(account, db: db) }
+    }
+
+    private static func outbox(_ account: AccountID, db: Database) throws -> [OutboxRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.rawValue]).compactMap { row in
+            guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+            return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: row["recipient"], logSeq: nil,
+                                                                   body: [UInt8](row["body"] as Data)))
         }
     }
 

@@ -24,6 +24,9 @@ struct ContractMiddleware: RouterMiddleware {
             return APIResponse.refusal(refusal)
         } catch let error as HTTPError {
             return APIResponse.refusal(Self.translate(error))
+        } catch let error as RelayError {
+            // What needs the relay now (enrolling, say) says so; what can wait for it is queued, not refused.
+            return APIResponse.refusal(Refusal(.error, "\(error); nothing was changed, try again once it is back"))
         } catch is NIOTooManyBytesError {
             // What body collection throws past `maxUploadSize`.
             return APIResponse.refusal(Refusal(.invalid, "the request body is larger than 64 KiB"))

@@ -92,7 +92,8 @@ extension KeyVaultService {
             state.kek = kek
             state.identity = identity
             accounts.withLock { $0[id] = state }
-            try await relay.publish(.request(request))
+            // Stored here already: if the relay went away just now, the request waits in the outbox.
+            await send([.request(request)], account: id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: nil, since: request.requestedDate)
         }

@@ -59,25 +59,47 @@ public struct KeyShare: Sendable {
 
     /// Signs with the sender's key and seals to the recipient.
     public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
-        let header = LabeledHash.lengthPrefix(self.header.encoded.count) + self.header.encoded
+        let header = framedHeader
+        return seal(framedHeader: header, signer: signer, to: recipient, using: SecureScratch(capacity: Self.plainLength(header)))
+    }
+
+    private var framedHeader: [UInt8] {
+        let encoded = header.encoded
+        return LabeledHash.lengthPrefix(encoded.count) + encoded
+    }
+
+    private static func plainLength(_ framedHeader: [UInt8]) -> Int {
+        framedHeader.count + SecretKey.byteCount + SigningKey.signatureByteCount
+    }
+
+    /// Payload and signature are built in `scratch` (locked memory), sealed from there, and wiped.
+    private func seal(framedHeader header: [UInt8], signer: SigningKey, to recipient: BoxPublicKey, using scratch: SecureScratch) -> [UInt8] {
         let payloadLength = header.count + SecretKey.byteCount
-        // Payload and signature in one secure buffer (one locked allocation per share).
-        let plain = SecureBytes(capacity: payloadLength + SigningKey.signatureByteCount) { out in
+        return scratch.use(fill: { out in
             out.baseAddress!.copyMemory(from: header, byteCount: header.count)
             key.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: header.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
             signer.signInPlace(out, messageLength: payloadLength)
             return payloadLength + SigningKey.signatureByteCount
+        }) { plain in
+            SealedBox.seal(bytes: plain, to: recipient)
         }
-        return SealedBox.seal(plain, to: recipient)
     }
 
-    /// Seals one key to many devices, spread over the machine's cores
-    /// (a rotation delivers to every trusted device at once). Order is kept.
+    /// Seals one key to many devices, spread over the machine's cores (a
+    /// rotation delivers to every trusted device at once), each core reusing
+    /// one locked buffer. Order is kept.
     public static func sealAll(key: SecretKey, headers: [Header], recipients: [BoxPublicKey], signer: SigningKey) -> [[UInt8]] {
         precondition(headers.count == recipients.count)
+        guard !headers.isEmpty else { return [] }
+        let framed = headers.map { KeyShare(header: $0, key: key).framedHeader }
+        let capacity = framed.map(plainLength).max() ?? 0
+        let workers = min(headers.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
         let results = SealedResults(count: headers.count)
-        DispatchQueue.concurrentPerform(iterations: headers.count) { i in
-            results.set(i, KeyShare(header: headers[i], key: key).seal(signer: signer, to: recipients[i]))
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let scratch = SecureScratch(capacity: capacity)
+            for i in stride(from: worker, to: headers.count, by: workers) {
+                results.set(i, KeyShare(header: headers[i], key: key).seal(framedHeader: framed[i], signer: signer, to: recipients[i], using: scratch))
+            }
         }
         return results.values
     }

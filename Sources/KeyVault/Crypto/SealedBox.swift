@@ -43,10 +43,13 @@ public enum SealedBox {
     public static var overhead: Int { Sodium.ensureReady(); return Int(crypto_box_sealbytes()) }
 
     public static func seal(_ message: SecureBytes, to recipient: BoxPublicKey) -> [UInt8] {
+        message.withUnsafeBytes { seal(bytes: $0, to: recipient) }
+    }
+
+    /// Seals bytes that live in secure memory the caller owns (a `SecureScratch`).
+    static func seal(bytes message: UnsafeRawBufferPointer, to recipient: BoxPublicKey) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: message.count + overhead)
-        let rc = message.withUnsafeBytes { m in
-            crypto_box_seal(&out, m.bindMemory(to: UInt8.self).baseAddress, UInt64(m.count), recipient.rawRepresentation)
-        }
+        let rc = crypto_box_seal(&out, message.bindMemory(to: UInt8.self).baseAddress, UInt64(message.count), recipient.rawRepresentation)
         precondition(rc == 0, "crypto_box_seal failed on a valid key")
         return out
     }

@@ -12,13 +12,7 @@ public final class SecureBytes: @unchecked Sendable {
 
     /// Zero-filled secure memory of `count` bytes.
     init(zeroedCount count: Int) {
-        Sodium.ensureReady()
-        // sodium_malloc(0) is valid but returns a guard-page pointer; keep at least one byte.
-        guard let pointer = sodium_malloc(max(count, 1)) else {
-            fatalError("sodium_malloc failed: out of locked memory")
-        }
-        sodium_memzero(pointer, max(count, 1))
-        self.pointer = pointer
+        pointer = Sodium.lockedAllocation(count)
         self.count = count
     }
 
@@ -37,11 +31,7 @@ public final class SecureBytes: @unchecked Sendable {
 
     /// Builds the bytes in place: `body` writes them and returns how many it wrote.
     init(capacity: Int, fill body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
-        Sodium.ensureReady()
-        guard let pointer = sodium_malloc(max(capacity, 1)) else {
-            fatalError("sodium_malloc failed: out of locked memory")
-        }
-        sodium_memzero(pointer, max(capacity, 1))
+        let pointer = Sodium.lockedAllocation(capacity)
         self.pointer = pointer
         do {
             let written = try body(UnsafeMutableRawBufferPointer(start: pointer, count: capacity))

@@ -9,12 +9,7 @@ final class SecureScratch {
     let capacity: Int
 
     init(capacity: Int) {
-        Sodium.ensureReady()
-        guard let pointer = sodium_malloc(max(capacity, 1)) else {
-            fatalError("sodium_malloc failed: out of locked memory")
-        }
-        sodium_memzero(pointer, max(capacity, 1))
-        self.pointer = pointer
+        pointer = Sodium.lockedAllocation(capacity)
         self.capacity = capacity
     }
 

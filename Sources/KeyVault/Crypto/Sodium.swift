@@ -11,4 +11,15 @@ enum Sodium {
     }()
 
     static func ensureReady() { precondition(ready) }
+
+    /// Zeroed, locked, guarded memory (`sodium_malloc`); freed with `sodium_free`, which zeroes it.
+    static func lockedAllocation(_ count: Int) -> UnsafeMutableRawPointer {
+        ensureReady()
+        // sodium_malloc(0) is valid but returns a guard-page pointer; keep at least one byte.
+        guard let pointer = sodium_malloc(max(count, 1)) else {
+            fatalError("sodium_malloc failed: out of locked memory")
+        }
+        sodium_memzero(pointer, max(count, 1))
+        return pointer
+    }
 }

@@ -9,6 +9,7 @@ for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux pytho
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
+command -v psql >/dev/null || need+=(postgresql-client)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 SUDO=""

@@ -1,0 +1,68 @@
+import Foundation
+import KeyVault
+import Testing
+
+/// Two devices that rotated while apart announce the same generation number;
+/// whichever order their entries land in, every device agrees on the order of
+/// the generations and on the current key (docs/PROTOCOL.md, "Concurrent rotations").
+@Suite("Circle: concurrent announces")
+struct CircleOrderTests {
+    struct Device {
+        let signing = SigningKey.generate()
+        let box = BoxSecretKey.generate()
+        let name: String
+        var keys: DeviceKeys { DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: name) }
+        var id: String { keys.deviceID }
+    }
+
+    let account = try! AccountID(validating: "order")
+    let a = Device(name: "a")
+    let b = Device(name: "b")
+
+    /// Genesis by A, B approved: the log both devices start from.
+    func base() throws -> CircleState {
+        var circle = CircleState(account: account)
+        let key = SecretKey.generate()
+        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: key.keyID(label: Labels.keyID), keyCreatedAt: 0))
+        try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32)))
+        return circle
+    }
+
+    func append(_ circle: inout CircleState, by device: Device, _ body: LogEntry.Body) throws {
+        let entry = LogEntry.make(account: account, seq: circle.nextSeq, previousHash: circle.headHash, signer: device.signing,
+                                  signerID: device.id, body: body, at: Date(timeIntervalSince1970: 1))
+        try circle.apply(entry)
+    }
+
+    @Test("both keys of generation 2 are kept, ordered by key ID, and the later one is current, whichever landed first")
+    func sameNumberEitherOrder() throws {
+        let keys = [[UInt8](repeating: 0x11, count: 16), [UInt8](repeating: 0xee, count: 16)]
+        var outcomes: [(order: [String], current: String?)] = []
+        // A's key lands first in one log, B's in the other.
+        for landing in [[(a, keys[0]), (b, keys[1])], [(b, keys[1]), (a, keys[0])]] {
+            var circle = try base()
+            for (device, keyID) in landing {
+                try append(&circle, by: device, .announce(generation: 2, keyID: keyID, keyCreatedAt: 2))
+                try append(&circle, by: device, .promote(generation: 2, keyID: keyID))
+            }
+            outcomes.append((circle.generations.map { "\($0.generation)/\($0.keyID)" }, circle.current?.keyID))
+        }
+        let expected = ["2/" + Hex.encode(keys[0]), "2/" + Hex.encode(keys[1])]
+        for outcome in outcomes {
+            #expect(Array(outcome.order.suffix(2)) == expected)
+            #expect(outcome.current == Hex.encode(keys[1]))
+        }
+    }
+
+    @Test("a key ID is announced once; a promote must name the number it was announced with")
+    func keyIDsAreUnique() throws {
+        var circle = try base()
+        let keyID = [UInt8](repeating: 0x42, count: 16)
+        try append(&circle, by: a, .announce(generation: 2, keyID: keyID, keyCreatedAt: 2))
+        #expect(throws: ProtocolError.self) { try append(&circle, by: b, .announce(generation: 3, keyID: keyID, keyCreatedAt: 3)) }
+        #expect(throws: ProtocolError.self) { try append(&circle, by: b, .promote(generation: 3, keyID: keyID)) }
+        try append(&circle, by: b, .promote(generation: 2, keyID: keyID))
+        #expect(throws: ProtocolError.self) { try append(&circle, by: a, .promote(generation: 2, keyID: keyID)) }
+        #expect(circle.current?.keyID == Hex.encode(keyID))
+    }
+}

@@ -221,16 +221,21 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
             raise RecoveryError(f"no account {account!r} in {data_dir}")
         if row["kdf_algorithm"] != "argon2id13":
             raise RecoveryError(f"unsupported KDF {row['kdf_algorithm']!r}")
-        generations = {g["generation"]: g for g in db.execute(
-            "SELECT generation, key_id, state FROM generations WHERE account = ? ORDER BY generation", (account,))}
+        # Since schema v4 a key is known by its key ID (two keys may share a
+        # generation number after concurrent rotations); before, by its number.
+        has_key_id = "key_id" in {column[1] for column in db.execute("PRAGMA table_info(items)")}
+        generations = db.execute(
+            "SELECT generation, key_id, state FROM generations WHERE account = ? ORDER BY generation, key_id", (account,)).fetchall()
         items = db.execute(
-            "SELECT kind, generation, wrapped FROM items WHERE account = ? ORDER BY kind, generation", (account,)).fetchall()
+            "SELECT kind, generation, " + ("key_id" if has_key_id else "'' AS key_id") + ", wrapped FROM items "
+            "WHERE account = ? ORDER BY kind, generation" + (", key_id" if has_key_id else ""), (account,)).fetchall()
         db.execute("COMMIT")
     finally:
         db.close()
 
     kek = argon2id(passphrase.encode("utf-8"), bytes(row["kdf_salt"]), int(row["kdf_ops"]), int(row["kdf_mem"]))
 
+    by_key_id = {g["key_id"]: g for g in generations}
     keys, seed, box = {}, None, None
     for item in items:
         kind, number = item["kind"], item["generation"]
@@ -238,13 +243,16 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
         if plain is None:
             raise RecoveryError(f"wrong passphrase for {account}: item {kind}/{number} failed authentication")
         if kind == KIND_GENERATION:
-            if number not in generations:
+            expected = item["key_id"] or next((g["key_id"] for g in generations if g["generation"] == number), None)
+            g = by_key_id.get(expected)
+            if g is None or g["generation"] != number:
                 raise RecoveryError(f"generation {number} has a wrapped key but no row in generations")
+            # Two keys of one number share an AAD: the key ID tells a blob swapped between them.
             computed = key_id(plain)
-            if computed != generations[number]["key_id"]:
+            if computed != expected:
                 raise RecoveryError(f"key ID mismatch for generation {number}: "
-                                    f"the table says {generations[number]['key_id']}, the key hashes to {computed}")
-            keys[number] = plain
+                                    f"the table says {expected}, the key hashes to {computed}")
+            keys[expected] = (number, plain)
         elif kind == KIND_SIGNING and number == 0:
             seed = plain
         elif kind == KIND_BOX and number == 0:
@@ -252,9 +260,9 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
         else:
             raise RecoveryError(f"unknown item {kind}/{number}")
 
-    for number, g in generations.items():
-        if number not in keys and g["state"] != "destroyed":
-            raise RecoveryError(f"generation {number} is {g['state']} but has no wrapped key")
+    for g in generations:
+        if g["key_id"] not in keys and g["state"] != "destroyed":
+            raise RecoveryError(f"generation {g['generation']} ({g['key_id']}) is {g['state']} but has no wrapped key")
 
     if seed is None or box is None:
         raise RecoveryError(f"account {account} lacks its device signing or box key")
@@ -267,7 +275,8 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
     b64 = lambda b: base64.b64encode(b).decode("ascii")
     return {
         "account": account,
-        "generations": [{"generation": n, "keyId": generations[n]["key_id"], "key": b64(k)} for n, k in sorted(keys.items())],
+        "generations": [{"generation": n, "keyId": kid, "key": b64(k)}
+                        for kid, (n, k) in sorted(keys.items(), key=lambda entry: (entry[1][0], entry[0]))],
         "deviceSigningSeed": b64(seed),
         "deviceBoxSecret": b64(box),
     }

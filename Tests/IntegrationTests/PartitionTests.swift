@@ -78,6 +78,11 @@ struct PartitionTests {
         }
         #expect(orders.count == 3 && orders.allSatisfy { $0 == orders[0] }, "\(orders)")
         #expect(orders.first?.count == 3, "\(orders)")
+        // The independent reader of docs/FORMAT.md finds both keys of generation 2 in A's vault.
+        let tool = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path + "/tools/recover-vault.py"
+        let recovered = try await run("/usr/bin/python3", [tool, a.dataDirectory, "part"], stdin: "pa\n")
+        #expect(recovered.status == 0, "\(recovered.err)")
+        for key in rotated.values { #expect(recovered.out.contains(key)) }
         for device in [a, b, c] {
             #expect(!device.logText().contains("fork"), "\(device.logText().suffix(3000))")
             let relay = try await device.request("GET", "/v1/status").object["relay"] as? [String: Any]

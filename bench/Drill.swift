@@ -93,7 +93,8 @@ extension Report {
             and device 1 read it), then `GET …/keys/current` until it answers the new key ID (device 1 promoted it). \
             \(drills.first?.acknowledged.count ?? 0) drills per size after one uncounted warm-up. Baseline: the embedded relay's \
             arrival p50 from the table above, same run (one share, one device); issue 4 asks that a healthy drill end in \
-            about the arrival latency, not in seconds.
+            about the arrival latency, not in seconds. With \(drills.first?.acknowledged.count ?? 0) drills, p99 is the slowest drill. \
+            The polling shares device 1's cores with the daemons it watches.
 
             | devices | drills | all acknowledged p50 | all acknowledged p99 | promoted p50 | promoted p99 | arrival p50 (baseline) | acknowledged p50 / arrival p50 |
             |---:|---:|---:|---:|---:|---:|---:|---:|

@@ -57,7 +57,7 @@ struct Bench {
             let hello = try await Load.run(socket: socket, path: "/hello", connections: connections, seconds: seconds)
             let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
             report.reads.append((connections, hello, key))
-            print("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+            say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
         }
 
         // Unlock at the default cost, beside raw Argon2id with the same parameters.
@@ -73,14 +73,14 @@ struct Bench {
             raws.append(try KDFCalibration.measure(policy.kdf).seconds)
         }
         report.unlock = (unlocks.sorted()[1], raws.sorted()[1], policy.kdf)
-        print("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
+        say("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
 
         server.cancel()
         try await report.measurePropagation(in: dir, logger: logger)
         try await report.measureDrills(drills, in: dir, logger: logger)
         try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger)
         try report.write(to: output)
-        print("wrote \(output)")
+        say("wrote \(output)")
         try? FileManager.default.removeItem(atPath: logPath)
         try? FileManager.default.removeItem(atPath: dir)
         exit(0)
@@ -208,4 +208,9 @@ struct FileLogHandler: LogHandler {
         let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         file.write(Data("\(Date()) \(event.level) \(label): \(fields) \(event.message)\n".utf8))
     }
+}
+
+/// Progress on stdout, written at once (print is block-buffered into a log file, and lost if a daemon dies).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

@@ -73,7 +73,7 @@ extension Report {
             let relay = try BenchRelay.sqlite(in: directory + "/drill\(devices)-relay")
             let result = try await DrillBench.run(devices: devices, drills: count, relay: relay, logger: logger)
             drills.append(result)
-            print("drill on \(devices) devices: all acknowledged p50 \(Int(DrillBench.Result.percentile(result.acknowledged, 0.5) * 1000)) ms, "
+            say("drill on \(devices) devices: all acknowledged p50 \(Int(DrillBench.Result.percentile(result.acknowledged, 0.5) * 1000)) ms, "
                   + "p99 \(Int(DrillBench.Result.percentile(result.acknowledged, 0.99) * 1000)) ms")
         }
     }

@@ -135,8 +135,8 @@ extension HTTPResult {
 
 /// Runs `body` on indices 0..<count with `workers` at a time, each worker with
 /// its own keep-alive connection to `socket`; stops taking new indices once
-/// `deadline` has passed. Returns the results in index order, nil where not run.
-func concurrently<R: Sendable>(_ count: Int, workers: Int, socket: String, until deadline: ContinuousClock.Instant? = nil,
+/// `proceed` says no. Returns the results in index order, nil where not run.
+func concurrently<R: Sendable>(_ count: Int, workers: Int, socket: String, while proceed: @escaping @Sendable () -> Bool = { true },
                                _ body: @escaping @Sendable (Int, SocketHTTPConnection) async throws -> R) async throws -> [R?] {
     let next = Counter()
     let results = try await withThrowingTaskGroup(of: [(Int, R)].self) { group in
@@ -144,7 +144,7 @@ func concurrently<R: Sendable>(_ count: Int, workers: Int, socket: String, until
             group.addTask {
                 let connection = try await SocketHTTPConnection.connect(path: socket)
                 var done: [(Int, R)] = []
-                while deadline.map({ ContinuousClock.now < $0 }) ?? true {
+                while proceed() {
                     let index = next.take()
                     guard index < count else { break }
                     done.append((index, try await body(index, connection)))

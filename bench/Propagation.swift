@@ -106,16 +106,16 @@ extension Report {
                 defer { arrivalRelay.remove() }
                 let arrival = try await PropagationBench.arrival(enrollments: Self.arrivalEnrollments, relay: arrivalRelay, logger: logger)
                 figures.arrival = arrival
-                print("\(kind.rawValue) arrival: p50 \(Int(arrival.percentile(0.5) * 1000)) ms, p99 \(Int(arrival.percentile(0.99) * 1000)) ms")
+                say("\(kind.rawValue) arrival: p50 \(Int(arrival.percentile(0.5) * 1000)) ms, p99 \(Int(arrival.percentile(0.99) * 1000)) ms")
                 let deliveryRelay = try relay("delivery-relay")
                 defer { deliveryRelay.remove() }
                 let delivery = try await PropagationBench.delivery(recipients: Self.deliveryRecipients, relay: deliveryRelay)
                 figures.delivery = delivery
-                print("\(kind.rawValue) delivery: \(Int(delivery.sharesPerSecond)) shares/s, raw seal \(Int(delivery.rawSealsPerSecond))/s")
+                say("\(kind.rawValue) delivery: \(Int(delivery.sharesPerSecond)) shares/s, raw seal \(Int(delivery.rawSealsPerSecond))/s")
             } catch {
                 guard kind == .postgres else { throw error }
                 figures.missing = "\(error)"
-                print("\(kind.rawValue): not measured: \(error)")
+                say("\(kind.rawValue): not measured: \(error)")
             }
             relays.append(figures)
         }

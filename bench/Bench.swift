@@ -20,6 +20,9 @@ struct Bench {
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {
             switch flag {
+            case "--device":  // one device of a bench circle, in its own process (see ChildDevice)
+                let vault = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? "", relay = arguments.popFirst() ?? ""
+                try await ChildDevice.serve(vault: vault, socket: socket, relay: relay)
             case "--output": output = arguments.popFirst() ?? output
             case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
             case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills

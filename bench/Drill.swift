@@ -23,7 +23,7 @@ enum DrillBench {
     }
 
     static func run(devices: Int, drills: Int, relay: BenchRelay, logger: Logger) async throws -> Result {
-        try await InProcessCircle.with(devices: devices, relay: relay, name: "drill\(devices)", logger: logger) { circle in
+        try await DeviceCircle.with(devices: devices, relay: relay, name: "drill\(devices)", logger: logger) { circle in
             let user = "drill"
             try await circle.createAndEnrollAll(user)
             let connection = try await SocketHTTPConnection.connect(path: circle.sockets[0])

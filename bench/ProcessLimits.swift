@@ -1,14 +1,14 @@
 import Foundation
 
-/// The process's memory mappings against the kernel's limit. Every secret a
+/// A process's memory mappings against the kernel's limit. Every secret a
 /// daemon holds is a `sodium_malloc` region with guard pages, which costs
-/// several mappings; the in-process daemons of a bench share one process's
-/// `vm.max_map_count`, and `sodium_malloc` fails (the daemon stops) when it is reached.
+/// several mappings; daemons in one process share its `vm.max_map_count`, and
+/// `sodium_malloc` fails (the daemon stops) when it is reached.
 enum ProcessLimits {
-    /// Lines of /proc/self/maps.
-    static var mappings: Int {
+    /// Lines of /proc/PID/maps.
+    static func mappings(of process: Int32) -> Int {
         // A /proc file has no size: read it to its end.
-        guard let file = FileHandle(forReadingAtPath: "/proc/self/maps") else { return 0 }
+        guard let file = FileHandle(forReadingAtPath: "/proc/\(process)/maps") else { return 0 }
         defer { try? file.close() }
         return file.readDataToEndOfFile().reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
     }

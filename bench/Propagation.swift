@@ -19,7 +19,7 @@ enum PropagationBench {
     /// key read on device 1 waits, device 0 approves; the time runs from the
     /// approve request being sent to the waiting read being answered.
     static func arrival(enrollments: Int, relay: BenchRelay, logger: Logger) async throws -> Arrival {
-        try await InProcessCircle.with(devices: 2, relay: relay, name: "arrival", logger: logger) { circle in
+        try await DeviceCircle.with(devices: 2, relay: relay, name: "arrival", logger: logger) { circle in
             var samples: [Double] = []
             for i in 0..<enrollments {
                 let user = "arrival\(i)"

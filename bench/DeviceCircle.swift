@@ -4,28 +4,37 @@ import KeyVaultClient
 import Logging
 import Synchronization
 
-/// N daemons in one process on one relay: per device a `KeyVaultService` with
-/// its own vault directory, its server on its own socket, its propagation task
-/// and its own connection to the relay. Device 0 creates accounts and approves;
+/// N daemons on one relay: per device a `KeyVaultService` with its own vault
+/// directory, its server on its own socket, its propagation task and its own
+/// connection to the relay; all in this process, or one process per device
+/// (this binary run with `--device`). Device 0 creates accounts and approves;
 /// the others enroll over their sockets, as a person would with the CLI.
 /// Cheap KDF: these benches measure propagation, not Argon2id.
-final class InProcessCircle: Sendable {
+final class DeviceCircle: Sendable {
+    enum Placement: Sendable {
+        case inProcess
+        /// One child process per device: each has its own limits (memory mappings).
+        case processes
+    }
+
     let sockets: [String]
     private let relays: [any Relay]
     private let tasks: [Task<Void, any Error>]
+    private let children: [ChildDevice]
     private let directory: String
 
-    private init(sockets: [String], relays: [any Relay], tasks: [Task<Void, any Error>], directory: String) {
+    private init(sockets: [String], relays: [any Relay], tasks: [Task<Void, any Error>], children: [ChildDevice], directory: String) {
         self.sockets = sockets
         self.relays = relays
         self.tasks = tasks
+        self.children = children
         self.directory = directory
     }
 
     /// Starts `devices` daemons, runs `body`, and stops them whatever happens.
-    static func with<T>(devices: Int, relay: BenchRelay, name: String, logger: Logger,
-                        _ body: (InProcessCircle) async throws -> T) async throws -> T {
-        let circle = try await start(devices: devices, relay: relay, name: name, logger: logger)
+    static func with<T>(devices: Int, relay: BenchRelay, name: String, placement: Placement = .inProcess, logger: Logger,
+                        _ body: (DeviceCircle) async throws -> T) async throws -> T {
+        let circle = try await start(devices: devices, relay: relay, name: name, placement: placement, logger: logger)
         do {
             let result = try await body(circle)
             await circle.stop()
@@ -36,37 +45,50 @@ final class InProcessCircle: Sendable {
         }
     }
 
-    static func start(devices: Int, relay: BenchRelay, name: String, logger: Logger) async throws -> InProcessCircle {
+    static func start(devices: Int, relay: BenchRelay, name: String, placement: Placement, logger: Logger) async throws -> DeviceCircle {
         let directory = NSTemporaryDirectory() + "keyvault-bench-\(name)-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var policy = Policy.builtInDefault(selfUID: geteuid())
-        policy.kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 64 * 1024)
-        var sockets: [String] = [], relays: [any Relay] = [], tasks: [Task<Void, any Error>] = []
+        var sockets: [String] = [], relays: [any Relay] = [], tasks: [Task<Void, any Error>] = [], children: [ChildDevice] = []
         for device in 0..<devices {
-            let opened = try await relay.open()
-            let service = try KeyVaultService(vault: try Vault(directory: directory + "/device\(device)"),
-                                              policy: PolicyStore(policy: policy, directory: nil), logger: logger, relay: opened)
             let socket = directory + "/device\(device).sock"
-            let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: socket), logger: logger)
-            tasks.append(Task { try await app.run() })
-            tasks.append(Task { await service.propagate() })
+            switch placement {
+            case .inProcess:
+                let opened = try await relay.open()
+                tasks += try startDevice(vault: directory + "/device\(device)", socket: socket, relay: opened, logger: logger)
+                relays.append(opened)
+            case .processes:
+                children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address))
+            }
             sockets.append(socket)
-            relays.append(opened)
         }
-        let circle = InProcessCircle(sockets: sockets, relays: relays, tasks: tasks, directory: directory)
+        let circle = DeviceCircle(sockets: sockets, relays: relays, tasks: tasks, children: children, directory: directory)
         for socket in sockets {
             for _ in 0..<400 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
             guard SocketPath.isAnswering(socket) else {
                 await circle.stop()
-                throw BenchError("the in-process daemon on \(socket) did not start")
+                throw BenchError("the bench daemon on \(socket) did not start")
             }
         }
         return circle
     }
 
+    /// One device in this process: its server and its propagation, as tasks to cancel.
+    static func startDevice(vault: String, socket: String, relay: any Relay, logger: Logger) throws -> [Task<Void, any Error>] {
+        var policy = Policy.builtInDefault(selfUID: geteuid())
+        policy.kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 64 * 1024)
+        let service = try KeyVaultService(vault: try Vault(directory: vault), policy: PolicyStore(policy: policy, directory: nil),
+                                          logger: logger, relay: relay)
+        let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: socket), logger: logger)
+        return [Task { try await app.run() }, Task { await service.propagate() }]
+    }
+
+    /// The child processes' ids (none in process).
+    var processIDs: [Int32] { children.map(\.processID) }
+
     func stop() async {
         for task in tasks { task.cancel() }
         for relay in relays { await relay.shutdown() }
+        for child in children { await child.stop() }
         try? FileManager.default.removeItem(atPath: directory)
     }
 

@@ -5,19 +5,30 @@ import Logging
 
 /// `make bench`: the key read against a bare "hello" route on the same server
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),
-/// with 1, 8 and 64 keep-alive connections, and unlock time at the default KDF
-/// cost beside raw Argon2id. Writes docs/BENCHMARKS.md.
+/// with 1, 8 and 64 keep-alive connections; unlock time at the default KDF
+/// cost beside raw Argon2id; key arrival and delivery per relay (SQLite, and
+/// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); rotation drills on 3 and 10
+/// devices; bulk rotation. Writes docs/BENCHMARKS.md.
 @main
 struct Bench {
     static func main() async throws {
         var output = "docs/BENCHMARKS.md"
         var seconds = 3.0
+        var drills = 20
+        var bulkAccounts = 1000
+        var bulkBudget = 300.0
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {
             switch flag {
+            case "--device":  // one device of a bench circle, in its own process (see ChildDevice)
+                let vault = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? "", relay = arguments.popFirst() ?? ""
+                try await ChildDevice.serve(vault: vault, socket: socket, relay: relay)
             case "--output": output = arguments.popFirst() ?? output
             case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S]")
+            case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills
+            case "--bulk-accounts": bulkAccounts = Int(arguments.popFirst() ?? "") ?? bulkAccounts
+            case "--bulk-setup-budget": bulkBudget = Double(arguments.popFirst() ?? "") ?? bulkBudget
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -49,7 +60,7 @@ struct Bench {
             let hello = try await Load.run(socket: socket, path: "/hello", connections: connections, seconds: seconds)
             let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
             report.reads.append((connections, hello, key))
-            print("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+            say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
         }
 
         // Unlock at the default cost, beside raw Argon2id with the same parameters.
@@ -65,16 +76,16 @@ struct Bench {
             raws.append(try KDFCalibration.measure(policy.kdf).seconds)
         }
         report.unlock = (unlocks.sorted()[1], raws.sorted()[1], policy.kdf)
-        print("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
+        say("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
 
         server.cancel()
-        report.arrival = try await PropagationBench.arrival(enrollments: 50, logger: logger)
-        print("arrival: p50 \(Int(report.arrival!.percentile(0.5) * 1000)) ms, p99 \(Int(report.arrival!.percentile(0.99) * 1000)) ms")
-        report.delivery = try await PropagationBench.delivery(recipients: 500)
-        print("delivery: \(Int(report.delivery!.sharesPerSecond)) shares/s, raw seal \(Int(report.delivery!.rawSealsPerSecond))/s")
+        try await report.measurePropagation(in: dir, logger: logger)
+        try await report.measureDrills(drills, in: dir, logger: logger)
+        try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger)
         try report.write(to: output)
-        print("wrote \(output)")
+        say("wrote \(output)")
         try? FileManager.default.removeItem(atPath: logPath)
+        try? FileManager.default.removeItem(atPath: dir)
         exit(0)
     }
 }
@@ -127,46 +138,18 @@ struct Report {
     var seconds: Double
     var reads: [(Int, Load.Result, Load.Result)] = []
     var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
-    var arrival: PropagationBench.Arrival?
-    var delivery: PropagationBench.Delivery?
-
-    var propagationSection: String {
-        guard let arrival, let delivery else { return "" }
-        func ms(_ s: Double) -> String { String(format: "%.1f", s * 1000) }
-        let p50 = arrival.percentile(0.5), p99 = arrival.percentile(0.99)
-        let ratio = delivery.sharesPerSecond / delivery.rawSealsPerSecond
-        return """
-            ## Key arrival across devices (embedded relay)
-
-            Two daemons in one process, each with its own vault and its own connection to one relay file, woken by \
-            inotify. For each of \(arrival.samples.count) accounts: device B enrolls, a key read on B waits (`?wait=20`), device A \
-            approves; the time runs from A's approve request being sent to B's waiting read being answered, so it includes \
-            A's log append, sealing and storing the share, B's wake-up, verification, opening, storing and the answer.
-
-            | enrollments | arrival p50 | arrival p99 | goal |
-            |---:|---:|---:|---|
-            | \(arrival.samples.count) | \(ms(p50)) ms | \(ms(p99)) ms | p50 < 50 ms, p99 < 250 ms: \(p50 < 0.05 && p99 < 0.25 ? "met" : "not met") |
-
-            ## Delivery to many devices
-
-            One device signs and seals a key share to each of \(delivery.recipients) devices (spread over the machine's cores, as a \
-            rotation does) and stores them on the relay in one SQLite transaction, beside raw `crypto_box_seal` of a 200-byte \
-            message to the same keys on one core, in the same run. Each share costs an Ed25519 signature and a sealed box.
-
-            | shares sealed and stored /s | raw `crypto_box_seal` /s | ratio | goal |
-            |---:|---:|---:|---|
-            | \(Int(delivery.sharesPerSecond)) | \(Int(delivery.rawSealsPerSecond)) | \(String(format: "%.2f", ratio)) | ≥ 0.5: \(ratio >= 0.5 ? "met" : "not met") |
-
-
-            """
-    }
+    /// Arrival and delivery, one entry per relay (SQLite, PostgreSQL).
+    var relays: [RelayFigures] = []
+    var drills: [DrillBench.Result] = []
+    var bulk: BulkRotationBench.Result?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
         var text = """
             # Benchmarks
 
-            Measured by `make bench` (`keyvault-bench`, release build) on \(ProcessInfo.processInfo.activeProcessorCount) cores, \
+            Measured by `make bench` (`keyvault-bench`, release build, run under `scripts/with-test-postgres.sh` so a \
+            throwaway PostgreSQL cluster on loopback serves the PostgreSQL figures) on \(ProcessInfo.processInfo.activeProcessorCount) cores, \
             \(RFC3339.string(from: Date())). The machine is shared and noisy: read the ratios, which compare figures \
             measured in the same run, not the absolute numbers.
 
@@ -203,8 +186,8 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(propagationSection)
-            Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && .build/release/keyvault-bench --seconds 3`).
+            \(propagationSection)\(drillSection)\(bulkSection)
+            Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """
         try text.write(toFile: path, atomically: true, encoding: .utf8)
@@ -228,4 +211,9 @@ struct FileLogHandler: LogHandler {
         let fields = all.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         file.write(Data("\(Date()) \(event.level) \(label): \(fields) \(event.message)\n".utf8))
     }
+}
+
+/// Progress on stdout, written at once (print is block-buffered into a log file, and lost if a daemon dies).
+func say(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
 }

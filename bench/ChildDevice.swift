@@ -1,0 +1,42 @@
+import Foundation
+import KeyVault
+import Logging
+
+/// One bench device in its own process: this binary run as
+/// `keyvault-bench --device VAULT SOCKET RELAY`. It serves until its standard
+/// input closes, which the parent does to stop it (or the parent's death does).
+final class ChildDevice: @unchecked Sendable {
+    // Touched only by the circle that owns it, at start and at stop.
+    private let process = Process()
+    private let input = Pipe()
+
+    init(vault: String, socket: String, relay: String) throws {
+        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        process.arguments = ["--device", vault, socket, relay]
+        process.standardInput = input
+        try process.run()
+    }
+
+    var processID: Int32 { process.processIdentifier }
+
+    func stop() async {
+        try? input.fileHandleForWriting.close()
+        for _ in 0..<200 where process.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
+        if process.isRunning { process.terminate() }
+    }
+
+    /// The child's side: runs one device until standard input closes, then exits.
+    static func serve(vault: String, socket: String, relay address: String) async throws -> Never {
+        _ = FileManager.default.createFile(atPath: vault + ".log", contents: nil)
+        let logFile = FileHandle(forWritingAtPath: vault + ".log")!
+        LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: logFile) }
+        let relay = try await RelayAddress(parsing: address).open()
+        _ = try DeviceCircle.startDevice(vault: vault, socket: socket, relay: relay, logger: Logger(label: "keyvaultd"))
+        // A thread of its own blocks on standard input (empty data at end of file), not a task.
+        Thread.detachNewThread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            exit(0)
+        }
+        while true { try await Task.sleep(for: .seconds(3600)) }
+    }
+}

@@ -1,0 +1,197 @@
+import Foundation
+import KeyVault
+import KeyVaultClient
+import Logging
+import Synchronization
+
+/// N daemons on one relay: per device a `KeyVaultService` with its own vault
+/// directory, its server on its own socket, its propagation task and its own
+/// connection to the relay; all in this process, or one process per device
+/// (this binary run with `--device`). Device 0 creates accounts and approves;
+/// the others enroll over their sockets, as a person would with the CLI.
+/// Cheap KDF: these benches measure propagation, not Argon2id.
+final class DeviceCircle: Sendable {
+    enum Placement: Sendable {
+        case inProcess
+        /// One child process per device: each has its own limits (memory mappings).
+        case processes
+    }
+
+    let sockets: [String]
+    private let relays: [any Relay]
+    private let tasks: [Task<Void, any Error>]
+    private let children: [ChildDevice]
+    private let directory: String
+
+    private init(sockets: [String], relays: [any Relay], tasks: [Task<Void, any Error>], children: [ChildDevice], directory: String) {
+        self.sockets = sockets
+        self.relays = relays
+        self.tasks = tasks
+        self.children = children
+        self.directory = directory
+    }
+
+    /// Starts `devices` daemons, runs `body`, and stops them whatever happens.
+    static func with<T>(devices: Int, relay: BenchRelay, name: String, placement: Placement = .inProcess, logger: Logger,
+                        _ body: (DeviceCircle) async throws -> T) async throws -> T {
+        let circle = try await start(devices: devices, relay: relay, name: name, placement: placement, logger: logger)
+        do {
+            let result = try await body(circle)
+            await circle.stop()
+            return result
+        } catch {
+            await circle.stop()
+            throw error
+        }
+    }
+
+    static func start(devices: Int, relay: BenchRelay, name: String, placement: Placement, logger: Logger) async throws -> DeviceCircle {
+        let directory = NSTemporaryDirectory() + "keyvault-bench-\(name)-\(getpid())"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        var sockets: [String] = [], relays: [any Relay] = [], tasks: [Task<Void, any Error>] = [], children: [ChildDevice] = []
+        for device in 0..<devices {
+            let socket = directory + "/device\(device).sock"
+            switch placement {
+            case .inProcess:
+                let opened = try await relay.open()
+                tasks += try startDevice(vault: directory + "/device\(device)", socket: socket, relay: opened, logger: logger)
+                relays.append(opened)
+            case .processes:
+                children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address))
+            }
+            sockets.append(socket)
+        }
+        let circle = DeviceCircle(sockets: sockets, relays: relays, tasks: tasks, children: children, directory: directory)
+        for socket in sockets {
+            for _ in 0..<400 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
+            guard SocketPath.isAnswering(socket) else {
+                await circle.stop()
+                throw BenchError("the bench daemon on \(socket) did not start")
+            }
+        }
+        return circle
+    }
+
+    /// One device in this process: its server and its propagation, as tasks to cancel.
+    static func startDevice(vault: String, socket: String, relay: any Relay, logger: Logger) throws -> [Task<Void, any Error>] {
+        var policy = Policy.builtInDefault(selfUID: geteuid())
+        policy.kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 64 * 1024)
+        let service = try KeyVaultService(vault: try Vault(directory: vault), policy: PolicyStore(policy: policy, directory: nil),
+                                          logger: logger, relay: relay)
+        let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: socket), logger: logger)
+        return [Task { try await app.run() }, Task { await service.propagate() }]
+    }
+
+    /// The child processes' ids (none in process).
+    var processIDs: [Int32] { children.map(\.processID) }
+
+    func stop() async {
+        for task in tasks { task.cancel() }
+        for relay in relays { await relay.shutdown() }
+        for child in children { await child.stop() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// One request on a fresh connection to `device`; `body` is JSON text.
+    func request(_ device: Int, _ method: String, _ path: String, _ body: String? = nil) async throws -> HTTPResult {
+        try await SocketHTTPClient.request(socket: sockets[device], method, path, body: body.map { Array($0.utf8) })
+    }
+
+    /// The account's first device: device 0.
+    func createAccount(_ user: String) async throws {
+        let created = try await request(0, "POST", "/v1/accounts", #"{"user":"\#(user)","passphrase":"p0"}"#)
+        guard created.status == 200 else { throw BenchError("create \(user): \(created.text)") }
+    }
+
+    /// `device` asks to join; returns once device 0 lists the request.
+    func requestEnrollment(_ user: String, device: Int) async throws -> (deviceID: String, code: String) {
+        let ticket = try await request(device, "POST", "/v1/accounts/\(user)/enroll",
+                                       #"{"user":"\#(user)","passphrase":"p\#(device)","deviceName":"device\#(device)"}"#)
+        let fields = ticket.object
+        guard let deviceID = fields["deviceId"] as? String, let code = fields["pairingCode"] as? String else {
+            throw BenchError("enroll \(user) on device \(device): \(ticket.text)")
+        }
+        // Device 0 must have seen the request before it can approve it.
+        let end = ContinuousClock.now + .seconds(20)
+        while ContinuousClock.now < end {
+            if try await request(0, "GET", "/v1/accounts/\(user)/enrollments").text.contains(deviceID) { return (deviceID, code) }
+            try await Task.sleep(for: .milliseconds(2))
+        }
+        throw BenchError("device 0 never listed the enrollment of device \(device) for \(user)")
+    }
+
+    func approve(_ user: String, deviceID: String, code: String) async throws -> HTTPResult {
+        try await request(0, "POST", "/v1/accounts/\(user)/enrollments/\(deviceID)/approve", #"{"pairingCode":"\#(code)"}"#)
+    }
+
+    /// Enrolls `device` and returns once it holds the account's current key.
+    func enroll(_ user: String, device: Int) async throws {
+        let (deviceID, code) = try await requestEnrollment(user, device: device)
+        let end = ContinuousClock.now + .seconds(20)
+        while true {
+            let approved = try await approve(user, deviceID: deviceID, code: code)
+            if approved.status == 200 { break }
+            // The new device's answer to the challenge may not have reached device 0 yet.
+            guard approved.status == 400, approved.text.contains("not answered yet"), ContinuousClock.now < end else {
+                throw BenchError("approve device \(device) for \(user): \(approved.text)")
+            }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let key = try await request(device, "GET", "/v1/accounts/\(user)/keys/current?wait=30")
+        guard key.status == 200 else { throw BenchError("device \(device) never got the key of \(user): \(key.text)") }
+    }
+
+    /// Device 0 creates the account and every other device enrolls and receives the key.
+    func createAndEnrollAll(_ user: String) async throws {
+        try await createAccount(user)
+        for device in sockets.indices.dropFirst() { try await enroll(user, device: device) }
+    }
+}
+
+extension HTTPResult {
+    /// The body as a JSON object (empty if it is not one).
+    var object: [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] ?? [:]
+    }
+}
+
+/// Runs `body` on indices 0..<count with `workers` at a time, each worker with
+/// its own keep-alive connection to `socket`; stops taking new indices once
+/// `proceed` says no. Returns the results in index order, nil where not run.
+func concurrently<R: Sendable>(_ count: Int, workers: Int, socket: String, while proceed: @escaping @Sendable () -> Bool = { true },
+                               _ body: @escaping @Sendable (Int, SocketHTTPConnection) async throws -> R) async throws -> [R?] {
+    let next = Counter()
+    let results = try await withThrowingTaskGroup(of: [(Int, R)].self) { group in
+        for _ in 0..<min(workers, count) {
+            group.addTask {
+                let connection = try await SocketHTTPConnection.connect(path: socket)
+                var done: [(Int, R)] = []
+                while proceed() {
+                    let index = next.take()
+                    guard index < count else { break }
+                    done.append((index, try await body(index, connection)))
+                }
+                await connection.close()
+                return done
+            }
+        }
+        var all: [(Int, R)] = []
+        for try await part in group { all += part }
+        return all
+    }
+    var out = [R?](repeating: nil, count: count)
+    for (index, result) in results { out[index] = result }
+    return out
+}
+
+/// Hands out 0, 1, 2, … to concurrent workers.
+final class Counter: Sendable {
+    private let value = Mutex(0)
+
+    func take() -> Int {
+        value.withLock { value in
+            defer { value += 1 }
+            return value
+        }
+    }
+}

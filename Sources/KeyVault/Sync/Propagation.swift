@@ -15,15 +15,13 @@ extension KeyVaultService {
         await sync()
         // Reads that waited for this first pass decide again (the generation they ask for may be known now).
         for account in accounts.withLock({ Array($0.keys) }) { hub.wake(account, nil) }
-        // What waited in the vault when the daemon stopped goes out now.
-        _ = await publishAllQueued()
+        // What waited in the vault when the daemon stopped goes out now (and, later,
+        // whenever the relay answers again after failing: `noteRelay`).
+        await publishAllQueued()
         resumePromotionDeadlines()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in wakeups.cancelOnGracefulShutdown() {
-                    await self.sync()
-                    if self.relayStatus?.queued ?? 0 > 0 { _ = await self.publishAllQueued() }
-                }
+                for await _ in wakeups.cancelOnGracefulShutdown() { await self.sync() }
             }
             group.addTask { await self.retryWhileUnreachable() }
             await group.next()
@@ -31,9 +29,10 @@ extension KeyVaultService {
         }
     }
 
-    /// While the relay is unreachable, tries again with back-off (250 ms doubling
-    /// to 5 s): reads what is new and publishes what waits. While it answers,
-    /// only an in-memory flag is looked at; the relay's own wake-ups drive the rest.
+    /// While the relay is unreachable, reads it again with back-off (250 ms
+    /// doubling to 5 s); the first answer publishes what waits (`noteRelay`).
+    /// While it answers, only an in-memory flag is looked at; the relay's own
+    /// wake-ups drive the rest.
     private func retryWhileUnreachable() async {
         var delay = 0.25
         while !Task.isCancelled {
@@ -45,7 +44,6 @@ extension KeyVaultService {
             try? await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 5)
             await sync()
-            if relayHealth.withLock({ $0.unreachableSince == nil }) { _ = await publishAllQueued() }
         }
     }
 

@@ -144,17 +144,14 @@ extension KeyVaultService {
     }
 
     /// Publishes what every account has waiting (after a start, or once the relay is back).
-    func publishAllQueued() async -> Bool {
-        var all = true
-        for id in accounts.withLock({ Array($0.keys) }) where await !publishQueued(id) {
-            all = false
-        }
-        return all
+    func publishAllQueued() async {
+        for id in accounts.withLock({ Array($0.keys) }) { await publishQueued(id) }
     }
 
     // MARK: Relay health
 
     /// Remembers since when the relay has been failing (nil error: it answered).
+    /// Its first answer after failing sends what waited for it.
     func noteRelay(_ error: (any Error)?) {
         let now = now()
         let (wasDown, isDown) = relayHealth.withLock { health -> (Bool, Bool) in
@@ -171,7 +168,10 @@ extension KeyVaultService {
             return (was, health.unreachableSince != nil)
         }
         if isDown, !wasDown { logger.warning("relay unreachable: queueing", metadata: ["problem": "\(error.map { "\($0)" } ?? "")"]) }
-        if wasDown, !isDown { logger.notice("relay reachable again") }
+        if wasDown, !isDown {
+            logger.notice("relay reachable again")
+            Task { await self.publishAllQueued() }
+        }
     }
 
     public var relayStatus: RelayStatus? {

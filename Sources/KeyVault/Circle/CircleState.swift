@@ -65,6 +65,11 @@ public struct CircleState: Sendable, Equatable {
 
     public func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
 
+    /// The entry that would come next on this log's head, signed by `signer`.
+    public func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: String, at date: Date) -> LogEntry {
+        LogEntry.make(account: account, seq: nextSeq, previousHash: headHash, signer: signer, signerID: signerID, body: body, at: date)
+    }
+
     /// Whether `hash` names a verified entry (the zero hash names none).
     public func contains(hash: [UInt8]) -> Bool {
         entries.contains { $0.hash == hash }

@@ -10,7 +10,7 @@ import Synchronization
 /// doubling to 5 s) instead of each waiting out a connection timeout; a
 /// wake-up from the relay (its listener is back) ends the cool-down.
 public final class ReopeningRelay: Relay {
-    public let address: RelayAddress
+    private let address: RelayAddress
     private let opener: @Sendable (RelayAddress) async throws -> any Relay
     private struct State {
         var relay: (any Relay)?

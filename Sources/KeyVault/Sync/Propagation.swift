@@ -224,13 +224,9 @@ extension KeyVaultService {
                 default: break
                 }
             }
-            // Waiting reads decide again: what they ask for may be known now.
+            // Waiting reads decide again: what they ask for may be known now (an approval and a rebase are accepted entries too).
             if !accepted.isEmpty { hub.wake(account, nil) }
-            if isMember, !wasMember {
-                logger.notice("this device was approved", metadata: ["account": "\(account)"])
-                hub.wake(account, nil)
-            }
-            if rebasedFrom != nil { hub.wake(account, nil) }
+            if isMember, !wasMember { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
         }
     }
 
@@ -246,8 +242,8 @@ extension KeyVaultService {
         var rebased = try circle.prefix(Int(entry.seq))
         try rebased.apply(entry)
         for mine in circle.entries[Int(entry.seq)...] {
-            let again = LogEntry.make(account: account, seq: rebased.nextSeq, previousHash: rebased.headHash, signer: identity.signing,
-                                      signerID: state.deviceID, body: mine.body, at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
+            let again = rebased.nextEntry(mine.body, signer: identity.signing, signerID: state.deviceID,
+                                          at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
             do {
                 try rebased.apply(again)
             } catch {

@@ -17,8 +17,7 @@ extension KeyVaultService {
             let state = try existing(id)
             guard let identity = state.identity else { throw Refusal.locked(id) }
             guard let content = try body(state.circle) else { return nil }
-            let entry = LogEntry.make(account: id, seq: state.circle.nextSeq, previousHash: state.circle.headHash, signer: identity.signing,
-                                      signerID: state.deviceID, body: content, at: now())
+            let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
             var circle = state.circle
             try circle.apply(entry)
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], owe: deliveries, promotionDeadline: promotionDeadline)

@@ -25,6 +25,9 @@ import json
 import os
 import sys
 
+from sodium_ctypes import (SIGNATURE_BYTES, SodiumError, blake2b, ed25519_keypair, ed25519_sign, ed25519_verify, labeled,
+                          sodium, u32be, u64be, x25519_public_key)
+
 # docs/PROTOCOL.md, "Conventions": the labels.
 LABEL_KEY_ID = "keyvault/v1/key-id"
 LABEL_DEVICE_ID = "keyvault/v1/device-id"
@@ -39,7 +42,6 @@ LABEL_LOG_HASH = "keyvault/v1/log-hash"
 LABEL_SHARE = "keyvault/v1/share"
 LABEL_ACK = "keyvault/v1/ack"
 
-SIGNATURE_BYTES = 64
 KEY_BYTES = 32
 SEAL_BYTES = 48          # crypto_box_SEALBYTES: ephemeral public key (32) + MAC (16)
 ZERO_HASH = bytes(32)
@@ -48,7 +50,7 @@ ACCOUNT_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456
 VECTORS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "KeyVaultTests", "vectors", "protocol.json")
 
 
-class VectorError(Exception):
+class VectorError(SodiumError):
     pass
 
 
@@ -62,77 +64,7 @@ class Rejected(Exception):
         self.outcome = outcome
 
 
-# --- libsodium (as tools/recover-vault.py) ----------------------------------
-
-def _load_sodium():
-    try:
-        lib = ctypes.CDLL("libsodium.so.23")
-    except OSError as error:
-        raise VectorError(f"cannot load libsodium.so.23 ({error}); install libsodium23") from error
-    if lib.sodium_init() < 0:
-        raise VectorError("sodium_init failed")
-    u8p = ctypes.c_char_p
-    ull = ctypes.c_ulonglong
-    lib.crypto_generichash.argtypes = [u8p, ctypes.c_size_t, u8p, ull, u8p, ctypes.c_size_t]
-    lib.crypto_generichash.restype = ctypes.c_int
-    lib.crypto_sign_seed_keypair.argtypes = [u8p, u8p, u8p]
-    lib.crypto_sign_seed_keypair.restype = ctypes.c_int
-    lib.crypto_sign_detached.argtypes = [u8p, ctypes.POINTER(ull), u8p, ull, u8p]
-    lib.crypto_sign_detached.restype = ctypes.c_int
-    lib.crypto_sign_verify_detached.argtypes = [u8p, u8p, ull, u8p]
-    lib.crypto_sign_verify_detached.restype = ctypes.c_int
-    lib.crypto_scalarmult_base.argtypes = [u8p, u8p]
-    lib.crypto_scalarmult_base.restype = ctypes.c_int
-    lib.crypto_box_seal.argtypes = [u8p, u8p, ull, u8p]
-    lib.crypto_box_seal.restype = ctypes.c_int
-    lib.crypto_box_seal_open.argtypes = [u8p, u8p, ull, u8p, u8p]
-    lib.crypto_box_seal_open.restype = ctypes.c_int
-    return lib
-
-
-_SODIUM = None
-
-
-def sodium():
-    global _SODIUM
-    if _SODIUM is None:
-        _SODIUM = _load_sodium()
-    return _SODIUM
-
-
-def blake2b(data: bytes, size: int) -> bytes:
-    out = ctypes.create_string_buffer(size)
-    if sodium().crypto_generichash(out, size, data, len(data), None, 0) != 0:
-        raise VectorError("BLAKE2b failed")
-    return out.raw
-
-
-def ed25519_keypair(seed: bytes):
-    """Returns (public key, 64-byte libsodium secret key)."""
-    pk = ctypes.create_string_buffer(32)
-    sk = ctypes.create_string_buffer(64)
-    if sodium().crypto_sign_seed_keypair(pk, sk, seed) != 0:
-        raise VectorError("Ed25519 key derivation failed")
-    return pk.raw, sk.raw
-
-
-def ed25519_sign(secret: bytes, message: bytes) -> bytes:
-    sig = ctypes.create_string_buffer(SIGNATURE_BYTES)
-    if sodium().crypto_sign_detached(sig, None, message, len(message), secret) != 0:
-        raise VectorError("Ed25519 signing failed")
-    return sig.raw
-
-
-def ed25519_verify(public: bytes, signature: bytes, message: bytes) -> bool:
-    return len(signature) == SIGNATURE_BYTES and \
-        sodium().crypto_sign_verify_detached(signature, message, len(message), public) == 0
-
-
-def x25519_public_key(secret: bytes) -> bytes:
-    pk = ctypes.create_string_buffer(32)
-    if sodium().crypto_scalarmult_base(pk, secret) != 0:
-        raise VectorError("X25519 public key derivation failed")
-    return pk.raw
+# --- sealed boxes (the rest of libsodium: tools/sodium_ctypes.py) ----------
 
 
 def box_seal(message: bytes, public: bytes) -> bytes:
@@ -152,14 +84,6 @@ def box_seal_open(sealed: bytes, public: bytes, secret: bytes):
 
 
 # --- PROTOCOL.md "Encoding" -------------------------------------------------
-
-def u32be(n: int) -> bytes:
-    return n.to_bytes(4, "big")
-
-
-def u64be(n: int) -> bytes:
-    return n.to_bytes(8, "big")
-
 
 class Writer:
     """A sequence of fields, each u32be(length) || bytes."""
@@ -229,10 +153,7 @@ class Reader:
 
 def labeled_hash(label: str, parts, size: int = 32) -> bytes:
     """BLAKE2b(label || 0x00 || for each part: u32be(len) || part), size bytes."""
-    data = label.encode("utf-8") + b"\x00"
-    for part in parts:
-        data += u32be(len(part)) + part
-    return blake2b(data, size)
+    return blake2b(labeled(label, parts), size)
 
 
 # --- PROTOCOL.md "Identifiers" ----------------------------------------------
@@ -806,7 +727,7 @@ def main(argv) -> int:
     args = parser.parse_args(argv)
     try:
         vectors = compute()
-    except (VectorError, Rejected, AssertionError) as error:
+    except (SodiumError, Rejected, AssertionError) as error:
         print(f"protocol-vectors: {error or 'a self-check failed'}", file=sys.stderr)
         return 1
     text = json.dumps(vectors, indent=2) + "\n"

@@ -15,12 +15,15 @@ on a wrong passphrase, a key ID or public-key mismatch, or a malformed vault.
 
 import argparse
 import base64
-import ctypes
 import json
 import os
 import sqlite3
 import sys
 import urllib.parse
+
+import sodium_ctypes
+from sodium_ctypes import (SodiumError, blake2b, ed25519_keypair, labeled, u64be, x25519_public_key,
+                          xchacha_open, xchacha_seal)
 
 # docs/FORMAT.md, "Conventions": the labels.
 LABEL_WRAP = "keyvault/v1/wrap"
@@ -38,122 +41,24 @@ KIND_SIGNING = "device-signing-key"
 KIND_BOX = "device-box-key"
 
 
-class RecoveryError(Exception):
+class RecoveryError(SodiumError):
     pass
 
 
-# --- libsodium -------------------------------------------------------------
-
-def _load_sodium():
-    try:
-        lib = ctypes.CDLL("libsodium.so.23")
-    except OSError as error:
-        raise RecoveryError(f"cannot load libsodium.so.23 ({error}); install libsodium23") from error
-    if lib.sodium_init() < 0:
-        raise RecoveryError("sodium_init failed")
-    u8p = ctypes.c_char_p
-    ull = ctypes.c_ulonglong
-    lib.crypto_pwhash_alg_argon2id13.restype = ctypes.c_int
-    lib.crypto_pwhash.argtypes = [u8p, ull, u8p, ull, u8p, ull, ctypes.c_size_t, ctypes.c_int]
-    lib.crypto_pwhash.restype = ctypes.c_int
-    lib.crypto_aead_xchacha20poly1305_ietf_decrypt.argtypes = [
-        u8p, ctypes.POINTER(ull), ctypes.c_void_p, u8p, ull, u8p, ull, u8p, u8p]
-    lib.crypto_aead_xchacha20poly1305_ietf_decrypt.restype = ctypes.c_int
-    lib.crypto_aead_xchacha20poly1305_ietf_encrypt.argtypes = [
-        u8p, ctypes.POINTER(ull), u8p, ull, u8p, ull, ctypes.c_void_p, u8p, u8p]
-    lib.crypto_aead_xchacha20poly1305_ietf_encrypt.restype = ctypes.c_int
-    lib.crypto_generichash.argtypes = [u8p, ctypes.c_size_t, u8p, ull, u8p, ctypes.c_size_t]
-    lib.crypto_generichash.restype = ctypes.c_int
-    lib.crypto_sign_seed_keypair.argtypes = [u8p, u8p, u8p]
-    lib.crypto_sign_seed_keypair.restype = ctypes.c_int
-    lib.crypto_scalarmult_base.argtypes = [u8p, u8p]
-    lib.crypto_scalarmult_base.restype = ctypes.c_int
-    return lib
-
-
-_SODIUM = None
-
-
-def sodium():
-    global _SODIUM
-    if _SODIUM is None:
-        _SODIUM = _load_sodium()
-    return _SODIUM
-
+# --- libsodium (tools/sodium_ctypes.py) ------------------------------------
 
 def argon2id(passphrase: bytes, salt: bytes, ops: int, mem: int) -> bytes:
     """FORMAT.md "Key derivation": Argon2id v1.3, parallelism 1, 32 bytes."""
     if len(salt) != SALT_BYTES:
         raise RecoveryError(f"the KDF salt is {len(salt)} bytes; it MUST be {SALT_BYTES}")
-    lib = sodium()
-    out = ctypes.create_string_buffer(KEY_BYTES)
-    rc = lib.crypto_pwhash(out, KEY_BYTES, passphrase, len(passphrase), salt, ops, mem,
-                           lib.crypto_pwhash_alg_argon2id13())
-    if rc != 0:
-        raise RecoveryError(f"Argon2id failed (ops {ops}, mem {mem} bytes): out of memory or invalid cost")
-    return out.raw
-
-
-def blake2b(data: bytes, size: int) -> bytes:
-    out = ctypes.create_string_buffer(size)
-    if sodium().crypto_generichash(out, size, data, len(data), None, 0) != 0:
-        raise RecoveryError("BLAKE2b failed")
-    return out.raw
-
-
-def xchacha_open(key: bytes, nonce: bytes, sealed: bytes, aad: bytes):
-    """Returns the plaintext, or None when authentication fails."""
-    out = ctypes.create_string_buffer(max(len(sealed) - TAG_BYTES, 1))
-    written = ctypes.c_ulonglong(0)
-    rc = sodium().crypto_aead_xchacha20poly1305_ietf_decrypt(
-        out, ctypes.byref(written), None, sealed, len(sealed), aad, len(aad), nonce, key)
-    if rc != 0:
-        return None
-    return out.raw[:written.value]
-
-
-def xchacha_seal(key: bytes, nonce: bytes, plaintext: bytes, aad: bytes) -> bytes:
-    out = ctypes.create_string_buffer(len(plaintext) + TAG_BYTES)
-    written = ctypes.c_ulonglong(0)
-    rc = sodium().crypto_aead_xchacha20poly1305_ietf_encrypt(
-        out, ctypes.byref(written), plaintext, len(plaintext), aad, len(aad), None, nonce, key)
-    if rc != 0:
-        raise RecoveryError("XChaCha20-Poly1305 encryption failed")
-    return out.raw[:written.value]
+    return sodium_ctypes.argon2id(passphrase, salt, ops, mem, KEY_BYTES)
 
 
 def ed25519_public_key(seed: bytes) -> bytes:
-    pk = ctypes.create_string_buffer(32)
-    sk = ctypes.create_string_buffer(64)
-    if sodium().crypto_sign_seed_keypair(pk, sk, seed) != 0:
-        raise RecoveryError("Ed25519 key derivation failed")
-    return pk.raw
-
-
-def x25519_public_key(secret: bytes) -> bytes:
-    pk = ctypes.create_string_buffer(32)
-    if sodium().crypto_scalarmult_base(pk, secret) != 0:
-        raise RecoveryError("X25519 public key derivation failed")
-    return pk.raw
+    return ed25519_keypair(seed)[0]
 
 
 # --- the format -------------------------------------------------------------
-
-def u32be(n: int) -> bytes:
-    return n.to_bytes(4, "big")
-
-
-def u64be(n: int) -> bytes:
-    return n.to_bytes(8, "big")
-
-
-def labeled(label: str, parts) -> bytes:
-    """label || 0x00 || for each part: u32be(len) || part."""
-    out = label.encode("utf-8") + b"\x00"
-    for part in parts:
-        out += u32be(len(part)) + part
-    return out
-
 
 def wrap_aad(account: str, kind: str, generation: int) -> bytes:
     """FORMAT.md "Wrapping": label || 0x00 || len32 account || account || len32 kind || kind || u64be generation."""
@@ -339,7 +244,7 @@ def main(argv) -> int:
             if args.data_dir is None or args.account is None:
                 parser.error("DATA_DIR and ACCOUNT are required (or --example)")
             result = recover(args.data_dir, args.account, read_passphrase(args.passphrase_file))
-    except RecoveryError as error:
+    except SodiumError as error:  # RecoveryError, or libsodium missing
         print(f"recover-vault: {error}", file=sys.stderr)
         return 1
     json.dump(result, sys.stdout, indent=2)

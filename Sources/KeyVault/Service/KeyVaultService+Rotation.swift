@@ -49,15 +49,7 @@ extension KeyVaultService {
                                                     createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
-            let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: number, keyID: generation.keyID,
-                                                                accessibility: state.record.accessibility, at: created),
-                                  wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: number)))
-            try await vault.addGeneration(account: id, generation: generation, item: item, current: state.record.currentGeneration)
-            accounts.withLock { states in
-                states[id]?.generations.append(generation)
-                states[id]?.items.append(item)
-                states[id]?.keys[generation.keyID] = key
-            }
+            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, current: state.record.currentGeneration)
         }
         let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
         let promoteNow = promotion == .now || others.isEmpty

@@ -212,6 +212,23 @@ public final class KeyVaultService: Sendable {
         return state
     }
 
+    /// Stores a key generation (made here, or received) wrapped under the KEK, in
+    /// the vault and then in memory, with the vault's current generation number.
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: Int) async throws {
+        let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number, keyID: generation.keyID,
+                                                            accessibility: accessibility, at: now()),
+                              wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
+        try await vault.addGeneration(account: id, generation: generation, item: item, current: current)
+        accounts.withLock { states in
+            guard var state = states[id] else { return }
+            if !state.generations.contains(where: { $0.keyID == generation.keyID }) { state.generations.append(generation) }
+            if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
+            state.keys[generation.keyID] = key
+            state.record.currentGeneration = current
+            states[id] = state
+        }
+    }
+
     func statusOf(_ id: AccountID) -> AccountStatus? {
         status().first { $0.account == id.rawValue }
     }

@@ -312,17 +312,9 @@ extension KeyVaultService {
         }
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
-        let context = WrapContext(account: account, kind: .generationKey, generation: header.generation)
-        let item = StoredItem(attributes: KeychainItem.make(account: account, kind: .generationKey, generation: header.generation, keyID: header.keyID,
-                                                             accessibility: state.record.accessibility, at: now()),
-                              wrapped: WrappedSecret.wrap(share.key.bytes, under: kek, context: context))
-        let current = max(state.record.currentGeneration, header.generation)
-        try await vault.addGeneration(account: account, generation: generation, item: item, current: current)
+        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility,
+                           current: max(state.record.currentGeneration, header.generation))
         accounts.withLock { states in
-            if states[account]?.generations.contains(where: { $0.keyID == header.keyID }) == false { states[account]?.generations.append(generation) }
-            if states[account]?.items.contains(where: { $0.slot == item.slot }) == false { states[account]?.items.append(item) }
-            states[account]?.keys[header.keyID] = share.key
-            states[account]?.record.currentGeneration = current
             if states[account]?.circle.isTrusted(state.deviceID) == true { states[account]?.enrollment = nil }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])

@@ -20,19 +20,20 @@ struct KeyReadHandler: Sendable {
                 if let token { service.hub.disarm(account, token) }
                 throw Refusal.unknownAccount(account)
             }
-            // With a relay, a generation or key ID not heard of yet may be announced any moment
-            // (a record under it can arrive before the announce does): a waiting read waits for it too.
-            if case .unknown = availability, let token, service.hasRelay, deadline > ContinuousClock.now {
-                let remaining = deadline - ContinuousClock.now
+            // Pending waits for the key. With a relay, a generation or key ID not heard of yet may be
+            // announced any moment (a record under it can arrive before the announce does): it waits too.
+            let waitsForChange: Bool
+            switch availability {
+            case .pending: waitsForChange = true
+            case .unknown: waitsForChange = service.hasRelay
+            default: waitsForChange = false
+            }
+            let remaining = deadline - ContinuousClock.now
+            if waitsForChange, let token, remaining > .zero {
                 await service.hub.wait(account, token, seconds: Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
                 continue
             }
             if case .pending(let reason, let since) = availability {
-                let remaining = deadline - ContinuousClock.now
-                if let token, remaining > .zero {
-                    await service.hub.wait(account, token, seconds: Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
-                    continue
-                }
                 if let token { service.hub.disarm(account, token) }
                 return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since), retryAfter: PendingBody.retrySeconds)
             }

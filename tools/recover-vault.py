@@ -178,9 +178,14 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
         raise RecoveryError("the device ID does not match the device's public keys")
 
     b64 = lambda b: base64.b64encode(b).decode("ascii")
+    # FORMAT.md: the current key is generation `current_generation`; of two keys
+    # with that number (concurrent rotations), the one with the greater key ID.
+    current = int(row["current_generation"])
+    current_id = max((kid for kid, (n, _) in keys.items() if n == current), default=None)
     return {
         "account": account,
-        "generations": [{"generation": n, "keyId": kid, "key": b64(k)}
+        "currentGeneration": current,
+        "generations": [{"generation": n, "keyId": kid, "key": b64(k), "current": kid == current_id}
                         for kid, (n, k) in sorted(keys.items(), key=lambda entry: (entry[1][0], entry[0]))],
         "deviceSigningSeed": b64(seed),
         "deviceBoxSecret": b64(box),

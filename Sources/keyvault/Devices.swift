@@ -29,13 +29,32 @@ struct Enroll: AsyncParsableCommand {
 }
 
 struct Enrollments: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List the devices asking to join an account.")
-    @OptionGroup var socket: SocketOptions
-    @OptionGroup var account: AccountOption
+    static let configuration = CommandConfiguration(
+        abstract: "List the devices asking to join an account (or dismiss one).", subcommands: [List.self, Dismiss.self], defaultSubcommand: List.self)
 
-    func run() async throws {
-        let id = try account.validated()
-        try await CLIRequest(socket: socket.path).send("GET", "/v1/accounts/\(id)/enrollments").finish()
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List the devices asking to join an account.")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+
+        func run() async throws {
+            let id = try account.validated()
+            try await CLIRequest(socket: socket.path).send("GET", "/v1/accounts/\(id)/enrollments").finish()
+        }
+    }
+
+    struct Dismiss: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Dismiss a request to join that is not yours: it is no longer answered or listed here.")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+        @Option(name: .customLong("device-id"), help: "The requesting device's ID (from `keyvault enrollments`).")
+        var deviceID: String
+
+        func run() async throws {
+            let id = try account.validated()
+            guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
+            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(deviceID)/dismiss").finish()
+        }
     }
 }
 

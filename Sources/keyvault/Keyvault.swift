@@ -12,11 +12,23 @@ struct Keyvault: AsyncParsableCommand {
             75 for `pending`, and 1 for any other state (the sentence goes to standard error).
             Passphrases are read without echo from the terminal, or from --passphrase-file, \
             or from standard input; never from the command line.
+            --socket PATH may come before the subcommand (keyvault --socket PATH key get …) or after it.
             """,
         version: KeyVaultVersion.string,
         subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self,
                       Seal.self, Open.self,
                       Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self, KDFCommand.self])
+
+    /// Global options before the subcommand are taken first (`GlobalOptions`).
+    static func main() async {
+        let arguments: [String]
+        do {
+            arguments = try GlobalOptions.extract(Array(CommandLine.arguments.dropFirst())) { setenv($0, $1, 1) }
+        } catch {
+            exit(withError: ValidationError("\(error)"))
+        }
+        await main(arguments)
+    }
 }
 
 /// `--socket`, shared by every subcommand that talks to the daemon.

@@ -37,6 +37,15 @@ struct CLITests {
         #expect(try await run(cli, ["unlock", "--account", "cli"], stdin: "new cli passphrase\n", environment: env).status == 0)
         #expect(try await run(cli, ["key", "get", "--account", "cli", "--raw", "base64"], environment: env).out.contains(key))
 
+        // Global options before the subcommand, as in git: no environment, the socket named first.
+        let global = try await run(cli, ["--socket", daemon.socket, "key", "get", "--account", "cli", "--raw", "base64"])
+        #expect(global.status == 0, "\(global.err)")
+        #expect(global.out.contains(key))
+        #expect(try await run(cli, ["--socket=\(daemon.socket)", "status"]).status == 0)
+        let missing = try await run(cli, ["--socket"])
+        #expect(missing.status != 0)
+        #expect(missing.err.contains("--socket takes a path"))
+
         let status = try await run(cli, ["status"], environment: env)
         #expect(status.status == 0)
         #expect(status.out.contains("\"cli\""))

@@ -83,6 +83,11 @@ struct PartitionTests {
         let recovered = try await run("/usr/bin/python3", [tool, a.dataDirectory, "part"], stdin: "pa\n")
         #expect(recovered.status == 0, "\(recovered.err)")
         for key in rotated.values { #expect(recovered.out.contains(key)) }
+        // …and, from the vault's current_generation alone, which of them is current.
+        let recoveredObject = try JSONSerialization.jsonObject(with: Data(recovered.out.utf8)) as? [String: Any]
+        #expect(recoveredObject?["currentGeneration"] as? Int == 2, "\(recovered.out)")
+        let currentKeys = (recoveredObject?["generations"] as? [[String: Any]] ?? []).filter { $0["current"] as? Bool == true }
+        #expect(currentKeys.map { $0["keyId"] as? String } == [winner], "\(recovered.out)")
         for device in [a, b, c] {
             #expect(!device.logText().contains("fork"), "\(device.logText().suffix(3000))")
             let relay = try await device.request("GET", "/v1/status").object["relay"] as? [String: Any]

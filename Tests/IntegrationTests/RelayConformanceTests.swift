@@ -161,7 +161,7 @@ private func record(_ kind: RelayRecord.Kind, _ account: String, recipient: Stri
 }
 
 /// Waits (bounded only against a hang) until a wake-up after which `reader` holds `sent`.
-private func seesAfterWakeup(_ reader: any Relay, _ wakeups: AsyncStream<Void>, _ sent: RelayRecord) async throws {
+private func seesAfterWakeup(_ reader: any Relay, _ wakeups: AsyncStream<RelayWake>, _ sent: RelayRecord) async throws {
     let seen = try await within(seconds: 10) {
         for await _ in wakeups {
             if try await reader.rows(after: 0, limit: 1000).contains(where: { $0.record == sent }) { return true }

@@ -226,6 +226,23 @@ struct RotationTests {
         let wrong = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", circle.root + "/wrong", "--passphrase-file", newPass, "--socket", fresh.socket])
         #expect(wrong.status == 1)
         #expect(wrong.err.contains("denied"))
+        // A kit whose cost is out of Argon2id's range, or below the policy's, is refused before any KDF work.
+        let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: kitFile)))
+        let costAt = 4 + 4 + "keyvault/v1/recovery-kit".utf8.count + 4 + "kit".utf8.count
+        func withCost(passes: UInt64, memory: UInt64) -> String {
+            var kit = original
+            for i in 0..<8 {
+                kit[costAt + i] = UInt8((passes >> UInt64(56 - 8 * i)) & 0xff)
+                kit[costAt + 8 + i] = UInt8((memory >> UInt64(56 - 8 * i)) & 0xff)
+            }
+            return Data(kit).base64EncodedString()
+        }
+        for (passes, memory, words) in [(UInt64(0), UInt64(65536), "outside"), (1, 8192, "below this daemon's policy"), (1, 1 << 40, "outside")] {
+            let refused = try await fresh.request("POST", "/v1/accounts/import", json: [
+                "kit": withCost(passes: passes, memory: memory), "kitPassphrase": "kit passphrase", "passphrase": "restored passphrase"])
+            #expect(refused.status == 400, "\(passes) passes over \(memory) bytes: \(refused.object)")
+            #expect(refused["error"]?.contains(words) == true, "\(refused.object)")
+        }
         let imported = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", kitPass, "--passphrase-file", newPass, "--socket", fresh.socket])
         #expect(imported.status == 0, "\(imported.err)")
         for generation in 1...3 {

@@ -39,6 +39,33 @@ struct TamperTests {
         #expect(!devices.contains { $0["deviceId"] as? String == keys.deviceID })
     }
 
+    @Test("a forged entry holding the log's next number: a rotation says the relay's log does not verify, not that the relay is unreachable", arguments: RelayKind.allCases)
+    func takenLogNumber(_ relay: RelayKind) async throws {
+        let circle = try await Circle(relay)
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "t9", "passphrase": "pa"])
+        let relay = try await circle.store.open()
+        let genesis = try #require(try await Self.logEntries(relay, account: "t9").first?.entry)
+        let outsider = SigningKey.generate()
+        let keys = DeviceKeys(signing: outsider.publicKey, box: BoxSecretKey.generate().publicKey, name: "squatter")
+        let forged = LogEntry.make(account: try AccountID(validating: "t9"), seq: 1, previousHash: genesis.hash, signer: outsider,
+                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: Random.bytes(32)), at: Date())
+        try await relay.publish(.log(forged))
+        try await eventually { Self.refusals(a) >= 1 }
+
+        let rotated = try await a.request("POST", "/v1/accounts/t9/rotate", json: ["promote": "now"])
+        #expect(rotated.status == 200, "\(rotated.object)")
+        #expect(rotated.object["queued"] as? Bool == true)
+        let note = rotated["note"] ?? ""
+        #expect(note.contains("entry 1") && note.contains("does not verify"), "\(rotated.object)")
+        #expect(!note.contains("unreachable"), "\(note)")
+        let status = try await a.request("GET", "/v1/status").object["relay"] as? [String: Any]
+        #expect(status?["state"] as? String == "reachable", "\(String(describing: status))")
+        // Served here all the same.
+        #expect(try await a.request("GET", "/v1/accounts/t9/keys/current").object["generation"] as? Int == 2)
+    }
+
     @Test("a changed share, and shares signed by unapproved devices, are refused; no changed key is served", arguments: RelayKind.allCases)
     func badShares(_ relay: RelayKind) async throws {
         let circle = try await Circle(relay)

@@ -4,15 +4,26 @@ import Testing
 
 /// docs/PROTOCOL.md's vectors, made by tools/protocol-vectors.py (Python and
 /// libsodium, written from the spec): the Swift encodings must match byte for
-/// byte, and each log and request case must end in its one expected outcome.
+/// byte, and every case (log entry, request, challenge, reveal, key share)
+/// must end in its one expected outcome.
 @Suite("Relay protocol vectors")
 struct ProtocolVectorTests {
     struct File: Decodable {
-        struct Case: Decodable { var name, record, expect: String; var hex: String?; var log: [String]? }
-        var deviceIdA, genesisHex, genesisHash, requestHex, requestHash, pairingCode, approveHex, approveHash: String
+        /// `hex` for every record kind but `share`, which has `sharePlaintextHex` (sealing is randomised).
+        struct Case: Decodable { var name, record, expect: String; var hex, sharePlaintextHex: String?; var log: [String] }
+        struct Inputs: Decodable {
+            struct Device: Decodable { var x25519SecretHex: String }
+            var account, keyHex: String
+            var deviceB: Device
+        }
+        var inputs: Inputs
+        var deviceIdA, deviceIdB, boxPublicKeyB, genesisHex, genesisHash, requestHex, requestHash, pairingCode, approveHex, approveHash: String
         var pairingSecretHex, challengeHex, challengeHash, revealHex: String
         var cases: [Case]
     }
+
+    /// PROTOCOL.md, "Test vectors", "Cases".
+    static let caseCount = 45
 
     static func outcome(_ error: ProtocolError) -> String {
         switch error {
@@ -50,31 +61,61 @@ struct ProtocolVectorTests {
         #expect(circle.trustedDevices.count == 2)
     }
 
-    @Test("each log entry and request case ends in its one outcome")
+    @Test("every case ends in its one outcome")
     func cases() throws {
         let v = try Vectors.load("protocol.json", as: File.self)
-        var checked = 0
-        for c in v.cases where c.record == "log" || c.record == "request" {
-            guard let hex = c.hex else { continue }
-            var got: String
+        let account = try AccountID(validating: v.inputs.account)
+        // What the reveal cases are checked against: B's request, and A's challenge as accepted by a device with the genesis.
+        let request = try EnrollmentRequest.decode(Vectors.hex(v.requestHex))
+        var afterGenesis = CircleState(account: account)
+        try afterGenesis.apply(LogEntry.decode(Vectors.hex(v.genesisHex)))
+        let challenge = try EnrollmentChallenge.accept(Vectors.hex(v.challengeHex), in: afterGenesis)
+        // What the share cases are taken in with: B's box key pair.
+        let boxB = try BoxSecretKey(secret: SecureBytes(copying: Vectors.hex(v.inputs.deviceB.x25519SecretHex)))
+        #expect(Hex.encode(boxB.publicKey.rawRepresentation) == v.boxPublicKeyB)
+
+        #expect(v.cases.count == Self.caseCount)
+        var checked: [String: Int] = [:]
+        for c in v.cases {
+            var circle = CircleState(account: account)
+            for prior in c.log { try circle.apply(LogEntry.decode(Vectors.hex(prior))) }
+            try #require(circle.nextSeq == UInt64(c.log.count), "\(c.name): its log does not apply")
+            let got: String
             do {
-                if c.record == "request" {
-                    _ = try EnrollmentRequest.decode(Vectors.hex(hex))
-                    got = "accepted"
-                } else {
-                    var circle = CircleState(account: try AccountID(validating: "alice"))
-                    for prior in c.log ?? [] { try circle.apply(try LogEntry.decode(Vectors.hex(prior))) }
+                switch c.record {
+                case "log":
                     let before = circle.nextSeq
-                    try circle.apply(try LogEntry.decode(Vectors.hex(hex)))
+                    try circle.apply(LogEntry.decode(Vectors.hex(#require(c.hex, "\(c.name)"))))
                     got = circle.nextSeq > before ? "accepted" : "noop"
+                case "request":
+                    _ = try EnrollmentRequest.decode(Vectors.hex(#require(c.hex, "\(c.name)")))
+                    got = "accepted"
+                case "challenge":
+                    _ = try EnrollmentChallenge.accept(Vectors.hex(#require(c.hex, "\(c.name)")), in: circle)
+                    got = "accepted"
+                case "reveal":
+                    _ = try EnrollmentReveal.accept(Vectors.hex(#require(c.hex, "\(c.name)")), for: request) { $0 == challenge.hash }
+                    got = "accepted"
+                case "share":
+                    let plain = SecureBytes(copying: try Vectors.hex(#require(c.sharePlaintextHex, "\(c.name)")))
+                    let sealed = SealedBox.seal(plain, to: boxB.publicKey)
+                    let share = try KeyShare.accept(sealed, with: boxB, as: v.deviceIdB, in: circle)
+                    #expect(share.key.hexEncodedString() == v.inputs.keyHex, "\(c.name)")
+                    got = "accepted"
+                default:
+                    Issue.record("\(c.name): unknown record kind '\(c.record)'")
+                    continue
                 }
             } catch let error as ProtocolError {
                 got = Self.outcome(error)
             }
             #expect(got == c.expect, "\(c.name)")
-            checked += 1
+            checked[c.record, default: 0] += 1
         }
-        #expect(checked >= 20)
+        let total = checked.values.reduce(0, +)
+        #expect(total == v.cases.count, "cases skipped")
+        let kinds = ["log", "request", "challenge", "reveal", "share"].map { "\($0) \(checked[$0] ?? 0)" }.joined(separator: ", ")
+        print("protocol vectors: \(total) of \(v.cases.count) cases checked (\(kinds))")
     }
 
     @Test("a generation number past 2^31 is malformed, not a crash")

@@ -24,6 +24,10 @@ struct ContractMiddleware: RouterMiddleware {
             return APIResponse.refusal(refusal)
         } catch let error as HTTPError {
             return APIResponse.refusal(Self.translate(error))
+        } catch VaultError.corrupt(let why) {
+            // Damage or tampering in what this device stores: said as such, never as a 500.
+            logger.error("vault damaged", metadata: ["path": "\(request.uri.path)", "problem": "\(why)"])
+            return APIResponse.refusal(Refusal(.damaged, "the data stored on this device is damaged: \(why); nothing was changed"))
         } catch let error as RelayError {
             // What needs the relay now (enrolling, say) says so; what can wait for it is queued, not refused.
             return APIResponse.refusal(Refusal(.error, "\(error); nothing was changed, try again once it is back"))

@@ -88,6 +88,12 @@ enum Routes {
             let name = try await service.approve(account, deviceID: deviceID, pairingCode: code)
             return try APIResponse.ready(ApprovedBody(deviceId: deviceID, deviceName: name))
         }
+        routes.on(.post, account: "/enrollments/{deviceId}/dismiss", permission: .approve) { _, context, account in
+            let deviceID = context.parameters.get("deviceId") ?? ""
+            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            try await service.dismissEnrollment(account, deviceID: deviceID)
+            return try APIResponse.ready(DismissedBody(account: account.rawValue, deviceId: deviceID))
+        }
         routes.on(.get, account: "/devices", permission: .status) { _, _, account in
             try APIResponse.ready(DevicesBody(devices: try service.devices(account)))
         }
@@ -202,8 +208,15 @@ struct RotatedBody: Encodable {
         promoted = r.promoted
         devices = r.devices
         queued = r.queued
-        if r.queued { note = "the relay is unreachable: the new key is stored and served on this device, and reaches the other devices once the relay is back" }
+        note = r.note
     }
+}
+
+struct DismissedBody: Encodable {
+    var state = ContractState.ready
+    var account: String
+    var deviceId: String
+    var dismissed = true
 }
 
 struct RevokedBody: Encodable {

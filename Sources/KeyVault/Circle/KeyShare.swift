@@ -123,6 +123,20 @@ public struct KeyShare: Sendable {
         guard Hex.encode(secret.keyID(label: Labels.keyID)) == header.keyID else { throw .invalid("a share's key does not match its key ID") }
         return KeyShare(header: header, key: secret)
     }
+
+    /// PROTOCOL.md "Key share", rules 1 to 8: opens `sealed` as device `deviceID` (box key pair `key`) and checks it against that device's verified `circle`.
+    public static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: String, in circle: CircleState) throws(ProtocolError) -> KeyShare {
+        // Rules 1 to 6: opens, lengths, header, a trusted sender, its signature, the key's ID.
+        let share = try open(sealed, with: key) { sender in circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil }
+        let header = share.header
+        // Rule 7.
+        guard header.account == circle.account, header.recipient == deviceID else { throw .invalid("a share for someone else") }
+        // Rule 8: that generation number, announced with that key ID.
+        guard circle.generations.contains(where: { $0.generation == header.generation && $0.keyID == header.keyID }) else {
+            throw .invalid("a share of generation \(header.generation) that the circle never announced with that key")
+        }
+        return share
+    }
 }
 
 /// A device's signed receipt for a generation it now holds.

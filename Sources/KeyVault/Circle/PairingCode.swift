@@ -62,6 +62,13 @@ public struct EnrollmentChallenge: Sendable, Equatable {
         guard signer.isValidSignature(signature, for: signed) else { throw .badSignature("a challenge") }
         return c
     }
+
+    /// PROTOCOL.md "Enrollment challenge", every rule: decodes `data`, the challenger a trusted member of the receiver's verified `circle`, the account the circle's.
+    public static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> EnrollmentChallenge {
+        let challenge = try decode(data) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
+        guard challenge.account == circle.account else { throw .invalid("a challenge for another account") }
+        return challenge
+    }
 }
 
 /// The new device's reveal of its pairing secret, bound to the challenge it answers.
@@ -104,6 +111,13 @@ public struct EnrollmentReveal: Sendable, Equatable {
         guard ConstantTime.equal(PairingCode.commitment(to: reveal.secret), request.commitment) else {
             throw .invalid("a reveal that does not match the request's commitment")
         }
+        return reveal
+    }
+
+    /// PROTOCOL.md "Enrollment reveal", every rule: `decode(_:request:)`, then `challengeAccepted(challenge hash)` must say the receiver accepted that challenge.
+    public static func accept(_ data: [UInt8], for request: EnrollmentRequest, challengeAccepted: ([UInt8]) -> Bool) throws(ProtocolError) -> EnrollmentReveal {
+        let reveal = try decode(data, request: request)
+        guard challengeAccepted(reveal.challengeHash) else { throw .invalid("a reveal for a challenge no trusted device made") }
         return reveal
     }
 

@@ -2,6 +2,10 @@
 /// alone. Each state has one HTTP status.
 public enum ContractState: String, Sendable, Codable, CaseIterable {
     case ready, pending, locked, unknown, revoked, forbidden, denied, throttled, destroyed, invalid
+    /// What this device holds failed a check the right passphrase would have
+    /// passed (a wrapped blob moved or altered, a key not matching its key ID):
+    /// damage or tampering, never a wrong passphrase and never the daemon's own failure.
+    case damaged
     /// A failure of the daemon itself; the body says nothing more.
     case error
 
@@ -17,6 +21,7 @@ public enum ContractState: String, Sendable, Codable, CaseIterable {
         case .throttled: return 429
         case .destroyed: return 410
         case .invalid: return 400
+        case .damaged: return 409
         case .error: return 500
         }
     }
@@ -39,6 +44,9 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
 
     public static func invalid(_ message: String) -> Refusal { Refusal(.invalid, message) }
     public static func unknownAccount(_ id: AccountID) -> Refusal { Refusal(.unknown, "there is no account \(id) on this device") }
+    public static func damaged(_ id: AccountID, _ what: String) -> Refusal {
+        Refusal(.damaged, "the data stored for \(id) on this device is damaged: \(what); nothing was changed (docs/FORMAT.md says how to recover)")
+    }
     public static func locked(_ id: AccountID) -> Refusal {
         Refusal(.locked, "the account \(id) is locked; unlock it with its passphrase")
     }

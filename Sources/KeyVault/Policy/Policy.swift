@@ -39,6 +39,13 @@ public struct Policy: Sendable, Equatable {
     /// A group whose members may connect: the socket becomes 0660 and owned by it.
     public var socketGroup: UInt32?
     public var rotation = Rotation()
+    public var enrollment = Enrollment()
+
+    public struct Enrollment: Sendable, Equatable {
+        /// A trusted device answers (challenges, lists, may approve) a request
+        /// for this long after it first received it; then it is dropped.
+        public var requestLifetimeSeconds = 3600
+    }
 
     public struct Rotation: Sendable, Equatable {
         /// Revoking a device rotates at once and promotes at once.

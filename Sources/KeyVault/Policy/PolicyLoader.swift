@@ -94,10 +94,12 @@ struct PolicyBuilder {
                 policy.rotation.promotionDeadlineSeconds = try reader.integer("promotion_deadline_seconds", default: 86_400, in: 0...31_536_000)
                 policy.rotation.rotateOnRevoke = try reader.bool("rotate_on_revoke", default: true)
                 policy.rotation.maxKeyAgeSeconds = try reader.integer("max_key_age_seconds", default: 0, in: 0...315_360_000)
+            case "enrollment":
+                policy.enrollment.requestLifetimeSeconds = try reader.integer("request_lifetime_seconds", default: 3600, in: 1...604_800)
             case "[[rule]]":
                 policy.rules.append(try rule(&reader, table: table, file: file))
             default:
-                throw fail(table.line, "unknown table [\(table.name)]; known: [kdf], [limits], [unlock-backoff], [socket], [rotation], [[rule]]")
+                throw fail(table.line, "unknown table [\(table.name)]; known: [kdf], [limits], [unlock-backoff], [socket], [rotation], [enrollment], [[rule]]")
             }
             try reader.finish()
         }

@@ -78,9 +78,14 @@ public final class PostgresRelay: Relay {
                 try await Self.transaction(connection, logger: logger) { connection in
                     // Identity values are handed out at INSERT but become visible at
                     // COMMIT, so two writers could commit cursors out of order and a
-                    // reader at `cursor > X` would skip the smaller one for good. This
-                    // lock, held to commit, makes inserts take turns: cursors commit in order.
-                    try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.insertLock))", logger: logger)
+                    // reader at `cursor > X` would skip the smaller one for good. Readers
+                    // read per account, so inserts take turns per account (a lock on the
+                    // account, held to commit): within an account cursors commit in order,
+                    // and writers of different accounts never wait on each other. Locks are
+                    // taken in one order, so two batches cannot deadlock.
+                    for account in Set(records.map(\.account.rawValue)).sorted() {
+                        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.accountLockSpace), hashtext(\(account)))", logger: logger)
+                    }
                     for record in records {
                         do {
                             try await connection.query("""
@@ -101,12 +106,25 @@ public final class PostgresRelay: Relay {
         }
     }
 
+    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await perform { client, logger in
+            try await Self.decode(try await client.query("""
+                SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
+                WHERE account = \(account.rawValue) AND cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
+                """, logger: logger))
+        }
+    }
+
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
-            let rows = try await client.query("""
+            try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
                 WHERE cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
-                """, logger: logger)
+                """, logger: logger))
+        }
+    }
+
+    private static func decode(_ rows: PostgresRowSequence) async throws -> [RelayRow] {
             var out: [RelayRow] = []
             for try await (cursor, kind, account, recipient, seq, body) in rows.decode((Int64, String, String, String?, Int64?, ByteBuffer).self) {
                 // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
@@ -116,10 +134,9 @@ public final class PostgresRelay: Relay {
                     body: Array(body.readableBytesView))))
             }
             return out
-        }
     }
 
-    public func wakeups() -> AsyncStream<Void> { shared.subscribe() }
+    public func wakeups() -> AsyncStream<RelayWake> { shared.subscribe() }
 
     /// Applies the migrations this build knows and the server lacks, each in
     /// one transaction under an advisory lock. When all are applied already it
@@ -232,7 +249,7 @@ public final class PostgresRelay: Relay {
         }
         out.options.connectTimeout = .seconds(3)
         out.options.maximumConnections = 8
-        out.options.additionalStartupParameters = [("application_name", "keyvaultd")]
+        out.options.additionalStartupParameters = [("application_name", "keyvaultd")] + serverTimeouts
         return out
     }
 
@@ -255,6 +272,13 @@ public final class PostgresRelay: Relay {
         out.options.additionalStartupParameters = [("application_name", "keyvaultd-listen")]
         return out
     }
+
+    /// The server gives up on its own before this side does (`operationTimeout`
+    /// is 5 s): a statement, a lock wait or a transaction left idle by a caller
+    /// that stopped waiting is cancelled there, so nothing commits behind its back.
+    static let serverTimeouts: [(String, String)] = [
+        ("statement_timeout", "4000"), ("lock_timeout", "4000"), ("idle_in_transaction_session_timeout", "4000"),
+    ]
 
     /// libpq's `prefer` and `require`: encrypted, the certificate not checked.
     private static var unverifiedTLS: TLSConfiguration {

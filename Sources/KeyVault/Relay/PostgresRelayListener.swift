@@ -34,8 +34,16 @@ struct PostgresRelayListener: Sendable {
                         state.reached()
                         delay = .milliseconds(100)
                         logger.debug("relay listener connected")
-                        state.ring()
-                        for try await _ in notifications { state.ring() }
+                        // What landed while it was away may be for any account.
+                        state.ring(.any)
+                        for try await notification in notifications {
+                            // The payload is the account a commit touched.
+                            if let account = try? AccountID(validating: notification.payload) {
+                                state.ring(.accounts([account]))
+                            } else {
+                                state.ring(.any)
+                            }
+                        }
                     }
                 } onCancel: {
                     connection.close().whenComplete { _ in }

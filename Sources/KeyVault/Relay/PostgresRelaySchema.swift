@@ -4,7 +4,9 @@ enum PostgresRelaySchema {
     /// `pg_advisory_xact_lock` keys ("kvrelay" and a number), so two daemons
     /// starting at once migrate one after the other, and inserts commit in cursor order.
     static let migrationLock: Int64 = 0x6b76_7265_6c61_7901
-    static let insertLock: Int64 = 0x6b76_7265_6c61_7902
+    /// The first key of the two-key `pg_advisory_xact_lock(space, hashtext(account))`
+    /// that makes one account's inserts take turns ("kvr" and a number).
+    static let accountLockSpace: Int32 = 0x6b76_7203
     /// The NOTIFY channel; the payload is the account a commit touched.
     static let channel = "keyvault_relay"
     /// The unique index whose violation means "log entry taken".
@@ -36,6 +38,10 @@ enum PostgresRelaySchema {
             )
             """,
             "CREATE UNIQUE INDEX \(logSeqIndex) ON keyvault_records (account, log_seq) WHERE kind = 'log'",
+        ]),
+        // Devices read per account, after their own cursor.
+        Migration(version: "relay-v2", statements: [
+            "CREATE INDEX keyvault_records_account ON keyvault_records (account, cursor)",
         ]),
     ]
 }

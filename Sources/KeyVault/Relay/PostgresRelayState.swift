@@ -5,7 +5,7 @@ import Synchronization
 /// subscribers and whether the server answers.
 final class PostgresRelayState: Sendable {
     private struct State {
-        var subscribers: [UUID: AsyncStream<Void>.Continuation] = [:]
+        var subscribers: [UUID: AsyncStream<RelayWake>.Continuation] = [:]
         var unreachableSince: Date?
         var lastProblem: String?
         var finished = false
@@ -29,13 +29,14 @@ final class PostgresRelayState: Sendable {
         }
     }
 
-    func ring() {
-        state.withLock { for continuation in $0.subscribers.values { continuation.yield() } }
+    func ring(_ wake: RelayWake) {
+        state.withLock { for continuation in $0.subscribers.values { continuation.yield(wake) } }
     }
 
-    func subscribe() -> AsyncStream<Void> {
+    /// Unbounded: each wake-up names an account, and none may be dropped (they are small, and read at once).
+    func subscribe() -> AsyncStream<RelayWake> {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .unbounded)
         continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.subscribers.removeValue(forKey: id) } }
         let finished = state.withLock { state -> Bool in
             if !state.finished { state.subscribers[id] = continuation }
@@ -47,7 +48,7 @@ final class PostgresRelayState: Sendable {
 
     /// At shutdown: every stream ends.
     func finishAll() {
-        let all = state.withLock { state -> [AsyncStream<Void>.Continuation] in
+        let all = state.withLock { state -> [AsyncStream<RelayWake>.Continuation] in
             state.finished = true
             defer { state.subscribers = [:] }
             return Array(state.subscribers.values)

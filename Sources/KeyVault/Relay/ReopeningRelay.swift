@@ -15,7 +15,7 @@ public final class ReopeningRelay: Relay {
     private struct State {
         var relay: (any Relay)?
         /// Wake-up streams handed out before the relay opened.
-        var waiting: [AsyncStream<Void>.Continuation] = []
+        var waiting: [AsyncStream<RelayWake>.Continuation] = []
         var coolDownUntil: ContinuousClock.Instant?
         var coolDown: Duration = .milliseconds(500)
         var lastFailure: RelayError?
@@ -39,7 +39,7 @@ public final class ReopeningRelay: Relay {
         } catch {
             throw RelayError.unreachable("\(error)")
         }
-        let (relay, waiting) = state.withLock { state -> (any Relay, [AsyncStream<Void>.Continuation]) in
+        let (relay, waiting) = state.withLock { state -> (any Relay, [AsyncStream<RelayWake>.Continuation]) in
             // Two callers may open at once: the first one kept wins.
             if let relay = state.relay { return (relay, []) }
             state.relay = opened
@@ -52,6 +52,9 @@ public final class ReopeningRelay: Relay {
 
     public func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
     public func publish(batch records: [RelayRecord]) async throws { try await guarded { try await $0.publish(batch: records) } }
+    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await guarded { try await $0.rows(account: account, after: cursor, limit: limit) }
+    }
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
 
     private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
@@ -96,8 +99,8 @@ public final class ReopeningRelay: Relay {
         await relay?.shutdown()
     }
 
-    public func wakeups() -> AsyncStream<Void> {
-        let (stream, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    public func wakeups() -> AsyncStream<RelayWake> {
+        let (stream, continuation) = AsyncStream.makeStream(of: RelayWake.self, bufferingPolicy: .unbounded)
         if let relay = state.withLock({ state -> (any Relay)? in
             if state.relay == nil { state.waiting.append(continuation) }
             return state.relay
@@ -107,13 +110,13 @@ public final class ReopeningRelay: Relay {
         return stream
     }
 
-    private func forward(_ source: AsyncStream<Void>, to continuation: AsyncStream<Void>.Continuation) {
+    private func forward(_ source: AsyncStream<RelayWake>, to continuation: AsyncStream<RelayWake>.Continuation) {
         // Opening is itself news: what landed meanwhile is to be read.
-        continuation.yield()
+        continuation.yield(.any)
         let task = Task { [weak self] in
-            for await _ in source {
+            for await wake in source {
                 self?.endCoolDown()
-                continuation.yield()
+                continuation.yield(wake)
             }
             continuation.finish()
         }

@@ -73,6 +73,10 @@ public final class SQLiteRelay: Relay {
                 CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
                 """)
         }
+        migrator.registerMigration("relay-v3") { db in
+            // Devices read per account, after their own cursor.
+            try db.execute(sql: "CREATE INDEX records_account ON records (account, cursor)")
+        }
         return migrator
     }
 
@@ -106,18 +110,36 @@ public final class SQLiteRelay: Relay {
         close(fd)
     }
 
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap { row in
-                // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
-                guard let kind = RelayRecord.Kind(rawValue: row["kind"]), let account = try? AccountID(validating: row["account"]) else { return nil }
-                let seq: Int64? = row["log_seq"]
-                return RelayRow(cursor: row["cursor"], record: RelayRecord(
-                    kind: kind, account: account, recipient: row["recipient"], logSeq: seq.map { UInt64(max($0, 0)) },
-                    body: [UInt8](row["body"] as Data)))
-            }
+            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
+                             arguments: [account.rawValue, cursor, limit]).compactMap(Self.relayRow)
         }
     }
 
-    public func wakeups() -> AsyncStream<Void> { watcher.events() }
+    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
+        }
+    }
+
+    private static func relayRow(_ row: Row) -> RelayRow? {
+        // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
+        guard let kind = RelayRecord.Kind(rawValue: row["kind"]), let account = try? AccountID(validating: row["account"]) else { return nil }
+        let seq: Int64? = row["log_seq"]
+        return RelayRow(cursor: row["cursor"], record: RelayRecord(
+            kind: kind, account: account, recipient: row["recipient"], logSeq: seq.map { UInt64(max($0, 0)) },
+            body: [UInt8](row["body"] as Data)))
+    }
+
+    /// The doorbell cannot say which accounts a commit touched: every wake-up is `any`.
+    public func wakeups() -> AsyncStream<RelayWake> {
+        let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task {
+            for await _ in watcher.events() { continuation.yield(.any) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
 }

@@ -39,6 +39,16 @@ struct AccountState: Sendable {
     var promotionDeadlines: [String: Date]
     /// Generations (key IDs) each device has acknowledged, and when it was last heard from.
     var acks: [String: (generations: [String: Date], lastSeen: Date)] = [:]
+    /// The last relay cursor read for this account (kept in the vault).
+    var relayCursor: Int64
+    /// What the vault kept of the relay, until it is replayed at start.
+    var notesToReplay: [RelayNote]
+    /// Shares for this device that arrived while it was locked, by relay cursor.
+    var keptShares: [Int64: [UInt8]] = [:]
+    /// When this device first received each request (its own clock: a request's
+    /// signed time is the relay's to choose), and the requests a person dismissed.
+    var requestSeen: [String: Date] = [:]
+    var dismissedRequests: Set<String>
 
     init(snapshot: AccountSnapshot) {
         record = snapshot.account
@@ -56,6 +66,19 @@ struct AccountState: Sendable {
         logConfirmed = min(snapshot.logConfirmed, circle.entries.count)
         owedDeliveries = Set(snapshot.owedDeliveries)
         promotionDeadlines = snapshot.promotionDeadlines
+        relayCursor = snapshot.relayCursor
+        notesToReplay = snapshot.relayNotes
+        dismissedRequests = snapshot.dismissedRequests
+        revealed = snapshot.revealed
+    }
+
+    /// Requests a trusted device answers, lists and may approve: not dismissed
+    /// and not past their lifetime, oldest first.
+    func liveRequests(at now: Date, lifetime: TimeInterval) -> [EnrollmentRequest] {
+        requests.values.filter { request in
+            let id = request.device.deviceID
+            return !dismissedRequests.contains(id) && now.timeIntervalSince(requestSeen[id] ?? now) < lifetime
+        }.sorted { ($0.requestedAt, $0.device.deviceID) < ($1.requestedAt, $1.device.deviceID) }
     }
 
     /// Takes a verified circle; requests from devices now in it are answered.
@@ -88,9 +111,15 @@ struct AccountState: Sendable {
         }
     }
 
-    /// The key held under a key ID, if the circle announced it (or there is no circle).
+    /// Whether keys may be in memory now: unlocked, or `afterFirstUnlock`
+    /// (whose keys stay after a lock, as on Apple's platforms).
+    var mayHoldKeys: Bool { !isLocked || record.accessibility == .afterFirstUnlock }
+
+    /// The key held under a key ID, if the circle announced it (or there is no
+    /// circle). A `whenUnlocked` account that is locked holds none, whatever
+    /// memory says: the read side keeps the rule even if a writer slipped.
     func heldKey(_ keyID: String) -> SecretKey? {
-        guard let key = keys[keyID] else { return nil }
+        guard mayHoldKeys, let key = keys[keyID] else { return nil }
         if circle.isEmpty { return key }
         return circle.announced(keyID: keyID) == nil ? nil : key
     }
@@ -129,6 +158,16 @@ struct AccountState: Sendable {
             out[item.slot] = try WrappedSecret.unwrap(item.wrapped, under: kek, context: item.context)
         }
         return out
+    }
+
+    /// Whether `kek` opens any stored item, in its own slot or in another's.
+    /// When it does, the passphrase was right and whatever failed is damage (a
+    /// blob altered, or moved to another slot), not a wrong guess.
+    func kekOpensAnyItem(_ kek: SecretKey) -> Bool {
+        let contexts = items.map(\.context)
+        return items.contains { item in
+            contexts.contains { (try? WrappedSecret.unwrap(item.wrapped, under: kek, context: $0)) != nil }
+        }
     }
 
     mutating func lock() {

@@ -99,13 +99,12 @@ extension KeyVaultService {
         }
     }
 
-    /// Requests that this device may approve.
+    /// Requests that this device may approve: live (not dismissed, not expired) and not cancelled by wrong codes.
     public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
-        return state.requests.values
+        return state.liveRequests(at: now(), lifetime: requestLifetime)
             .filter { (state.approvalFailures[$0.device.deviceID] ?? 0) < Self.maxPairingFailures }
-            .sorted { $0.requestedAt < $1.requestedAt }
             .map { EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate) }
     }
 
@@ -114,12 +113,12 @@ extension KeyVaultService {
     public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await gates.serialize(id) {
-            await sync()
+            await sync(id)
             let state = try existing(id)
             guard state.identity != nil, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
-            guard let request = state.requests[deviceID] else {
-                throw Refusal(.unknown, "no pending enrollment request from device \(deviceID)")
+            guard let request = state.liveRequests(at: now(), lifetime: requestLifetime).first(where: { $0.device.deviceID == deviceID }) else {
+                throw Refusal(.unknown, "no pending enrollment request from device \(deviceID) (it never came, expired, or was dismissed)")
             }
             let failures = state.approvalFailures[deviceID] ?? 0
             guard failures < Self.maxPairingFailures else {
@@ -146,6 +145,21 @@ extension KeyVaultService {
         }
     }
 
+    var requestLifetime: TimeInterval { Double(policy.current.enrollment.requestLifetimeSeconds) }
+
+    /// A person says a request to join is not theirs: it is no longer answered,
+    /// listed or approvable here, across restarts.
+    public func dismissEnrollment(_ id: AccountID, deviceID: String) async throws {
+        try await gates.serialize(id) {
+            let state = try existing(id)
+            guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
+            guard state.requests[deviceID] != nil else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
+            try await vault.dismissRequest(account: id, deviceID: deviceID)
+            accounts.withLock { _ = $0[id]?.dismissedRequests.insert(deviceID) }
+            logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+        }
+    }
+
     public func devices(_ id: AccountID) throws -> [DeviceListing] {
         let state = try existing(id)
         var out = state.circle.members.values.map { member in
@@ -158,7 +172,7 @@ extension KeyVaultService {
                                  lastSeen: id == state.deviceID ? now() : state.acks[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
                                  generations: numbers.sorted(), acknowledged: acked)
         }
-        for request in state.requests.values where state.circle.members[request.device.deviceID] == nil {
+        for request in state.liveRequests(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",
                                      lastSeen: request.requestedDate, generations: [], acknowledged: [:]))
         }

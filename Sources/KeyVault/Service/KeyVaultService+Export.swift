@@ -87,7 +87,7 @@ extension KeyVaultService {
             if everywhere {
                 guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
                 guard state.identity != nil else { throw Refusal.locked(id) }
-                await sync()
+                await sync(id)
                 try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
                 // Shredded here at once; the other devices shred when the entry reaches them.
                 await publishQueued(id)

@@ -15,9 +15,10 @@ extension KeyVaultService {
         public var keyId: String
         public var promoted: Bool
         public var devices: [String]
-        /// The relay was unreachable: the new generation is stored and served
-        /// here, and announced to the other devices once the relay is back.
+        /// The new generation is stored and served here, but has not reached
+        /// the relay yet (`note` says why); it goes out once it can.
         public var queued: Bool
+        public var note: String?
     }
 
     /// Announces a new generation, seals it to every trusted device, and
@@ -31,7 +32,7 @@ extension KeyVaultService {
     }
 
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        await sync()
+        await sync(id)
         let state = try existing(id)
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
@@ -49,7 +50,7 @@ extension KeyVaultService {
                                                     createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
-            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, current: state.record.currentGeneration)
+            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, current: nil)
         }
         let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
         let promoteNow = promotion == .now || others.isEmpty
@@ -64,9 +65,10 @@ extension KeyVaultService {
         }
         hub.wake(id, .rotated(number, generation.keyID))
         let published = await publishQueued(id)
-        logger.notice(published ? "rotated" : "rotated here; queued for the relay",
+        logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
                       metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(others.count + 1)"])
-        return RotationResult(generation: number, keyId: generation.keyID, promoted: promoteNow, devices: others, queued: !published)
+        return RotationResult(generation: number, keyId: generation.keyID, promoted: promoteNow, devices: others,
+                              queued: published != .done, note: published.note)
     }
 
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
@@ -129,7 +131,7 @@ extension KeyVaultService {
     public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await gates.serialize(id) {
-            await sync()
+            await sync(id)
             let state = try existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
@@ -171,7 +173,7 @@ extension KeyVaultService {
                 guard due, relay != nil else { continue }
                 // Re-checked after a sync inside the gate: another device may have rotated first.
                 _ = try? await gates.serialize(id) { () -> Bool in
-                    await self.sync()
+                    await self.sync(id)
                     let state = try self.existing(id)
                     guard let current = state.currentGeneration, state.circle.latestGeneration == current,
                           let announced = state.circle.announced(current), self.now().timeIntervalSince(announced.createdAt) > Double(maxAge) else { return false }

@@ -16,15 +16,14 @@ public final class KeyVaultService: Sendable {
     /// nil: a device on its own, with no relay (no enrollment or propagation).
     let relay: (any Relay)?
     public let hub = WaitingHub()
-    /// Serialises passes over the relay.
-    let syncGate = AsyncGate()
+    /// Serialises passes over the relay, per account.
+    let syncGates = AccountGates()
     /// Serialises changes to circles (appends here, entries adopted, rebases).
     let circleGate = AsyncGate()
     /// Serialises writes of what this device owes the relay.
     let publishGate = AsyncGate()
     let relayHealth = Mutex(RelayHealth())
     public var hasRelay: Bool { relay != nil }
-    let relayCursor = Mutex<Int64>(0)
 
     public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.vault = vault
@@ -66,6 +65,7 @@ public final class KeyVaultService: Sendable {
     /// (no circle: it can found none, since its generations already exist).
     public func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String) async throws -> AccountStatus {
         let (account, generations): (AccountID, [RecoveryKit.Generation])
+        try checkKitCost(kit)
         do {
             (account, generations) = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
         } catch CryptoError.authenticationFailed {
@@ -89,6 +89,37 @@ public final class KeyVaultService: Sendable {
         let parameters = policy.current.kdf
         return try await NIOThreadPool.singleton.runIfActive {
             try RecoveryKit.seal(account: id, generations: generations, passphrase: kitPassphrase, parameters: parameters)
+        }
+    }
+
+    /// The most memory a kit may ask Argon2id for: a hostile kit must not exhaust the machine.
+    static let maxKitMemoryBytes: UInt64 = 4 << 30
+
+    /// A kit is opened only at a cost within Argon2id's bounds, no cheaper than
+    /// this daemon's policy (a kit made at a lower cost is weaker than the vault it
+    /// would restore into), and no dearer than `maxKitMemoryBytes`.
+    private func checkKitCost(_ kit: [UInt8]) throws {
+        let cost: (opsLimit: UInt64, memLimitBytes: UInt64)
+        do {
+            cost = try RecoveryKit.cost(of: kit)
+        } catch is ProtocolError {
+            throw Refusal.invalid("this is not a keyvaultd recovery kit")
+        } catch is InvalidInput {
+            throw Refusal.invalid("this is not a keyvaultd recovery kit")
+        }
+        let described = "\(cost.opsLimit) pass(es) over \(cost.memLimitBytes >> 10) KiB"
+        do {
+            _ = try KDFParameters(opsLimit: cost.opsLimit, memLimitBytes: cost.memLimitBytes)
+        } catch {
+            throw Refusal.invalid("the recovery kit asks for a passphrase cost outside Argon2id's bounds (\(described))")
+        }
+        let floor = policy.current.kdf
+        guard cost.opsLimit >= floor.opsLimit, cost.memLimitBytes >= floor.memLimitBytes else {
+            throw Refusal.invalid("the recovery kit's passphrase cost (\(described)) is below this daemon's policy "
+                + "(\(floor.opsLimit) pass(es) over \(floor.memLimitBytes >> 10) KiB); make the kit again under this policy")
+        }
+        guard cost.memLimitBytes <= Self.maxKitMemoryBytes else {
+            throw Refusal.invalid("the recovery kit asks Argon2id for \(cost.memLimitBytes >> 20) MiB, more than the \(Self.maxKitMemoryBytes >> 20) MiB this daemon allows")
         }
     }
 
@@ -153,7 +184,11 @@ public final class KeyVaultService: Sendable {
         try await gates.serialize(id) {
             let state = try existing(id)
             let (kek, secrets) = try await verify(passphrase, for: state)
-            try accounts.withLock { states in try states[id]?.unlock(kek: kek, secrets: secrets) }
+            do {
+                try accounts.withLock { states in try states[id]?.unlock(kek: kek, secrets: secrets) }
+            } catch VaultError.corrupt(let why) {
+                throw Refusal.damaged(id, why)
+            }
             logger.info("account unlocked", metadata: ["account": "\(id)"])
             hub.wake(id, .unlocked)
             // Shares that arrived while locked are sealed on the relay: take them in now.
@@ -161,7 +196,7 @@ public final class KeyVaultService: Sendable {
                 Task {
                     // Entries that needed this device's key to rebase its own after them, then shares, then what waits.
                     await self.readLog(for: id)
-                    await self.takeShares(for: id)
+                    await self.takeKeptShares(for: id)
                     await self.advanceEnrollments(id)
                     await self.publishQueued(id)
                 }
@@ -213,8 +248,13 @@ public final class KeyVaultService: Sendable {
     }
 
     /// Stores a key generation (made here, or received) wrapped under the KEK, in
-    /// the vault and then in memory, with the vault's current generation number.
-    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: Int) async throws {
+    /// the vault and then in memory. `current`: a new current generation number
+    /// (nil: unchanged; with a circle, the log decides it).
+    ///
+    /// The key goes into memory only if the account is still unlocked: a `lock`
+    /// that landed during the vault write is not undone (the vault has the key,
+    /// and the next unlock reads it).
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: Int?) async throws {
         let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
@@ -223,8 +263,8 @@ public final class KeyVaultService: Sendable {
             guard var state = states[id] else { return }
             if !state.generations.contains(where: { $0.keyID == generation.keyID }) { state.generations.append(generation) }
             if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
-            state.keys[generation.keyID] = key
-            state.record.currentGeneration = current
+            if state.mayHoldKeys { state.keys[generation.keyID] = key }
+            if let current { state.record.currentGeneration = current }
             states[id] = state
         }
     }
@@ -246,6 +286,10 @@ public final class KeyVaultService: Sendable {
             let secrets = try state.unwrapAll(with: kek)
             if state.record.failedUnlocks > 0 { try await setThrottle(UnlockThrottle(failures: 0, until: .init(timeIntervalSince1970: 0)), for: id) }
             return (kek, secrets)
+        } catch CryptoError.authenticationFailed where state.kekOpensAnyItem(kek) {
+            // The right passphrase, and a stored secret that fails under it: damage, not a guess.
+            logger.error("vault item fails authentication under the right passphrase", metadata: ["account": "\(id)"])
+            throw Refusal.damaged(id, "a wrapped secret fails its integrity check under the right passphrase (altered, or moved from another slot)")
         } catch CryptoError.authenticationFailed {
             let backoff = policy.current.backoff
             let next = state.throttle.failed(at: now(), base: backoff.baseSeconds, max: backoff.maxSeconds)

@@ -6,22 +6,26 @@ import ServiceLifecycle
 /// and acknowledging them. The relay is untrusted: every record is verified
 /// before it changes anything, and a refused one is logged and ignored.
 extension KeyVaultService {
-    /// Runs until cancelled: one pass at start (from the relay's beginning, so
-    /// requests and acknowledgements are known again after a restart), then
-    /// one pass per wake-up.
+    /// Runs until cancelled. At start, each account's view is rebuilt from what
+    /// the vault kept of the relay (`relay_notes`), and then only what is new
+    /// after the account's own cursor is read; then one pass per wake-up that
+    /// concerns one of this device's accounts.
     public func propagate() async {
         guard let relay else { return }
         let wakeups = relay.wakeups()
-        await sync()
+        for account in accountIDs { await replayNotes(account) }
+        await syncAll()
         // Reads that waited for this first pass decide again (the generation they ask for may be known now).
-        for account in accounts.withLock({ Array($0.keys) }) { hub.wake(account, nil) }
+        for account in accountIDs { hub.wake(account, nil) }
         // What waited in the vault when the daemon stopped goes out now (and, later,
         // whenever the relay answers again after failing: `noteRelay`).
         await publishAllQueued()
         resumePromotionDeadlines()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                for await _ in wakeups.cancelOnGracefulShutdown() { await self.sync() }
+                for await wake in wakeups.cancelOnGracefulShutdown() {
+                    for account in self.accountIDs where wake.concerns(account) { await self.sync(account) }
+                }
             }
             group.addTask { await self.retryWhileUnreachable() }
             await group.next()
@@ -43,52 +47,103 @@ extension KeyVaultService {
             }
             try? await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 5)
-            await sync()
+            await syncAll()
         }
     }
 
-    /// One pass over what is new on the relay. Passes run one at a time.
-    func sync() async {
+    var accountIDs: [AccountID] { accounts.withLock { Array($0.keys) }.sorted() }
+
+    func syncAll() async {
+        for account in accountIDs { await sync(account) }
+    }
+
+    /// One pass over what is new on the relay for one account, after its own
+    /// cursor. Passes of one account run one at a time. Each page is processed
+    /// (what it changes is stored), then the cursor moves on with the records
+    /// kept for the next start, in one vault transaction: a crash between the
+    /// two reads the page again, and reading a record twice changes nothing.
+    func sync(_ account: AccountID) async {
         guard let relay else { return }
-        await syncGate.acquire()
-        defer { Task { await syncGate.release() } }
         do {
-            while true {
-                let cursor = relayCursor.withLock { $0 }
-                let rows = try await relay.rows(after: cursor, limit: 500)
-                guard let last = rows.last else { break }
-                for row in rows { await process(row) }
-                relayCursor.withLock { $0 = last.cursor }
+            try await syncGates.serialize(account) {
+                while true {
+                    guard let cursor = accounts.withLock({ $0[account]?.relayCursor }) else { return }
+                    let rows = try await relay.rows(account: account, after: cursor, limit: 500)
+                    guard let last = rows.last else { break }
+                    var kept: [RelayNote] = []
+                    for row in rows {
+                        if let kind = await process(row, seenAt: now()) {
+                            kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: now()))
+                        }
+                    }
+                    try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept)
+                    accounts.withLock { states in
+                        if let was = states[account]?.relayCursor { states[account]?.relayCursor = max(was, last.cursor) }
+                    }
+                }
+                noteRelay(nil)
             }
-            noteRelay(nil)
-            for account in accounts.withLock({ Array($0.keys) }) { await advanceEnrollments(account) }
-        } catch {
+            await advanceEnrollments(account)
+        } catch let error as RelayError {
             noteRelay(error)
+        } catch {
+            logger.error("relay pass failed", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
     }
 
-    private func process(_ row: RelayRow) async {
+    /// At start: the relay records this device kept for the account, replayed in
+    /// order, so requests, challenges, reveals, acknowledgements and shares that
+    /// wait for an unlock are known again without reading the relay.
+    func replayNotes(_ account: AccountID) async {
+        let notes = accounts.withLock { states -> [RelayNote] in
+            defer { states[account]?.notesToReplay = [] }
+            return states[account]?.notesToReplay ?? []
+        }
+        let me = accounts.withLock { $0[account]?.deviceID }
+        for note in notes {
+            let record = RelayRecord(kind: note.kind, account: account, recipient: note.kind == .share ? me : nil, logSeq: nil, body: note.body)
+            _ = await process(RelayRow(cursor: note.cursor, record: record), seenAt: note.seenAt)
+        }
+    }
+
+    /// Verifies one record and takes in what it says. Answers the kind to keep
+    /// in the vault for the next start (nil: nothing to keep, or refused).
+    private func process(_ row: RelayRow, seenAt: Date) async -> RelayRecord.Kind? {
         let account = row.record.account
-        guard accounts.withLock({ $0[account] != nil }) else { return }
+        guard accounts.withLock({ $0[account] != nil }) else { return nil }
         do {
             switch row.record.kind {
             case .log:
                 try await adopt([try LogEntry.decode(row.record.body)], account: account)
+                return nil
             case .request:
                 let request = try EnrollmentRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                accounts.withLock { states in
+                return accounts.withLock { states -> RelayRecord.Kind? in
                     guard let state = states[account], state.circle.isTrusted(state.deviceID),
-                          state.circle.members[request.device.deviceID] == nil, state.circle.contains(hash: request.headHash) else { return }
-                    states[account]?.requests[request.device.deviceID] = request
+                          state.circle.members[request.device.deviceID] == nil, state.circle.contains(hash: request.headHash) else { return nil }
+                    let id = request.device.deviceID
+                    states[account]?.requests[id] = request
+                    let first = states[account]?.requestSeen[id] ?? seenAt
+                    states[account]?.requestSeen[id] = min(first, seenAt)
+                    return .request
                 }
             case .challenge:
                 try noteChallenge(row.record.body, account: account)
+                return .challenge
             case .reveal:
-                try noteReveal(row.record.body, account: account)
+                return try noteReveal(row.record.body, account: account) ? .reveal : nil
             case .share:
-                guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return }
+                guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return nil }
+                // Locked: kept sealed for the unlock (the vault keeps it; the relay is not read again).
+                let locked = accounts.withLock { states -> Bool in
+                    guard states[account]?.identity == nil else { return false }
+                    states[account]?.keptShares[row.cursor] = row.record.body
+                    return true
+                }
+                if locked { return .share }
                 try await takeShare(row.record.body, account: account)
+                return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
                 try accounts.withLock { states in
@@ -106,11 +161,13 @@ extension KeyVaultService {
                 hub.wake(account, nil)
                 // Outside this pass: promoting appends to the log, which may need a pass of its own.
                 Task { await self.promoteIfAcknowledged(account) }
+                return .ack
             }
         } catch {
             logger.warning("refused relay record", metadata: [
                 "account": "\(account)", "kind": "\(row.record.kind.rawValue)", "cursor": "\(row.cursor)", "problem": "\(error)",
             ])
+            return nil
         }
     }
 
@@ -134,32 +191,33 @@ extension KeyVaultService {
     }
 
     /// The new device's reveal, checked against its request's commitment.
-    private func noteReveal(_ body: [UInt8], account: AccountID) throws {
+    /// Answers whether it answers a request this device holds.
+    private func noteReveal(_ body: [UInt8], account: AccountID) throws -> Bool {
         try accounts.withLock { states in
             guard var state = states[account], let hash = EnrollmentReveal.requestHash(of: body),
-                  let request = state.requests.values.first(where: { $0.hash == hash }) else { return }
+                  let request = state.requests.values.first(where: { $0.hash == hash }) else { return false }
             let reveal = try EnrollmentReveal.decode(body, request: request)
             guard state.challenges[Hex.encode(reveal.challengeHash)] != nil else { throw ProtocolError.invalid("a reveal for a challenge no trusted device made") }
             state.reveals[request.device.deviceID] = reveal
             states[account] = state
+            return true
         }
     }
 
-    static let maxOpenChallenges = 5
-
-    /// Publishes what this device owes an enrollment: a challenge for each
-    /// request it has not answered (trusted, unlocked), or its reveal (new device, unlocked).
+    /// Publishes what this device owes an enrollment: a challenge for every
+    /// live request it has not answered (trusted, unlocked), or its reveal, once
+    /// (new device, unlocked). Junk requests cannot starve a genuine one: each is
+    /// answered, a challenge gives a relay nothing to guess with unless a person
+    /// types a code for that very request, and requests expire or are dismissed.
     func advanceEnrollments(_ account: AccountID) async {
+        let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
         let (records, challengedHashes, revealed) = accounts.withLock { states -> ([RelayRecord], [String], Bool) in
             guard let state = states[account], let identity = state.identity else { return ([], [], false) }
             var records: [RelayRecord] = []
             var hashes: [String] = []
             if state.circle.isTrusted(state.deviceID) {
-                // Each challenge is one more 1-in-a-million try for a relay that floods requests:
-                // at most a few open ones per account.
-                let open = state.requests.values.filter { state.challenged.contains(Hex.encode($0.hash)) }.count
-                let unanswered = state.requests.values.filter { !state.challenged.contains(Hex.encode($0.hash)) }.sorted { $0.requestedAt < $1.requestedAt }
-                for request in unanswered.prefix(max(0, Self.maxOpenChallenges - open)) {
+                let unanswered = state.liveRequests(at: now(), lifetime: lifetime).filter { !state.challenged.contains(Hex.encode($0.hash)) }
+                for request in unanswered {
                     records.append(.challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing)))
                     hashes.append(Hex.encode(request.hash))
                 }
@@ -177,6 +235,11 @@ extension KeyVaultService {
         accounts.withLock { states in
             states[account]?.challenged.formUnion(challengedHashes)
             if revealed { states[account]?.revealed = true }
+        }
+        if revealed {
+            do { try await vault.markRevealed(account: account) } catch {
+                logger.error("could not record that the reveal went out", metadata: ["account": "\(account)", "problem": "\(error)"])
+            }
         }
     }
 
@@ -205,13 +268,16 @@ extension KeyVaultService {
                 confirmed = max(confirmed, Int(entry.seq) + 1)
             }
             guard !accepted.isEmpty || confirmed != state.logConfirmed else { return }
+            let current = circle.currentGeneration ?? state.record.currentGeneration
             if let from = rebasedFrom {
-                try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) }, confirmed: confirmed)
+                try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) },
+                                           confirmed: confirmed, current: current)
             } else {
-                try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed)
+                try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
             let isMember = circle.isTrusted(state.deviceID)
             accounts.withLock { states in
+                states[account]?.record.currentGeneration = current
                 states[account]?.setCircle(circle)
                 states[account]?.logConfirmed = confirmed
             }
@@ -282,17 +348,21 @@ extension KeyVaultService {
         }
     }
 
-    /// Re-reads every share addressed to this device (after an unlock).
-    func takeShares(for account: AccountID) async {
-        guard let relay, let me = accounts.withLock({ $0[account]?.deviceID }) else { return }
-        do {
-            for row in try await relay.all(.share, account: account) where row.record.recipient == me {
-                do { try await takeShare(row.record.body, account: account) } catch {
-                    logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(row.cursor)", "problem": "\(error)"])
-                }
+    /// Takes in the shares that arrived while the account was locked (after an
+    /// unlock), and forgets them once taken.
+    func takeKeptShares(for account: AccountID) async {
+        let kept = accounts.withLock { $0[account]?.keptShares ?? [:] }
+        var done: [Int64] = []
+        for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
+            guard accounts.withLock({ $0[account]?.identity != nil }) else { break }  // locked again meanwhile
+            do { try await takeShare(sealed, account: account) } catch {
+                logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(cursor)", "problem": "\(error)"])
             }
-        } catch {
-            logger.warning("relay read failed", metadata: ["problem": "\(error)"])
+            done.append(cursor)
+        }
+        accounts.withLock { states in for cursor in done { states[account]?.keptShares[cursor] = nil } }
+        do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
+            logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
     }
 
@@ -312,8 +382,8 @@ extension KeyVaultService {
         }
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
-        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility,
-                           current: max(state.record.currentGeneration, header.generation))
+        // The current generation follows the log (adopt), not the arrival of a key.
+        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility, current: nil)
         accounts.withLock { states in
             if states[account]?.circle.isTrusted(state.deviceID) == true { states[account]?.enrollment = nil }
         }

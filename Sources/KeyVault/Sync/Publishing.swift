@@ -20,8 +20,10 @@ extension KeyVaultService {
             let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
             var circle = state.circle
             try circle.apply(entry)
-            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], owe: deliveries, promotionDeadline: promotionDeadline)
+            let current = circle.currentGeneration ?? state.record.currentGeneration
+            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries, promotionDeadline: promotionDeadline)
             accounts.withLock { states in
+                states[id]?.record.currentGeneration = current
                 states[id]?.setCircle(circle)
                 states[id]?.owedDeliveries.formUnion(deliveries)
                 if let promotionDeadline { states[id]?.promotionDeadlines[promotionDeadline.keyID] = promotionDeadline.at }
@@ -34,13 +36,14 @@ extension KeyVaultService {
 
     /// Publishes this device's unconfirmed entries with the shares it owes, in
     /// one relay transaction, then any queued records. Answers whether nothing
-    /// is left waiting (false: the relay is unreachable; it stays queued).
+    /// is left waiting, and if something is, why (it stays queued either way).
     @discardableResult
-    func publishQueued(_ id: AccountID) async -> Bool {
-        guard let relay else { return false }
+    func publishQueued(_ id: AccountID) async -> PublishOutcome {
+        guard let relay else { return .unreachable }
         return await publishGate.holding {
             // Only an answer from the relay says it is reachable: nothing to send says nothing.
             var answered = false
+            var taken: UInt64?
             do {
                 for _ in 0..<10 {
                     guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
@@ -49,19 +52,28 @@ extension KeyVaultService {
                             try await relay.publish(batch: batch)
                             answered = true
                         }
-                    } catch RelayError.logSeqTaken {
+                    } catch RelayError.logSeqTaken(let seq) {
                         // Another device appended first: read its entries (adopt rebases ours after them), then again.
-                        await sync()
+                        taken = seq
+                        await sync(id)
                         continue
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
                 }
                 if try await sendOutbox(id, relay: relay) { answered = true }
                 if answered { noteRelay(nil) }
-                return accounts.withLock { $0[id].map { $0.unconfirmedEntries.isEmpty && $0.owedDeliveries.isEmpty } ?? true }
+                let waiting = accounts.withLock { $0[id].map { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) } }
+                guard let waiting, waiting.entries || waiting.shares else { return .done }
+                if waiting.entries, let taken {
+                    // The relay answers, and holds at that number a record this device cannot adopt.
+                    logger.warning("the relay's log holds an entry that does not verify where this device's goes",
+                                   metadata: ["account": "\(id)", "seq": "\(taken)"])
+                    return .blocked(seq: taken)
+                }
+                return waiting.entries ? .unreachable : .waitingForUnlock
             } catch {
                 noteRelay(error)
-                return false
+                return .unreachable
             }
         }
     }
@@ -187,6 +199,34 @@ extension KeyVaultService {
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
         return RelayStatus(state: state, since: health.unreachableSince,
                            problem: health.problem, queued: queued)
+    }
+}
+
+/// What became of a publish.
+enum PublishOutcome: Sendable, Equatable {
+    /// Nothing is left waiting.
+    case done
+    /// The relay did not answer: everything waits in the vault.
+    case unreachable
+    /// Shares are owed that need the keys of a locked device; they go out at unlock.
+    case waitingForUnlock
+    /// The relay answers, but the log number this device's next entry needs is
+    /// held by a record that does not verify (tampering, or a device this one
+    /// cannot follow): the entry waits here, and is retried at every wake-up.
+    case blocked(seq: UInt64)
+
+    /// A sentence for a person, when something waits.
+    var note: String? {
+        switch self {
+        case .done: return nil
+        case .unreachable:
+            return "the relay is unreachable: the new key is stored and served on this device, and reaches the other devices once the relay is back"
+        case .waitingForUnlock:
+            return "the new key is stored and served on this device; its deliveries go out once the account is unlocked"
+        case .blocked(let seq):
+            return "the relay answers, but its log entry \(seq) for this account does not verify (tampering, or an entry this device cannot follow): "
+                + "the new key is stored and served on this device and is announced once the relay's log can be followed again"
+        }
     }
 }
 

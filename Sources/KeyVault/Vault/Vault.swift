@@ -53,6 +53,14 @@ public final class Vault: Sendable {
                 for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
                     snapshot.promotionDeadlines[row["key_id"]] = Date(timeIntervalSince1970: row["deadline"])
                 }
+                snapshot.relayCursor = try Int64.fetchOne(db, sql: "SELECT relay_cursor FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
+                snapshot.relayNotes = try Row.fetchAll(db, sql: "SELECT cursor, kind, body, seen_at FROM relay_notes WHERE account = ? ORDER BY cursor",
+                                                       arguments: [account.id.rawValue]).compactMap { row in
+                    guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+                    return RelayNote(cursor: row["cursor"], kind: kind, body: [UInt8](row["body"] as Data), seenAt: Date(timeIntervalSince1970: row["seen_at"]))
+                }
+                snapshot.dismissedRequests = Set(try String.fetchAll(db, sql: "SELECT device_id FROM dismissed_requests WHERE account = ?", arguments: [account.id.rawValue]))
+                snapshot.revealed = try Bool.fetchOne(db, sql: "SELECT revealed FROM enrollment WHERE account = ?", arguments: [account.id.rawValue]) ?? false
                 return snapshot
             }
         }
@@ -123,9 +131,11 @@ public final class Vault: Sendable {
     /// they are). `confirmed`: how many leading entries the relay now holds.
     /// This device's own new entry comes with what it owes for it (shares of an
     /// announced key, a promotion deadline), in the same transaction.
-    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil,
+    /// `current`: the generation the log now makes current (docs/FORMAT.md, `current_generation`).
+    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: Int? = nil,
                           owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil) async throws {
         try await pool.write { db in
+            if let current { try Self.setCurrent(current, account: account, db: db) }
             for entry in entries {
                 try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
                                arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
@@ -142,6 +152,42 @@ public final class Vault: Sendable {
         }
     }
 
+    /// Moves the account's relay cursor on, keeping the records this device
+    /// needs to rebuild its view at start, in one transaction. The cursor only grows.
+    public func advanceRelayCursor(account: AccountID, to cursor: Int64, keep notes: [RelayNote]) async throws {
+        try await pool.write { db in
+            for note in notes {
+                try db.execute(sql: "INSERT OR IGNORE INTO relay_notes (account, cursor, kind, body, seen_at) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [account.rawValue, note.cursor, note.kind.rawValue, Data(note.body), note.seenAt.timeIntervalSince1970])
+            }
+            try db.execute(sql: "UPDATE accounts SET relay_cursor = max(relay_cursor, ?) WHERE id = ?", arguments: [cursor, account.rawValue])
+        }
+    }
+
+    /// Forgets kept relay records that are done with (a share taken in, a request answered).
+    public func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
+        guard !cursors.isEmpty else { return }
+        try await pool.write { db in
+            for cursor in cursors {
+                try db.execute(sql: "DELETE FROM relay_notes WHERE account = ? AND cursor = ?", arguments: [account.rawValue, cursor])
+            }
+        }
+    }
+
+    /// A person dismissed a request to join: it is neither answered nor listed again.
+    public func dismissRequest(account: AccountID, deviceID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO dismissed_requests (account, device_id) VALUES (?, ?)", arguments: [account.rawValue, deviceID])
+        }
+    }
+
+    /// This device's reveal went out (or waits in the outbox): never again.
+    public func markRevealed(account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE enrollment SET revealed = 1 WHERE account = ?", arguments: [account.rawValue])
+        }
+    }
+
     /// Records that the relay holds the first `count` entries.
     public func confirmLog(account: AccountID, through count: Int) async throws {
         try await pool.write { db in try Self.setConfirmed(count, account: account, db: db) }
@@ -149,14 +195,19 @@ public final class Vault: Sendable {
 
     /// A rebase: replaces the entries from `seq` on (this device's own, not on
     /// the relay) with `entries`, in one transaction.
-    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int) async throws {
+    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: Int? = nil) async throws {
         try await pool.write { db in
+            if let current { try Self.setCurrent(current, account: account, db: db) }
             try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
             for entry in entries {
                 try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
             }
             try db.execute(sql: "UPDATE accounts SET log_confirmed = ? WHERE id = ?", arguments: [confirmed, account.rawValue])
         }
+    }
+
+    private static func setCurrent(_ current: Int, account: AccountID, db: Database) throws {
+        try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
     }
 
     private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
@@ -215,7 +266,7 @@ public final class Vault: Sendable {
     }
 
     /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
-    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int) async throws {
+    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int?) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
@@ -223,7 +274,7 @@ public final class Vault: Sendable {
                                  arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID]) != true {
                 try Self.insert(item, db: db)
             }
-            try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
+            if let current { try Self.setCurrent(current, account: account, db: db) }
         }
     }
 

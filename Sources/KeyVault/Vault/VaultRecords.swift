@@ -59,6 +59,30 @@ public struct AccountSnapshot: Sendable {
     public var owedDeliveries: [OwedDelivery] = []
     /// Generations this device announced and will promote, with their deadlines.
     public var promotionDeadlines: [String: Date] = [:]
+    /// The last relay cursor this device has read for the account.
+    public var relayCursor: Int64 = 0
+    /// Relay records kept to rebuild the account's view at start, oldest first.
+    public var relayNotes: [RelayNote] = []
+    /// Requests to join that a person dismissed here, by device ID.
+    public var dismissedRequests: Set<String> = []
+    /// This device's reveal has gone out (or is queued): it is published once.
+    public var revealed = false
+}
+
+/// A relay record this device keeps (docs/FORMAT.md, `relay_notes`): it was
+/// verified when it arrived, and is replayed at start instead of re-reading the relay.
+public struct RelayNote: Sendable, Equatable {
+    public var cursor: Int64
+    public var kind: RelayRecord.Kind
+    public var body: [UInt8]
+    public var seenAt: Date
+
+    public init(cursor: Int64, kind: RelayRecord.Kind, body: [UInt8], seenAt: Date) {
+        self.cursor = cursor
+        self.kind = kind
+        self.body = body
+        self.seenAt = seenAt
+    }
 }
 
 /// Shares of one key that this device owes: to one device, or (recipient "")

@@ -140,6 +140,29 @@ enum VaultSchema {
                 );
                 """)
         }
+        migrator.registerMigration("v5") { db in
+            // Per-account relay streams: a cursor per account, and the relay records this
+            // device keeps (requests, challenges, reveals, acknowledgements, shares that
+            // waited for an unlock) so a restart reads only what is new. Requests a person
+            // dismissed; whether this device's reveal went out.
+            try db.execute(sql: """
+                ALTER TABLE accounts ADD COLUMN relay_cursor INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE enrollment ADD COLUMN revealed INTEGER NOT NULL DEFAULT 0;
+                CREATE TABLE relay_notes (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    cursor INTEGER NOT NULL,
+                    kind TEXT NOT NULL,
+                    body BLOB NOT NULL,
+                    seen_at REAL NOT NULL,
+                    PRIMARY KEY (account, cursor)
+                );
+                CREATE TABLE dismissed_requests (
+                    account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+                    device_id TEXT NOT NULL,
+                    PRIMARY KEY (account, device_id)
+                );
+                """)
+        }
         return migrator
     }
 }

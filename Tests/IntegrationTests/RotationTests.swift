@@ -228,12 +228,13 @@ struct RotationTests {
         #expect(wrong.err.contains("denied"))
         // A kit whose cost is out of Argon2id's range, or below the policy's, is refused before any KDF work.
         let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: kitFile)))
-        let costAt = 4 + 4 + "keyvault/v1/recovery-kit".utf8.count + 4 + "kit".utf8.count
+        // field(header) = len || field(label) || field(account) || field(u64 passes) || field(u64 memory) || field(salt)
+        let costAt = 4 + 4 + "keyvault/v1/recovery-kit".utf8.count + 4 + "kit".utf8.count + 4
         func withCost(passes: UInt64, memory: UInt64) -> String {
             var kit = original
             for i in 0..<8 {
                 kit[costAt + i] = UInt8((passes >> UInt64(56 - 8 * i)) & 0xff)
-                kit[costAt + 8 + i] = UInt8((memory >> UInt64(56 - 8 * i)) & 0xff)
+                kit[costAt + 12 + i] = UInt8((memory >> UInt64(56 - 8 * i)) & 0xff)
             }
             return Data(kit).base64EncodedString()
         }

@@ -75,8 +75,8 @@ struct TamperTests {
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "t2", "passphrase": "pa"])
         let ticket = try await b.request("POST", "/v1/accounts/t2/enroll", json: ["passphrase": "pb", "deviceName": "b"])
         let deviceB = try #require(ticket["deviceId"])
-        // Locked, B leaves shares sealed on the relay, so the test can change them first.
-        _ = try await b.request("POST", "/v1/accounts/t2/lock")
+        // Stopped, B has not read its shares yet, so the test can change them first.
+        #expect(await b.stop() == 0)
         try await eventually { (try await a.request("GET", "/v1/accounts/t2/enrollments").object["enrollments"] as? [Any])?.count == 1 }
         #expect(try await a.request("POST", "/v1/accounts/t2/enrollments/\(deviceB)/approve", json: ["pairingCode": ticket["pairingCode"]!]).status == 200)
 
@@ -103,6 +103,7 @@ struct TamperTests {
             try await relay.publish(.share(account: account, recipient: deviceB, sealed: fake.seal(signer: outsider, to: bKeys.box)))
         }
 
+        try await b.start()
         #expect(try await b.request("POST", "/v1/accounts/t2/unlock", json: ["passphrase": "pb"]).status == 200)
         try await eventually { Self.refusals(b) >= 3 }
         let read = try await b.request("GET", "/v1/accounts/t2/keys/current")

@@ -176,9 +176,7 @@ extension KeyVaultService {
     private func noteChallenge(_ body: [UInt8], account: AccountID) throws {
         try accounts.withLock { states in
             guard var state = states[account] else { return }
-            let circle = state.circle
-            let challenge = try EnrollmentChallenge.decode(body) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
-            guard challenge.account == account else { throw ProtocolError.invalid("a challenge filed under another account") }
+            let challenge = try EnrollmentChallenge.accept(body, in: state.circle)
             state.challenges[Hex.encode(challenge.hash)] = challenge
             if challenge.challenger == state.deviceID { state.challenged.insert(Hex.encode(challenge.requestHash)) }
             if let request = state.enrollment, let secret = state.pairingSecret, state.chosenChallenge == nil, challenge.requestHash == request.hash {
@@ -196,8 +194,8 @@ extension KeyVaultService {
         try accounts.withLock { states in
             guard var state = states[account], let hash = EnrollmentReveal.requestHash(of: body),
                   let request = state.requests.values.first(where: { $0.hash == hash }) else { return false }
-            let reveal = try EnrollmentReveal.decode(body, request: request)
-            guard state.challenges[Hex.encode(reveal.challengeHash)] != nil else { throw ProtocolError.invalid("a reveal for a challenge no trusted device made") }
+            let challenges = state.challenges
+            let reveal = try EnrollmentReveal.accept(body, for: request) { challenges[Hex.encode($0)] != nil }
             state.reveals[request.device.deviceID] = reveal
             states[account] = state
             return true
@@ -371,15 +369,9 @@ extension KeyVaultService {
     func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
         guard let state = accounts.withLock({ $0[account] }) else { return }
         guard let identity = state.identity, let kek = state.kek else { return }  // locked: taken in at unlock
-        let circle = state.circle
-        let share = try KeyShare.open(sealed, with: identity.box) { sender in
-            circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil
-        }
+        // Every rule of PROTOCOL.md "Key share", in the protocol layer (the vectors run the same code).
+        let share = try KeyShare.accept(sealed, with: identity.box, as: state.deviceID, in: state.circle)
         let header = share.header
-        guard header.account == account, header.recipient == state.deviceID else { throw ProtocolError.invalid("a share for someone else") }
-        guard let announced = circle.announced(keyID: header.keyID), announced.generation == header.generation else {
-            throw ProtocolError.invalid("a share of generation \(header.generation) that the circle never announced with that key")
-        }
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         // The current generation follows the log (adopt), not the arrival of a key.

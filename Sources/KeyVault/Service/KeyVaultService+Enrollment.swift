@@ -53,7 +53,7 @@ extension KeyVaultService {
 
     private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
-        return try await gates.serialize(id) {
+        return try await owners.run(id) {
             if let state = accounts.withLock({ $0[id] }) {
                 guard let request = state.enrollment, !state.circle.isTrusted(state.deviceID) else {
                     throw Refusal.invalid("the account \(id) is already on this device")
@@ -91,7 +91,7 @@ extension KeyVaultService {
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
             state.identity = identity
-            accounts.withLock { $0[id] = state }
+            install(id, state)
             // Stored here already: if the relay went away just now, the request waits in the outbox.
             await send([.request(request)], account: id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
@@ -112,7 +112,7 @@ extension KeyVaultService {
     /// every live generation to the new device.
     public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
-        return try await gates.serialize(id) {
+        return try await owners.run(id) {
             await sync(id)
             let state = try existing(id)
             guard state.identity != nil, !state.isLocked else { throw Refusal.locked(id) }
@@ -131,7 +131,7 @@ extension KeyVaultService {
             guard ConstantTime.equal(Array(pairingCode.utf8), Array(expected.utf8)) else {
                 let count = failures + 1
                 try await vault.recordApprovalFailures(account: id, deviceID: deviceID, failures: count)
-                accounts.withLock { $0[id]?.approvalFailures[deviceID] = count }
+                update(id) { $0.approvalFailures[deviceID] = count }
                 logger.warning("wrong pairing code", metadata: ["account": "\(id)", "device": "\(deviceID)", "failures": "\(count)"])
                 let left = Self.maxPairingFailures - count
                 throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
@@ -150,12 +150,12 @@ extension KeyVaultService {
     /// A person says a request to join is not theirs: it is no longer answered,
     /// listed or approvable here, across restarts.
     public func dismissEnrollment(_ id: AccountID, deviceID: String) async throws {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             let state = try existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             guard state.requests[deviceID] != nil else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
             try await vault.dismissRequest(account: id, deviceID: deviceID)
-            accounts.withLock { _ = $0[id]?.dismissedRequests.insert(deviceID) }
+            update(id) { _ = $0.dismissedRequests.insert(deviceID) }
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }

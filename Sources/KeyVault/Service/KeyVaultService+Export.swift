@@ -82,7 +82,7 @@ extension KeyVaultService {
     /// signed destroy entry: every device that verifies it shreds its keys and
     /// answers `destroyed`.
     public func delete(_ id: AccountID, everywhere: Bool) async throws {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             let state = try existing(id)
             if everywhere {
                 guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
@@ -94,7 +94,7 @@ extension KeyVaultService {
                 return
             }
             try await vault.deleteAccount(id)
-            _ = accounts.withLock { $0.removeValue(forKey: id) }
+            install(id, nil)
             logger.notice("account deleted from this device", metadata: ["account": "\(id)"])
         }
     }

@@ -28,7 +28,7 @@ extension KeyVaultService {
     /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
     public func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
-        return try await gates.serialize(id) { try await rotateLocked(id, promotion: promotion) }
+        return try await owners.run(id) { try await rotateLocked(id, promotion: promotion) }
     }
 
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
@@ -74,22 +74,26 @@ extension KeyVaultService {
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
     func dropUnannounced(_ id: AccountID, keyID: String) async throws {
         try await vault.removeGeneration(account: id, keyID: keyID)
-        accounts.withLock { states in
-            states[id]?.generations.removeAll { $0.keyID == keyID }
-            states[id]?.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
-            states[id]?.keys[keyID] = nil
+        update(id) { state in
+            state.generations.removeAll { $0.keyID == keyID }
+            state.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
+            state.keys[keyID] = nil
         }
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
     /// Appends the promotion entry and publishes it (another device may have promoted it meanwhile).
     func promote(_ id: AccountID, keyID: String) async throws {
+        try await owners.run(id) { try await promoteInJob(id, keyID: keyID) }
+    }
+
+    private func promoteInJob(_ id: AccountID, keyID: String) async throws {
         let entry = try await appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
         }
         try await vault.clearPromotionDeadline(account: id, keyID: keyID)
-        accounts.withLock { _ = $0[id]?.promotionDeadlines.removeValue(forKey: keyID) }
+        update(id) { _ = $0.promotionDeadlines.removeValue(forKey: keyID) }
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
@@ -98,6 +102,10 @@ extension KeyVaultService {
 
     /// After every ack: promote a generation this device announced once every trusted device holds it.
     func promoteIfAcknowledged(_ id: AccountID) async {
+        await owners.run(id) { await promoteIfAcknowledgedInJob(id) }
+    }
+
+    private func promoteIfAcknowledgedInJob(_ id: AccountID) async {
         let due = accounts.withLock { states -> [String] in
             guard let state = states[id], state.identity != nil else { return [] }
             let trusted = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }
@@ -109,12 +117,15 @@ extension KeyVaultService {
     }
 
     /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
+    /// The timer is outside the account; what it does at the deadline is one of the account's jobs.
     func schedulePromotionDeadline(_ id: AccountID, keyID: String, at deadline: Date) {
-        Task {
+        Task.detached {
             let wait = deadline.timeIntervalSince(self.now())
             if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
-            guard self.accounts.withLock({ $0[id]?.promotionDeadlines[keyID] != nil }) else { return }
-            try? await self.gates.serialize(id) { try await self.promote(id, keyID: keyID) }
+            try? await self.owners.run(id) {
+                guard self.accounts.withLock({ $0[id]?.promotionDeadlines[keyID] != nil }) else { return }
+                try await self.promote(id, keyID: keyID)
+            }
         }
     }
 
@@ -123,14 +134,14 @@ extension KeyVaultService {
         let all: [AccountID: [String: Date]] = accounts.withLock { $0.mapValues(\.promotionDeadlines) }
         for (id, deadlines) in all {
             for (keyID, at) in deadlines { schedulePromotionDeadline(id, keyID: keyID, at: at) }
-            Task { await self.promoteIfAcknowledged(id) }
+            owners.enqueue(id) { await self.promoteIfAcknowledged(id) }
         }
     }
 
     /// Removes a device from the circle; then, by policy, rotates and promotes at once.
     public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
-        return try await gates.serialize(id) {
+        return try await owners.run(id) {
             await sync(id)
             let state = try existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
@@ -172,7 +183,7 @@ extension KeyVaultService {
                 }
                 guard due, relay != nil else { continue }
                 // Re-checked after a sync inside the gate: another device may have rotated first.
-                _ = try? await gates.serialize(id) { () -> Bool in
+                _ = try? await owners.run(id) { () -> Bool in
                     await self.sync(id)
                     let state = try self.existing(id)
                     guard let current = state.currentGeneration, state.circle.latestGeneration == current,

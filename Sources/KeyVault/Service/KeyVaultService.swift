@@ -4,24 +4,21 @@ import Synchronization
 import NIOPosix
 
 /// The daemon's core, below the HTTP layer: accounts, locking, and key
-/// availability. Reads are answered from memory under a lock; mutations of an
-/// account run one at a time and write the vault before memory changes.
+/// availability. Every change to an account is a job of its owner
+/// (`AccountOwners`): one at a time, vault first, then memory. Reads are
+/// answered from the state the jobs publish, under a lock and without waiting.
 public final class KeyVaultService: Sendable {
     let vault: Vault
     public let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
+    /// Each account's state as its owner last published it. Read anywhere;
+    /// written only by the account's own jobs (`update`, `install`, `remove`).
     let accounts: Mutex<[AccountID: AccountState]>
-    let gates = AccountGates()
+    let owners = AccountOwners()
     /// nil: a device on its own, with no relay (no enrollment or propagation).
     let relay: (any Relay)?
     public let hub = WaitingHub()
-    /// Serialises passes over the relay, per account.
-    let syncGates = AccountGates()
-    /// Serialises changes to circles (appends here, entries adopted, rebases).
-    let circleGate = AsyncGate()
-    /// Serialises writes of what this device owes the relay.
-    let publishGate = AsyncGate()
     let relayHealth = Mutex(RelayHealth())
     public var hasRelay: Bool { relay != nil }
 
@@ -125,7 +122,7 @@ public final class KeyVaultService: Sendable {
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
                        restoring: [RecoveryKit.Generation]?) async throws -> AccountStatus {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let parameters = policy.current.kdf
             let salt = Random.bytes(KDFParameters.saltByteCount)
@@ -174,18 +171,18 @@ public final class KeyVaultService: Sendable {
             state.kek = kek
             state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
-            accounts.withLock { $0[id] = state }
+            install(id, state)
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return statusOf(id)!
         }
     }
 
     public func unlock(_ id: AccountID, passphrase: SecureBytes) async throws {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             let state = try existing(id)
             let (kek, secrets) = try await verify(passphrase, for: state)
             do {
-                try accounts.withLock { states in try states[id]?.unlock(kek: kek, secrets: secrets) }
+                try update(id) { try $0.unlock(kek: kek, secrets: secrets) }
             } catch VaultError.corrupt(let why) {
                 throw Refusal.damaged(id, why)
             }
@@ -193,8 +190,9 @@ public final class KeyVaultService: Sendable {
             hub.wake(id, .unlocked)
             // Shares that arrived while locked are sealed on the relay: take them in now.
             if relay != nil {
-                Task {
-                    // Entries that needed this device's key to rebase its own after them, then shares, then what waits.
+                // The account's next job, before anything asked after this unlock: entries that needed
+                // this device's key to rebase its own after them, then shares, then what waits.
+                owners.enqueue(id) {
                     await self.readLog(for: id)
                     await self.takeKeptShares(for: id)
                     await self.advanceEnrollments(id)
@@ -205,9 +203,9 @@ public final class KeyVaultService: Sendable {
     }
 
     public func lock(_ id: AccountID) async throws {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             _ = try existing(id)
-            accounts.withLock { $0[id]?.lock() }
+            update(id) { $0.lock() }
             logger.info("account locked", metadata: ["account": "\(id)"])
             hub.wake(id, .locked)
         }
@@ -216,7 +214,7 @@ public final class KeyVaultService: Sendable {
     /// Re-wraps every secret under a KEK from the new passphrase, in one vault
     /// transaction. Leaves the account unlocked.
     public func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
-        try await gates.serialize(id) {
+        try await owners.run(id) {
             let state = try existing(id)
             let (_, secrets) = try await verify(old, for: state)
             let parameters = policy.current.kdf
@@ -230,17 +228,36 @@ public final class KeyVaultService: Sendable {
                 return item
             }
             try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
-            try accounts.withLock { states in
-                states[id]?.items = items
-                states[id]?.record.salt = salt
-                states[id]?.record.kdf = parameters
-                try states[id]?.unlock(kek: kek, secrets: secrets)
+            try update(id) { state in
+                state.items = items
+                state.record.salt = salt
+                state.record.kdf = parameters
+                try state.unlock(kek: kek, secrets: secrets)
             }
             logger.info("passphrase changed", metadata: ["account": "\(id)"])
         }
     }
 
     // MARK: Helpers
+
+    /// Changes an account's published state, all of the change or none of it
+    /// (a change that throws leaves the state as it was): only from one of its own jobs.
+    @discardableResult
+    func update<T>(_ id: AccountID, _ change: (inout AccountState) throws -> T) rethrows -> T? {
+        precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
+        return try accounts.withLock { states in
+            guard var state = states[id] else { return nil }
+            let result = try change(&state)
+            states[id] = state
+            return result
+        }
+    }
+
+    /// Publishes a new account's state (or forgets a deleted one): only from its own job.
+    func install(_ id: AccountID, _ state: AccountState?) {
+        precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
+        accounts.withLock { $0[id] = state }
+    }
 
     func existing(_ id: AccountID) throws -> AccountState {
         guard let state = accounts.withLock({ $0[id] }) else { throw Refusal.unknownAccount(id) }
@@ -259,13 +276,12 @@ public final class KeyVaultService: Sendable {
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
         try await vault.addGeneration(account: id, generation: generation, item: item, current: current)
-        accounts.withLock { states in
-            guard var state = states[id] else { return }
+        update(id) { state in
             if !state.generations.contains(where: { $0.keyID == generation.keyID }) { state.generations.append(generation) }
             if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
+            // A lock that came first is not undone: its job ran to its end before this one began.
             if state.mayHoldKeys { state.keys[generation.keyID] = key }
             if let current { state.record.currentGeneration = current }
-            states[id] = state
         }
     }
 
@@ -301,7 +317,7 @@ public final class KeyVaultService: Sendable {
 
     private func setThrottle(_ throttle: UnlockThrottle, for id: AccountID) async throws {
         try await vault.recordUnlockAttempt(account: id, failures: throttle.failures, backoffUntil: throttle.until)
-        accounts.withLock { $0[id]?.throttle = throttle }
+        update(id) { $0.throttle = throttle }
     }
 }
 

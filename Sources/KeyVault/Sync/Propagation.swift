@@ -58,14 +58,14 @@ extension KeyVaultService {
     }
 
     /// One pass over what is new on the relay for one account, after its own
-    /// cursor. Passes of one account run one at a time. Each page is processed
+    /// cursor: one of the account's jobs. Each page is processed
     /// (what it changes is stored), then the cursor moves on with the records
     /// kept for the next start, in one vault transaction: a crash between the
     /// two reads the page again, and reading a record twice changes nothing.
     func sync(_ account: AccountID) async {
         guard let relay else { return }
         do {
-            try await syncGates.serialize(account) {
+            try await owners.run(account) {
                 while true {
                     guard let cursor = accounts.withLock({ $0[account]?.relayCursor }) else { return }
                     let rows = try await relay.rows(account: account, after: cursor, limit: 500)
@@ -77,13 +77,11 @@ extension KeyVaultService {
                         }
                     }
                     try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept)
-                    accounts.withLock { states in
-                        if let was = states[account]?.relayCursor { states[account]?.relayCursor = max(was, last.cursor) }
-                    }
+                    update(account) { $0.relayCursor = max($0.relayCursor, last.cursor) }
                 }
                 noteRelay(nil)
+                await advanceEnrollments(account)
             }
-            await advanceEnrollments(account)
         } catch let error as RelayError {
             noteRelay(error)
         } catch {
@@ -95,14 +93,16 @@ extension KeyVaultService {
     /// order, so requests, challenges, reveals, acknowledgements and shares that
     /// wait for an unlock are known again without reading the relay.
     func replayNotes(_ account: AccountID) async {
-        let notes = accounts.withLock { states -> [RelayNote] in
-            defer { states[account]?.notesToReplay = [] }
-            return states[account]?.notesToReplay ?? []
-        }
-        let me = accounts.withLock { $0[account]?.deviceID }
-        for note in notes {
-            let record = RelayRecord(kind: note.kind, account: account, recipient: note.kind == .share ? me : nil, logSeq: nil, body: note.body)
-            _ = await process(RelayRow(cursor: note.cursor, record: record), seenAt: note.seenAt)
+        await owners.run(account) {
+            let notes = update(account) { state -> [RelayNote] in
+                defer { state.notesToReplay = [] }
+                return state.notesToReplay
+            } ?? []
+            let me = accounts.withLock { $0[account]?.deviceID }
+            for note in notes {
+                let record = RelayRecord(kind: note.kind, account: account, recipient: note.kind == .share ? me : nil, logSeq: nil, body: note.body)
+                _ = await process(RelayRow(cursor: note.cursor, record: record), seenAt: note.seenAt)
+            }
         }
     }
 
@@ -119,15 +119,14 @@ extension KeyVaultService {
             case .request:
                 let request = try EnrollmentRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                return accounts.withLock { states -> RelayRecord.Kind? in
-                    guard let state = states[account], state.circle.isTrusted(state.deviceID),
-                          state.circle.members[request.device.deviceID] == nil, state.circle.contains(hash: request.headHash) else { return nil }
+                return update(account) { state -> RelayRecord.Kind? in
+                    guard state.circle.isTrusted(state.deviceID), state.circle.members[request.device.deviceID] == nil,
+                          state.circle.contains(hash: request.headHash) else { return nil }
                     let id = request.device.deviceID
-                    states[account]?.requests[id] = request
-                    let first = states[account]?.requestSeen[id] ?? seenAt
-                    states[account]?.requestSeen[id] = min(first, seenAt)
+                    state.requests[id] = request
+                    state.requestSeen[id] = min(state.requestSeen[id] ?? seenAt, seenAt)
                     return .request
-                }
+                } ?? nil
             case .challenge:
                 try noteChallenge(row.record.body, account: account)
                 return .challenge
@@ -136,31 +135,31 @@ extension KeyVaultService {
             case .share:
                 guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return nil }
                 // Locked: kept sealed for the unlock (the vault keeps it; the relay is not read again).
-                let locked = accounts.withLock { states -> Bool in
-                    guard states[account]?.identity == nil else { return false }
-                    states[account]?.keptShares[row.cursor] = row.record.body
+                let locked = update(account) { state -> Bool in
+                    guard state.identity == nil else { return false }
+                    state.keptShares[row.cursor] = row.record.body
                     return true
-                }
+                } ?? false
                 if locked { return .share }
                 try await takeShare(row.record.body, account: account)
                 return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
-                try accounts.withLock { states in
+                try update(account) { state in
                     // A removed device's word no longer counts, not even for what it held.
-                    guard let member = states[account]?.circle.members[ack.deviceID], !member.revoked, ack.account == account else {
+                    guard let member = state.circle.members[ack.deviceID], !member.revoked, ack.account == account else {
                         throw ProtocolError.untrustedSigner(ack.deviceID)
                     }
                     guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }
-                    var entry = states[account]?.acks[ack.deviceID] ?? (generations: [:], lastSeen: .distantPast)
+                    var entry = state.acks[ack.deviceID] ?? (generations: [:], lastSeen: .distantPast)
                     let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
                     entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)
                     entry.lastSeen = max(entry.lastSeen, at)
-                    states[account]?.acks[ack.deviceID] = entry
+                    state.acks[ack.deviceID] = entry
                 }
                 hub.wake(account, nil)
-                // Outside this pass: promoting appends to the log, which may need a pass of its own.
-                Task { await self.promoteIfAcknowledged(account) }
+                // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
+                owners.enqueue(account) { await self.promoteIfAcknowledged(account) }
                 return .ack
             }
         } catch {
@@ -174,8 +173,7 @@ extension KeyVaultService {
     /// A trusted device's challenge: the new device picks the first valid one
     /// for its request (and so its code); a trusted device remembers them all.
     private func noteChallenge(_ body: [UInt8], account: AccountID) throws {
-        try accounts.withLock { states in
-            guard var state = states[account] else { return }
+        try update(account) { state in
             let challenge = try EnrollmentChallenge.accept(body, in: state.circle)
             state.challenges[Hex.encode(challenge.hash)] = challenge
             if challenge.challenger == state.deviceID { state.challenged.insert(Hex.encode(challenge.requestHash)) }
@@ -183,7 +181,6 @@ extension KeyVaultService {
                 state.chosenChallenge = challenge
                 state.pairingCode = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
             }
-            states[account] = state
         }
         hub.wake(account, nil)
     }
@@ -191,15 +188,13 @@ extension KeyVaultService {
     /// The new device's reveal, checked against its request's commitment.
     /// Answers whether it answers a request this device holds.
     private func noteReveal(_ body: [UInt8], account: AccountID) throws -> Bool {
-        try accounts.withLock { states in
-            guard var state = states[account], let hash = EnrollmentReveal.requestHash(of: body),
-                  let request = state.requests.values.first(where: { $0.hash == hash }) else { return false }
+        try update(account) { state in
+            guard let hash = EnrollmentReveal.requestHash(of: body), let request = state.requests.values.first(where: { $0.hash == hash }) else { return false }
             let challenges = state.challenges
             let reveal = try EnrollmentReveal.accept(body, for: request) { challenges[Hex.encode($0)] != nil }
             state.reveals[request.device.deviceID] = reveal
-            states[account] = state
             return true
-        }
+        } ?? false
     }
 
     /// Publishes what this device owes an enrollment: a challenge for every
@@ -208,6 +203,10 @@ extension KeyVaultService {
     /// answered, a challenge gives a relay nothing to guess with unless a person
     /// types a code for that very request, and requests expire or are dismissed.
     func advanceEnrollments(_ account: AccountID) async {
+        await owners.run(account) { await advanceEnrollmentsInJob(account) }
+    }
+
+    private func advanceEnrollmentsInJob(_ account: AccountID) async {
         let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
         let (records, challengedHashes, revealed) = accounts.withLock { states -> ([RelayRecord], [String], Bool) in
             guard let state = states[account], let identity = state.identity else { return ([], [], false) }
@@ -230,14 +229,14 @@ extension KeyVaultService {
         guard !records.isEmpty, relay != nil else { return }
         // Sent, or queued until the relay is back: either way this device has answered.
         await send(records, account: account)
-        accounts.withLock { states in
-            states[account]?.challenged.formUnion(challengedHashes)
-            if revealed { states[account]?.revealed = true }
-        }
         if revealed {
             do { try await vault.markRevealed(account: account) } catch {
                 logger.error("could not record that the reveal went out", metadata: ["account": "\(account)", "problem": "\(error)"])
             }
+        }
+        update(account) { state in
+            state.challenged.formUnion(challengedHashes)
+            if revealed { state.revealed = true }
         }
     }
 
@@ -245,7 +244,7 @@ extension KeyVaultService {
     /// them, and reacts to what they say about this device. An entry that takes
     /// the place of one of this device's own queued entries rebases those after it.
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {
-        try await circleGate.holding {
+        try await owners.run(account) {
             guard let state = accounts.withLock({ $0[account] }) else { return }
             let wasMember = state.circle.isTrusted(state.deviceID)
             var circle = state.circle
@@ -274,10 +273,10 @@ extension KeyVaultService {
                 try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
             let isMember = circle.isTrusted(state.deviceID)
-            accounts.withLock { states in
-                states[account]?.record.currentGeneration = current
-                states[account]?.setCircle(circle)
-                states[account]?.logConfirmed = confirmed
+            update(account) { state in
+                state.record.currentGeneration = current
+                state.setCircle(circle)
+                state.logConfirmed = confirmed
             }
             if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
             for entry in accepted {
@@ -321,14 +320,12 @@ extension KeyVaultService {
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
     func shred(_ account: AccountID) async throws {
         try await vault.destroyKeys(account: account)
-        accounts.withLock { states in
-            states[account]?.keys = [:]
-            states[account]?.owedDeliveries = []
-            states[account]?.promotionDeadlines = [:]
-            states[account]?.items.removeAll { $0.attributes.kind == .generationKey }
-            if let count = states[account]?.generations.count {
-                for i in 0..<count { states[account]?.generations[i].state = .destroyed }
-            }
+        update(account) { state in
+            state.keys = [:]
+            state.owedDeliveries = []
+            state.promotionDeadlines = [:]
+            state.items.removeAll { $0.attributes.kind == .generationKey }
+            for i in state.generations.indices { state.generations[i].state = .destroyed }
         }
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.wake(account, AccountEvent(name: "destroyed", fields: [:]))
@@ -358,10 +355,10 @@ extension KeyVaultService {
             }
             done.append(cursor)
         }
-        accounts.withLock { states in for cursor in done { states[account]?.keptShares[cursor] = nil } }
         do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
             logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
+        update(account) { state in for cursor in done { state.keptShares[cursor] = nil } }
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped
@@ -376,8 +373,8 @@ extension KeyVaultService {
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         // The current generation follows the log (adopt), not the arrival of a key.
         try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility, current: nil)
-        accounts.withLock { states in
-            if states[account]?.circle.isTrusted(state.deviceID) == true { states[account]?.enrollment = nil }
+        update(account) { state in
+            if state.circle.isTrusted(state.deviceID) { state.enrollment = nil }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.wake(account, .keyReady(header.generation, header.keyID))

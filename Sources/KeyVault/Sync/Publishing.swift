@@ -13,7 +13,7 @@ extension KeyVaultService {
     @discardableResult
     func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
                      _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
-        try await circleGate.holding {
+        try await owners.run(id) {
             let state = try existing(id)
             guard let identity = state.identity else { throw Refusal.locked(id) }
             guard let content = try body(state.circle) else { return nil }
@@ -22,11 +22,11 @@ extension KeyVaultService {
             try circle.apply(entry)
             let current = circle.currentGeneration ?? state.record.currentGeneration
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries, promotionDeadline: promotionDeadline)
-            accounts.withLock { states in
-                states[id]?.record.currentGeneration = current
-                states[id]?.setCircle(circle)
-                states[id]?.owedDeliveries.formUnion(deliveries)
-                if let promotionDeadline { states[id]?.promotionDeadlines[promotionDeadline.keyID] = promotionDeadline.at }
+            update(id) { state in
+                state.record.currentGeneration = current
+                state.setCircle(circle)
+                state.owedDeliveries.formUnion(deliveries)
+                if let promotionDeadline { state.promotionDeadlines[promotionDeadline.keyID] = promotionDeadline.at }
             }
             if case .approve(let device, _) = content { hub.wake(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await shred(id) }
@@ -40,7 +40,7 @@ extension KeyVaultService {
     @discardableResult
     func publishQueued(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
-        return await publishGate.holding {
+        return await owners.run(id) {
             // Only an answer from the relay says it is reachable: nothing to send says nothing.
             var answered = false
             var taken: UInt64?
@@ -120,13 +120,12 @@ extension KeyVaultService {
     }
 
     private func confirm(_ id: AccountID, through count: Int, settled: [OwedDelivery]) async throws {
-        try await circleGate.holding {
+        try await owners.run(id) {
             try await vault.confirmLog(account: id, through: count)
             try await vault.settle(account: id, deliveries: settled)
-            accounts.withLock { states in
-                guard let state = states[id] else { return }
-                states[id]?.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
-                states[id]?.owedDeliveries.subtract(settled)
+            update(id) { state in
+                state.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
+                state.owedDeliveries.subtract(settled)
             }
         }
     }
@@ -181,7 +180,8 @@ extension KeyVaultService {
         if isDown, !wasDown { logger.warning("relay unreachable: queueing", metadata: ["problem": "\(error.map { "\($0)" } ?? "")"]) }
         if wasDown, !isDown {
             logger.notice("relay reachable again")
-            Task { await self.publishAllQueued() }
+            // Each account's publish is one of its own jobs (detached: not part of whichever job noticed).
+            Task.detached { await self.publishAllQueued() }
         }
     }
 

@@ -19,72 +19,44 @@ struct AccountState: Sendable {
     var logConfirmed: Int
     /// Shares this device owes the relay.
     var owedDeliveries: Set<OwedDelivery>
-    /// This device's own request, while it waits to be approved.
-    var enrollment: EnrollmentRequest?
-    /// Requests from new devices that this (trusted) device may approve.
-    var requests: [String: EnrollmentRequest] = [:]
-    var approvalFailures: [String: Int]
-    /// New device: its pairing secret, the challenge it answers, the code it shows.
-    var pairingSecret: [UInt8]?
-    var chosenChallenge: EnrollmentChallenge?
-    var revealed = false
-    var pairingCode: String?
-    /// Trusted device: challenges seen from members (by challenge hash), the
-    /// requests this device challenged, and the reveals received (by device).
-    var challenges: [String: EnrollmentChallenge] = [:]
-    var challenged: Set<String> = []
-    var reveals: [String: EnrollmentReveal] = [:]
-    /// Generations (key IDs) this device announced and will promote once every
-    /// trusted device acknowledged them, or at the deadline.
-    var promotionDeadlines: [String: Date]
-    /// Generations (key IDs) each device has acknowledged, and when it was last heard from.
-    var acks: [String: (generations: [String: Date], lastSeen: Date)] = [:]
+    /// Enrollment: this device's own request while it joins, or the requests it answers.
+    var enrollment: Enrollment
+    /// Locked or not, and the unlock back-off.
+    var locking: Locking
+    /// Rotations this device announced and will promote, and what each device acknowledged.
+    var promotions: Promotions
     /// The last relay cursor read for this account (kept in the vault).
     var relayCursor: Int64
     /// What the vault kept of the relay, until it is replayed at start.
     var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.
     var keptShares: [Int64: [UInt8]] = [:]
-    /// When this device first received each request (its own clock: a request's
-    /// signed time is the relay's to choose), and the requests a person dismissed.
-    var requestSeen: [String: Date] = [:]
-    var dismissedRequests: Set<String>
 
     init(snapshot: AccountSnapshot) {
         record = snapshot.account
         generations = snapshot.generations
         items = snapshot.items
-        approvalFailures = snapshot.approvalFailures
         circle = CircleState(account: snapshot.account.id)
         for bytes in snapshot.circleLog {
             // These entries were verified before they were stored; a vault that
             // no longer verifies is left with the prefix that does.
             guard let entry = try? LogEntry.decode(bytes), (try? circle.apply(entry)) != nil else { break }
         }
-        enrollment = snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }
-        pairingSecret = snapshot.pairingSecret
+        enrollment = Enrollment(ownRequest: snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }, secret: snapshot.pairingSecret,
+                                revealed: snapshot.revealed, dismissed: snapshot.dismissedRequests, wrongCodes: snapshot.approvalFailures)
         logConfirmed = min(snapshot.logConfirmed, circle.entries.count)
         owedDeliveries = Set(snapshot.owedDeliveries)
-        promotionDeadlines = snapshot.promotionDeadlines
+        promotions = Promotions(deadlines: snapshot.promotionDeadlines)
+        locking = Locking(throttle: UnlockThrottle(failures: snapshot.account.failedUnlocks, until: snapshot.account.backoffUntil),
+                          accessibility: snapshot.account.accessibility)
         relayCursor = snapshot.relayCursor
         notesToReplay = snapshot.relayNotes
-        dismissedRequests = snapshot.dismissedRequests
-        revealed = snapshot.revealed
-    }
-
-    /// Requests a trusted device answers, lists and may approve: not dismissed
-    /// and not past their lifetime, oldest first.
-    func liveRequests(at now: Date, lifetime: TimeInterval) -> [EnrollmentRequest] {
-        requests.values.filter { request in
-            let id = request.device.deviceID
-            return !dismissedRequests.contains(id) && now.timeIntervalSince(requestSeen[id] ?? now) < lifetime
-        }.sorted { ($0.requestedAt, $0.device.deviceID) < ($1.requestedAt, $1.device.deviceID) }
     }
 
     /// Takes a verified circle; requests from devices now in it are answered.
     mutating func setCircle(_ verified: CircleState) {
         circle = verified
-        requests = requests.filter { verified.members[$0.key] == nil }
+        enrollment.circleChanged(verified)
     }
 
     /// This device's entries that the relay does not hold yet.
@@ -96,7 +68,7 @@ struct AccountState: Sendable {
         if let member = circle.members[deviceID] {
             return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
         }
-        if let enrollment { return .awaitingApproval(since: enrollment.requestedDate) }
+        if let request = enrollment.ownRequest { return .awaitingApproval(since: request.requestedDate) }
         return .member(since: record.createdAt)
     }
 
@@ -113,7 +85,7 @@ struct AccountState: Sendable {
 
     /// Whether keys may be in memory now: unlocked, or `afterFirstUnlock`
     /// (whose keys stay after a lock, as on Apple's platforms).
-    var mayHoldKeys: Bool { !isLocked || record.accessibility == .afterFirstUnlock }
+    var mayHoldKeys: Bool { locking.mayHoldKeys }
 
     /// The key held under a key ID, if the circle announced it (or there is no
     /// circle). A `whenUnlocked` account that is locked holds none, whatever
@@ -132,16 +104,15 @@ struct AccountState: Sendable {
 
     var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
 
-    var isLocked: Bool { kek == nil }
+    var isLocked: Bool { !locking.isUnlocked }
 
     var snapshot: AccountSnapshot { AccountSnapshot(account: record, generations: generations, items: items) }
 
-    var throttle: UnlockThrottle {
-        get { UnlockThrottle(failures: record.failedUnlocks, until: record.backoffUntil) }
-        set {
-            record.failedUnlocks = newValue.failures
-            record.backoffUntil = newValue.until
-        }
+    /// Takes the back-off `Locking` decided, as the vault now holds it.
+    mutating func take(_ locking: Locking) {
+        self.locking = locking
+        record.failedUnlocks = locking.throttle.failures
+        record.backoffUntil = locking.throttle.until
     }
 
     func availability(of selector: KeySelector) -> KeyAvailability {
@@ -170,13 +141,24 @@ struct AccountState: Sendable {
         }
     }
 
-    mutating func lock() {
-        kek = nil
-        identity = nil
-        if record.accessibility == .whenUnlocked { keys = [:] }
+    /// Locks; answers what `Locking` decided, for the caller to announce.
+    mutating func lock() -> [Locking.Effect] {
+        let effects = locking.lock()
+        for effect in effects {
+            switch effect {
+            case .forgetKEK:
+                kek = nil
+                identity = nil
+            case .forgetKeys: keys = [:]
+            case .persistThrottle, .wake: break
+            }
+        }
+        return effects
     }
 
-    mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws {
+    /// Installs the KEK and the unwrapped secrets; answers what `Locking`
+    /// decided (a back-off to clear in the vault, a wake-up).
+    mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
         var keys: [String: SecretKey] = [:]
         for (slot, bytes) in secrets where slot.kind == .generationKey {
             let key = try SecretKey(secureBytes: bytes)
@@ -193,5 +175,9 @@ struct AccountState: Sendable {
         }
         self.kek = kek
         self.keys = keys
+        var locking = self.locking
+        let effects = locking.unlocked()
+        take(locking)
+        return effects
     }
 }

@@ -27,7 +27,6 @@ extension KeyVaultService {
         public var acknowledged: [String: Date]
     }
 
-    static let maxPairingFailures = 5
 
     /// On a new device: make this device's identity for the account, publish
     /// a signed request, and answer with the pairing code. Asking again while
@@ -39,7 +38,7 @@ extension KeyVaultService {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         while ContinuousClock.now < deadline {
             let token = hub.arm(id)
-            if let code = accounts.withLock({ $0[id]?.pairingCode }) {
+            if let code = accounts.withLock({ $0[id]?.enrollment.pairingCode }) {
                 hub.disarm(id, token)
                 // The reveal is on the relay before the person sees the code, so approval can follow at once.
                 await advanceEnrollments(id)
@@ -48,17 +47,17 @@ extension KeyVaultService {
             let left = deadline - ContinuousClock.now
             await hub.wait(id, token, seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
         }
-        return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: accounts.withLock { $0[id]?.pairingCode }, since: ticket.since)
+        return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: accounts.withLock { $0[id]?.enrollment.pairingCode }, since: ticket.since)
     }
 
     private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await owners.run(id) {
             if let state = accounts.withLock({ $0[id] }) {
-                guard let request = state.enrollment, !state.circle.isTrusted(state.deviceID) else {
+                guard let request = state.enrollment.ownRequest, !state.circle.isTrusted(state.deviceID) else {
                     throw Refusal.invalid("the account \(id) is already on this device")
                 }
-                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: state.pairingCode, since: request.requestedDate)
+                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: state.enrollment.pairingCode, since: request.requestedDate)
             }
             // The circle as the relay shows it now; the pairing code binds the request to its head.
             var circle = CircleState(account: id)
@@ -90,6 +89,7 @@ extension KeyVaultService {
             try await vault.insert(snapshot)
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
+            _ = state.locking.unlocked()
             state.identity = identity
             install(id, state)
             // Stored here already: if the relay went away just now, the request waits in the outbox.
@@ -103,8 +103,7 @@ extension KeyVaultService {
     public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
-        return state.liveRequests(at: now(), lifetime: requestLifetime)
-            .filter { (state.approvalFailures[$0.device.deviceID] ?? 0) < Self.maxPairingFailures }
+        return state.enrollment.listed(at: now(), lifetime: requestLifetime)
             .map { EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate) }
     }
 
@@ -117,24 +116,23 @@ extension KeyVaultService {
             let state = try existing(id)
             guard state.identity != nil, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
-            guard let request = state.liveRequests(at: now(), lifetime: requestLifetime).first(where: { $0.device.deviceID == deviceID }) else {
+            var enrollment = state.enrollment
+            let request: EnrollmentRequest
+            switch enrollment.check(code: pairingCode, from: deviceID, at: now(), lifetime: requestLifetime) {
+            case .unknown:
                 throw Refusal(.unknown, "no pending enrollment request from device \(deviceID) (it never came, expired, or was dismissed)")
-            }
-            let failures = state.approvalFailures[deviceID] ?? 0
-            guard failures < Self.maxPairingFailures else {
-                throw Refusal(.denied, "the request from \(deviceID) was cancelled after \(Self.maxPairingFailures) wrong pairing codes; enroll again")
-            }
-            guard let reveal = state.reveals[deviceID], let challenge = state.challenges[Hex.encode(reveal.challengeHash)] else {
+            case .cancelled:
+                throw Refusal(.denied, "the request from \(deviceID) was cancelled after \(Enrollment.maxWrongCodes) wrong pairing codes; enroll again")
+            case .notAnswered:
                 throw Refusal.invalid("the new device has not answered yet; try again in a moment")
-            }
-            let expected = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: reveal.secret)
-            guard ConstantTime.equal(Array(pairingCode.utf8), Array(expected.utf8)) else {
-                let count = failures + 1
+            case .wrongCode(let count):
                 try await vault.recordApprovalFailures(account: id, deviceID: deviceID, failures: count)
-                update(id) { $0.approvalFailures[deviceID] = count }
+                update(id) { $0.enrollment = enrollment }
                 logger.warning("wrong pairing code", metadata: ["account": "\(id)", "device": "\(deviceID)", "failures": "\(count)"])
-                let left = Self.maxPairingFailures - count
+                let left = Enrollment.maxWrongCodes - count
                 throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
+            case .matched(let matched):
+                request = matched
             }
             // Every generation this device holds goes to the new device with the approval, in one relay write.
             let owed = state.knownGenerations.filter { state.heldKey($0.keyID) != nil }.map { OwedDelivery(keyID: $0.keyID, recipient: deviceID) }
@@ -153,9 +151,10 @@ extension KeyVaultService {
         try await owners.run(id) {
             let state = try existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
-            guard state.requests[deviceID] != nil else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
+            var enrollment = state.enrollment
+            guard enrollment.dismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
             try await vault.dismissRequest(account: id, deviceID: deviceID)
-            update(id) { _ = $0.dismissedRequests.insert(deviceID) }
+            update(id) { $0.enrollment = enrollment }
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }
@@ -166,18 +165,18 @@ extension KeyVaultService {
             let id = member.keys.deviceID
             let acked: [String: Date] = id == state.deviceID
                 ? Dictionary(state.generations.filter { state.keys[$0.keyID] != nil }.map { ($0.keyID, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
-                : state.acks[id]?.generations ?? [:]
+                : state.promotions.acknowledgements[id]?.generations ?? [:]
             let numbers = Set(acked.keys.compactMap { state.circle.announced(keyID: $0)?.generation })
             return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
-                                 lastSeen: id == state.deviceID ? now() : state.acks[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
+                                 lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
                                  generations: numbers.sorted(), acknowledged: acked)
         }
-        for request in state.liveRequests(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
+        for request in state.enrollment.listed(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",
                                      lastSeen: request.requestedDate, generations: [], acknowledged: [:]))
         }
         if state.circle.isEmpty {
-            out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment == nil ? "trusted" : "pending",
+            out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment.ownRequest == nil ? "trusted" : "pending",
                                      lastSeen: now(), generations: state.generations.map(\.number), acknowledged: [:]))
         }
         return out.sorted { $0.deviceId < $1.deviceId }

@@ -92,28 +92,45 @@ extension KeyVaultService {
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
         }
-        try await vault.clearPromotionDeadline(account: id, keyID: keyID)
-        update(id) { _ = $0.promotionDeadlines.removeValue(forKey: keyID) }
+        guard let state = accounts.withLock({ $0[id] }) else { return }
+        var promotions = state.promotions
+        for case .clearDeadline(let done) in promotions.promoted(keyID: keyID) {
+            try await vault.clearPromotionDeadline(account: id, keyID: done)
+        }
+        update(id) { $0.promotions = promotions }
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
         await publishQueued(id)
     }
 
-    /// After every ack: promote a generation this device announced once every trusted device holds it.
-    func promoteIfAcknowledged(_ id: AccountID) async {
-        await owners.run(id) { await promoteIfAcknowledgedInJob(id) }
+    /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
+    func promoteDue(_ id: AccountID) async {
+        await owners.run(id) {
+            guard let state = accounts.withLock({ $0[id] }), state.identity != nil else { return }  // locked: at the unlock
+            await perform(state.promotions.due(circle: state.circle, me: state.deviceID, at: now()), for: id)
+        }
     }
 
-    private func promoteIfAcknowledgedInJob(_ id: AccountID) async {
-        let due = accounts.withLock { states -> [String] in
-            guard let state = states[id], state.identity != nil else { return [] }
-            let trusted = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }
-            return state.promotionDeadlines.keys.filter { keyID in
-                !state.circle.isPromoted(keyID: keyID) && trusted.allSatisfy { state.acks[$0]?.generations[keyID] != nil }
-            }.sorted()
+    /// What `Promotions` asked for, in order.
+    func perform(_ effects: [Promotions.Effect], for id: AccountID) async {
+        for effect in effects {
+            switch effect {
+            case .persistDeadline(let keyID, let at):
+                do { try await vault.setPromotionDeadline(account: id, keyID: keyID, at: at) } catch {
+                    logger.error("could not keep a promotion deadline", metadata: ["account": "\(id)", "problem": "\(error)"])
+                }
+            case .schedule(let keyID, let at): schedulePromotionDeadline(id, keyID: keyID, at: at)
+            case .promote(let keyID):
+                do { try await promote(id, keyID: keyID) } catch {
+                    logger.warning("promotion failed", metadata: ["account": "\(id)", "keyId": "\(keyID)", "problem": "\(error)"])
+                }
+            case .clearDeadline(let keyID):
+                do { try await vault.clearPromotionDeadline(account: id, keyID: keyID) } catch {
+                    logger.error("could not clear a promotion deadline", metadata: ["account": "\(id)", "problem": "\(error)"])
+                }
+            }
         }
-        for keyID in due { try? await promote(id, keyID: keyID) }
     }
 
     /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
@@ -122,19 +139,20 @@ extension KeyVaultService {
         Task.detached {
             let wait = deadline.timeIntervalSince(self.now())
             if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
-            try? await self.owners.run(id) {
-                guard self.accounts.withLock({ $0[id]?.promotionDeadlines[keyID] != nil }) else { return }
-                try await self.promote(id, keyID: keyID)
+            await self.owners.run(id) {
+                guard let state = self.accounts.withLock({ $0[id] }) else { return }
+                await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)
             }
         }
     }
 
     /// At start: the deadlines of promotions this device still owes.
     func resumePromotionDeadlines() {
-        let all: [AccountID: [String: Date]] = accounts.withLock { $0.mapValues(\.promotionDeadlines) }
-        for (id, deadlines) in all {
-            for (keyID, at) in deadlines { schedulePromotionDeadline(id, keyID: keyID, at: at) }
-            owners.enqueue(id) { await self.promoteIfAcknowledged(id) }
+        for id in accountIDs {
+            owners.enqueue(id) {
+                guard let state = self.accounts.withLock({ $0[id] }) else { return }
+                await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
+            }
         }
     }
 

@@ -169,6 +169,7 @@ public final class KeyVaultService: Sendable {
             }
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
+            _ = state.locking.unlocked()
             state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
             install(id, state)
@@ -181,13 +182,8 @@ public final class KeyVaultService: Sendable {
         try await owners.run(id) {
             let state = try existing(id)
             let (kek, secrets) = try await verify(passphrase, for: state)
-            do {
-                try update(id) { try $0.unlock(kek: kek, secrets: secrets) }
-            } catch VaultError.corrupt(let why) {
-                throw Refusal.damaged(id, why)
-            }
+            try await install(unlocked: id, from: state, kek: kek, secrets: secrets)
             logger.info("account unlocked", metadata: ["account": "\(id)"])
-            hub.wake(id, .unlocked)
             // Shares that arrived while locked are sealed on the relay: take them in now.
             if relay != nil {
                 // The account's next job, before anything asked after this unlock: entries that needed
@@ -205,9 +201,9 @@ public final class KeyVaultService: Sendable {
     public func lock(_ id: AccountID) async throws {
         try await owners.run(id) {
             _ = try existing(id)
-            update(id) { $0.lock() }
+            let effects = update(id) { $0.lock() } ?? []
             logger.info("account locked", metadata: ["account": "\(id)"])
-            hub.wake(id, .locked)
+            for case .wake(let event) in effects { hub.wake(id, event) }
         }
     }
 
@@ -228,12 +224,11 @@ public final class KeyVaultService: Sendable {
                 return item
             }
             try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
-            try update(id) { state in
-                state.items = items
-                state.record.salt = salt
-                state.record.kdf = parameters
-                try state.unlock(kek: kek, secrets: secrets)
-            }
+            var next = state
+            next.items = items
+            next.record.salt = salt
+            next.record.kdf = parameters
+            try await install(unlocked: id, from: next, kek: kek, secrets: secrets)
             logger.info("passphrase changed", metadata: ["account": "\(id)"])
         }
     }
@@ -294,30 +289,55 @@ public final class KeyVaultService: Sendable {
     /// runs the answer is `throttled` and no KDF work is done.
     private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [ItemSlot: SecureBytes]) {
         let id = state.record.id
-        if let wait = state.throttle.retryAfter(at: now()) {
+        if case .throttled(let wait) = state.locking.attempt(at: now()) {
             throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
         }
         let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: state.record.salt, parameters: state.record.kdf)
         do {
-            let secrets = try state.unwrapAll(with: kek)
-            if state.record.failedUnlocks > 0 { try await setThrottle(UnlockThrottle(failures: 0, until: .init(timeIntervalSince1970: 0)), for: id) }
-            return (kek, secrets)
+            return (kek, try state.unwrapAll(with: kek))
         } catch CryptoError.authenticationFailed where state.kekOpensAnyItem(kek) {
             // The right passphrase, and a stored secret that fails under it: damage, not a guess.
             logger.error("vault item fails authentication under the right passphrase", metadata: ["account": "\(id)"])
             throw Refusal.damaged(id, "a wrapped secret fails its integrity check under the right passphrase (altered, or moved from another slot)")
         } catch CryptoError.authenticationFailed {
             let backoff = policy.current.backoff
-            let next = state.throttle.failed(at: now(), base: backoff.baseSeconds, max: backoff.maxSeconds)
-            try await setThrottle(next, for: id)
-            logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(next.failures)"])
+            var locking = state.locking
+            let effects = locking.wrongPassphrase(at: now(), baseSeconds: backoff.baseSeconds, maxSeconds: backoff.maxSeconds)
+            do {
+                try await persist(effects, for: id)
+            } catch {
+                // Fails closed: a wrong guess that cannot be recorded still costs the back-off (in memory,
+                // until the daemon stops), and the answer is the back-off, not an error a guesser could tell apart.
+                logger.error("could not record a wrong passphrase", metadata: ["account": "\(id)", "problem": "\(error)"])
+                update(id) { $0.take(locking) }
+                let wait = locking.throttle.retryAfter(at: now()) ?? 1
+                throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
+            }
+            update(id) { $0.take(locking) }
+            logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(locking.throttle.failures)"])
             throw Refusal(.denied, "wrong passphrase for \(id)")
         }
     }
 
-    private func setThrottle(_ throttle: UnlockThrottle, for id: AccountID) async throws {
-        try await vault.recordUnlockAttempt(account: id, failures: throttle.failures, backoffUntil: throttle.until)
-        update(id) { $0.throttle = throttle }
+    /// What `Locking` asked to keep in the vault.
+    private func persist(_ effects: [Locking.Effect], for id: AccountID) async throws {
+        for case .persistThrottle(let throttle) in effects {
+            try await vault.recordUnlockAttempt(account: id, failures: throttle.failures, backoffUntil: throttle.until)
+        }
+    }
+
+    /// Unlocks with secrets unwrapped under `kek`: the vault's back-off is cleared first, then memory changes.
+    private func install(unlocked id: AccountID, from state: AccountState, kek: SecretKey, secrets: [ItemSlot: SecureBytes]) async throws {
+        var next = state
+        let effects: [Locking.Effect]
+        do {
+            effects = try next.unlock(kek: kek, secrets: secrets)
+        } catch VaultError.corrupt(let why) {
+            throw Refusal.damaged(id, why)
+        }
+        try await persist(effects, for: id)
+        update(id) { $0 = next }
+        for case .wake(let event) in effects { hub.wake(id, event) }
     }
 }
 

@@ -119,14 +119,10 @@ extension KeyVaultService {
             case .request:
                 let request = try EnrollmentRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                return update(account) { state -> RelayRecord.Kind? in
-                    guard state.circle.isTrusted(state.deviceID), state.circle.members[request.device.deviceID] == nil,
-                          state.circle.contains(hash: request.headHash) else { return nil }
-                    let id = request.device.deviceID
-                    state.requests[id] = request
-                    state.requestSeen[id] = min(state.requestSeen[id] ?? seenAt, seenAt)
-                    return .request
-                } ?? nil
+                let kept = update(account) { state in
+                    state.enrollment.requestArrived(request, circle: state.circle, me: state.deviceID, at: seenAt)
+                } ?? false
+                return kept ? .request : nil
             case .challenge:
                 try noteChallenge(row.record.body, account: account)
                 return .challenge
@@ -145,21 +141,13 @@ extension KeyVaultService {
                 return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
-                try update(account) { state in
-                    // A removed device's word no longer counts, not even for what it held.
-                    guard let member = state.circle.members[ack.deviceID], !member.revoked, ack.account == account else {
-                        throw ProtocolError.untrustedSigner(ack.deviceID)
-                    }
-                    guard ack.isSigned(by: member.keys.signing) else { throw ProtocolError.badSignature("an acknowledgement") }
-                    var entry = state.acks[ack.deviceID] ?? (generations: [:], lastSeen: .distantPast)
-                    let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
-                    entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)
-                    entry.lastSeen = max(entry.lastSeen, at)
-                    state.acks[ack.deviceID] = entry
-                }
+                guard let state = accounts.withLock({ $0[account] }) else { return nil }
+                var promotions = state.promotions
+                let effects = try promotions.acknowledged(ack, circle: state.circle, me: state.deviceID, at: now())
+                update(account) { $0.promotions = promotions }
                 hub.wake(account, nil)
                 // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
-                owners.enqueue(account) { await self.promoteIfAcknowledged(account) }
+                if !effects.isEmpty { owners.enqueue(account) { await self.promoteDue(account) } }
                 return .ack
             }
         } catch {
@@ -174,13 +162,7 @@ extension KeyVaultService {
     /// for its request (and so its code); a trusted device remembers them all.
     private func noteChallenge(_ body: [UInt8], account: AccountID) throws {
         try update(account) { state in
-            let challenge = try EnrollmentChallenge.accept(body, in: state.circle)
-            state.challenges[Hex.encode(challenge.hash)] = challenge
-            if challenge.challenger == state.deviceID { state.challenged.insert(Hex.encode(challenge.requestHash)) }
-            if let request = state.enrollment, let secret = state.pairingSecret, state.chosenChallenge == nil, challenge.requestHash == request.hash {
-                state.chosenChallenge = challenge
-                state.pairingCode = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
-            }
+            _ = try state.enrollment.challengeArrived(body, circle: state.circle, me: state.deviceID)
         }
         hub.wake(account, nil)
     }
@@ -188,13 +170,7 @@ extension KeyVaultService {
     /// The new device's reveal, checked against its request's commitment.
     /// Answers whether it answers a request this device holds.
     private func noteReveal(_ body: [UInt8], account: AccountID) throws -> Bool {
-        try update(account) { state in
-            guard let hash = EnrollmentReveal.requestHash(of: body), let request = state.requests.values.first(where: { $0.hash == hash }) else { return false }
-            let challenges = state.challenges
-            let reveal = try EnrollmentReveal.accept(body, for: request) { challenges[Hex.encode($0)] != nil }
-            state.reveals[request.device.deviceID] = reveal
-            return true
-        } ?? false
+        try update(account) { try $0.enrollment.revealArrived(body) } ?? false
     }
 
     /// Publishes what this device owes an enrollment: a challenge for every
@@ -208,113 +184,56 @@ extension KeyVaultService {
 
     private func advanceEnrollmentsInJob(_ account: AccountID) async {
         let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
-        let (records, challengedHashes, revealed) = accounts.withLock { states -> ([RelayRecord], [String], Bool) in
-            guard let state = states[account], let identity = state.identity else { return ([], [], false) }
-            var records: [RelayRecord] = []
-            var hashes: [String] = []
-            if state.circle.isTrusted(state.deviceID) {
-                let unanswered = state.liveRequests(at: now(), lifetime: lifetime).filter { !state.challenged.contains(Hex.encode($0.hash)) }
-                for request in unanswered {
-                    records.append(.challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing)))
-                    hashes.append(Hex.encode(request.hash))
-                }
+        guard relay != nil, let state = accounts.withLock({ $0[account] }), let identity = state.identity else { return }
+        let owed = state.enrollment.owed(at: now(), lifetime: lifetime, circle: state.circle, me: state.deviceID)
+        guard !owed.isEmpty else { return }
+        let records: [RelayRecord] = owed.map { item in
+            switch item {
+            case .challenge(let request): return .challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing))
+            case .reveal(let request, let challenge, let secret): return .reveal(.make(request: request, challenge: challenge, secret: secret, signer: identity.signing))
             }
-            var revealed = false
-            if let request = state.enrollment, let challenge = state.chosenChallenge, let secret = state.pairingSecret, !state.revealed {
-                records.append(.reveal(.make(request: request, challenge: challenge, secret: secret, signer: identity.signing)))
-                revealed = true
-            }
-            return (records, hashes, revealed)
         }
-        guard !records.isEmpty, relay != nil else { return }
         // Sent, or queued until the relay is back: either way this device has answered.
         await send(records, account: account)
-        if revealed {
+        if owed.contains(where: { if case .reveal = $0 { return true } else { return false } }) {
             do { try await vault.markRevealed(account: account) } catch {
                 logger.error("could not record that the reveal went out", metadata: ["account": "\(account)", "problem": "\(error)"])
             }
         }
-        update(account) { state in
-            state.challenged.formUnion(challengedHashes)
-            if revealed { state.revealed = true }
-        }
+        update(account) { $0.enrollment.sent(owed) }
     }
 
-    /// Verifies log entries from the relay against the account's circle, stores
-    /// them, and reacts to what they say about this device. An entry that takes
-    /// the place of one of this device's own queued entries rebases those after it.
+    /// Verifies log entries from the relay against the account's circle
+    /// (`CircleSync`, pure), stores what it accepted, then publishes it and
+    /// reacts to what the entries say about this device.
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {
         try await owners.run(account) {
             guard let state = accounts.withLock({ $0[account] }) else { return }
-            let wasMember = state.circle.isTrusted(state.deviceID)
-            var circle = state.circle
-            var confirmed = state.logConfirmed
-            var accepted: [LogEntry] = []
-            var rebasedFrom: UInt64?
-            for entry in entries {
-                if entry.seq < circle.nextSeq, circle.entries[Int(entry.seq)].hash != entry.hash, entry.seq >= UInt64(confirmed) {
-                    circle = try rebase(state, circle: circle, after: entry)
-                    rebasedFrom = min(rebasedFrom ?? entry.seq, entry.seq)
-                    accepted.append(entry)
-                } else {
-                    let before = circle.nextSeq
-                    try circle.apply(entry)
-                    if circle.nextSeq > before { accepted.append(entry) }
-                }
-                // The relay holds this entry, so every entry before it too.
-                confirmed = max(confirmed, Int(entry.seq) + 1)
-            }
-            guard !accepted.isEmpty || confirmed != state.logConfirmed else { return }
+            let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
+            guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
+            let circle = outcome.circle, confirmed = outcome.confirmed
             let current = circle.currentGeneration ?? state.record.currentGeneration
-            if let from = rebasedFrom {
+            if let from = outcome.rewrittenFrom {
                 try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) },
                                            confirmed: confirmed, current: current)
+                logger.notice("rebased this device's queued entries after another device's", metadata: ["account": "\(account)", "seq": "\(from)"])
+                for body in outcome.dropped {
+                    logger.notice("a queued entry was done by another device meanwhile", metadata: ["account": "\(account)", "kind": "\(body.kind)"])
+                }
             } else {
-                try await vault.appendLog(account: account, entries: accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
+                try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
-            let isMember = circle.isTrusted(state.deviceID)
             update(account) { state in
                 state.record.currentGeneration = current
                 state.setCircle(circle)
                 state.logConfirmed = confirmed
             }
-            if accepted.contains(where: { $0.body == .destroy }) { try await shred(account) }
-            for entry in accepted {
-                switch entry.body {
-                case .approve(let device, _): hub.wake(account, .deviceEnrolled(device.deviceID))
-                case .announce(let generation, let keyID, _) where entry.signer != state.deviceID: hub.wake(account, .rotated(Int(generation), Hex.encode(keyID)))
-                case .revoke(let deviceID): hub.wake(account, .deviceRevoked(deviceID))
-                default: break
-                }
-            }
+            if outcome.destroyed { try await shred(account) }
+            for event in outcome.events { hub.wake(account, event) }
             // Waiting reads decide again: what they ask for may be known now (an approval and a rebase are accepted entries too).
-            if !accepted.isEmpty { hub.wake(account, nil) }
-            if isMember, !wasMember { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
+            if !outcome.accepted.isEmpty { hub.wake(account, nil) }
+            if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
         }
-    }
-
-    /// Another device's `entry` took the number of one of this device's queued
-    /// entries: the circle up to it, then this device's entries again on top,
-    /// signed anew. One that no longer applies (the device is already revoked,
-    /// the key already promoted) is dropped: it is done already.
-    private func rebase(_ state: AccountState, circle: CircleState, after entry: LogEntry) throws -> CircleState {
-        let account = state.record.id
-        guard let identity = state.identity else {
-            throw ProtocolError.invalid("entry \(entry.seq) takes the place of one this device queued; it is rebased at the next unlock")
-        }
-        var rebased = try circle.prefix(Int(entry.seq))
-        try rebased.apply(entry)
-        for mine in circle.entries[Int(entry.seq)...] {
-            let again = rebased.nextEntry(mine.body, signer: identity.signing, signerID: state.deviceID,
-                                          at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
-            do {
-                try rebased.apply(again)
-            } catch {
-                logger.notice("a queued entry was done by another device meanwhile", metadata: ["account": "\(account)", "kind": "\(mine.body.kind)"])
-            }
-        }
-        logger.notice("rebased this device's queued entries after another device's", metadata: ["account": "\(account)", "seq": "\(entry.seq)"])
-        return rebased
     }
 
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
@@ -323,7 +242,7 @@ extension KeyVaultService {
         update(account) { state in
             state.keys = [:]
             state.owedDeliveries = []
-            state.promotionDeadlines = [:]
+            state.promotions.shredded()
             state.items.removeAll { $0.attributes.kind == .generationKey }
             for i in state.generations.indices { state.generations[i].state = .destroyed }
         }
@@ -374,7 +293,7 @@ extension KeyVaultService {
         // The current generation follows the log (adopt), not the arrival of a key.
         try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility, current: nil)
         update(account) { state in
-            if state.circle.isTrusted(state.deviceID) { state.enrollment = nil }
+            if state.circle.isTrusted(state.deviceID) { state.enrollment.joined() }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.wake(account, .keyReady(header.generation, header.keyID))

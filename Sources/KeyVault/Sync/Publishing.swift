@@ -26,7 +26,8 @@ extension KeyVaultService {
                 state.record.currentGeneration = current
                 state.setCircle(circle)
                 state.owedDeliveries.formUnion(deliveries)
-                if let promotionDeadline { state.promotionDeadlines[promotionDeadline.keyID] = promotionDeadline.at }
+                // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
+                if let promotionDeadline { _ = state.promotions.announced(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
             }
             if case .approve(let device, _) = content { hub.wake(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await shred(id) }

@@ -259,6 +259,13 @@ public final class Vault: Sendable {
         }
     }
 
+    public func setPromotionDeadline(account: AccountID, keyID: String, at deadline: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
+                           arguments: [account.rawValue, keyID, deadline.timeIntervalSince1970])
+        }
+    }
+
     public func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])

@@ -1,0 +1,314 @@
+import Foundation
+import KeyVault
+import Testing
+
+/// The account's state machines alone: no daemon, no vault, no relay; time is
+/// passed in. Each event returns what the owner is to do.
+struct MachineFixture {
+    struct Device {
+        let signing = SigningKey.generate()
+        let box = BoxSecretKey.generate()
+        let name: String
+        var keys: DeviceKeys { DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: name) }
+        var id: String { keys.deviceID }
+    }
+
+    let account = try! AccountID(validating: "machines")
+    let a = Device(name: "a")
+    let b = Device(name: "b")
+    let c = Device(name: "c")
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func entry(_ circle: CircleState, by device: Device, _ body: LogEntry.Body, at offset: Double = 0) -> LogEntry {
+        LogEntry.make(account: account, seq: circle.nextSeq, previousHash: circle.headHash, signer: device.signing,
+                      signerID: device.id, body: body, at: t0.addingTimeInterval(offset))
+    }
+
+    func append(_ circle: inout CircleState, by device: Device, _ body: LogEntry.Body) throws {
+        try circle.apply(entry(circle, by: device, body))
+    }
+
+    /// Genesis by A (generation 1), then B approved.
+    func circle(withB: Bool = true) throws -> CircleState {
+        var circle = CircleState(account: account)
+        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0))
+        if withB { try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32))) }
+        return circle
+    }
+
+    func request(from device: Device, on circle: CircleState, secret: [UInt8], at offset: Double = 0) -> EnrollmentRequest {
+        EnrollmentRequest.make(account: account, device: device.keys, signer: device.signing, headHash: circle.headHash, secret: secret,
+                               at: t0.addingTimeInterval(offset))
+    }
+}
+
+@Suite("State machine: circle sync")
+struct CircleSyncTests {
+    let f = MachineFixture()
+
+    @Test("another device's entries are accepted, confirmed and announced as events; a replay changes nothing")
+    func acceptsAndConfirms() throws {
+        let base = try f.circle()
+        let announce = f.entry(base, by: f.b, .announce(generation: 2, keyID: [UInt8](repeating: 2, count: 16), keyCreatedAt: 5))
+        let outcome = try CircleSync.adopt([announce], into: base, confirmed: base.entries.count, me: f.a.id, signer: f.a.signing)
+        #expect(outcome.accepted == [announce])
+        #expect(outcome.confirmed == base.entries.count + 1)
+        #expect(outcome.events == [.rotated(2, Hex.encode([UInt8](repeating: 2, count: 16)))])
+        #expect(outcome.rewrittenFrom == nil && !outcome.destroyed && !outcome.joined)
+        let again = try CircleSync.adopt([announce], into: outcome.circle, confirmed: outcome.confirmed, me: f.a.id, signer: f.a.signing)
+        #expect(again.isEmpty)
+    }
+
+    @Test("an entry that takes the number of this device's unconfirmed entry rebases it after; a moot one is dropped; locked, it waits")
+    func rebases() throws {
+        let base = try f.circle()
+        let confirmed = base.entries.count
+        // A appended a revoke of B locally; meanwhile B announced a key at the same number.
+        var mine = base
+        try f.append(&mine, by: f.a, .announce(generation: 2, keyID: [UInt8](repeating: 0xa, count: 16), keyCreatedAt: 1))
+        let theirs = f.entry(base, by: f.b, .announce(generation: 2, keyID: [UInt8](repeating: 0xb, count: 16), keyCreatedAt: 1))
+        let outcome = try CircleSync.adopt([theirs], into: mine, confirmed: confirmed, me: f.a.id, signer: f.a.signing)
+        #expect(outcome.rewrittenFrom == UInt64(confirmed))
+        #expect(outcome.circle.entries[confirmed] == theirs)
+        #expect(outcome.circle.entries.count == confirmed + 2)
+        #expect(outcome.circle.entries[confirmed + 1].signer == f.a.id)
+        #expect(outcome.dropped.isEmpty)
+        // Locked: no key to re-sign with, so nothing is adopted until the unlock.
+        #expect(throws: ProtocolError.self) { try CircleSync.adopt([theirs], into: mine, confirmed: confirmed, me: f.a.id, signer: nil) }
+        // A queued promote of a key another device already promoted is dropped in the rebase.
+        var announced = base
+        try f.append(&announced, by: f.a, .announce(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16), keyCreatedAt: 1))
+        var queued = announced
+        try f.append(&queued, by: f.a, .promote(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16)))
+        let promotedByB = f.entry(announced, by: f.b, .promote(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16)))
+        let moot = try CircleSync.adopt([announced.entries.last!, promotedByB], into: queued, confirmed: confirmed, me: f.a.id, signer: f.a.signing)
+        #expect(moot.dropped.count == 1)
+        #expect(moot.circle.current?.keyID == Hex.encode([UInt8](repeating: 0xc, count: 16)))
+    }
+
+    @Test("a device sees its own approval (joined) and a destroy (shred)")
+    func joinedAndDestroyed() throws {
+        let onlyA = try f.circle(withB: false)
+        let approve = f.entry(onlyA, by: f.a, .approve(device: f.b.keys, requestHash: [UInt8](repeating: 1, count: 32)))
+        let joined = try CircleSync.adopt([approve], into: onlyA, confirmed: 1, me: f.b.id, signer: nil)
+        #expect(joined.joined)
+        #expect(joined.events == [.deviceEnrolled(f.b.id)])
+        let destroy = f.entry(joined.circle, by: f.a, .destroy)
+        #expect(try CircleSync.adopt([destroy], into: joined.circle, confirmed: 2, me: f.b.id, signer: nil).destroyed)
+    }
+
+    @Test("an entry that does not verify is refused with its reason, and nothing is adopted")
+    func refuses() throws {
+        let base = try f.circle()
+        let forged = f.entry(base, by: f.c, .approve(device: f.c.keys, requestHash: [UInt8](repeating: 3, count: 32)))
+        #expect(throws: ProtocolError.untrustedSigner(f.c.id)) {
+            try CircleSync.adopt([forged], into: base, confirmed: base.entries.count, me: f.a.id, signer: f.a.signing)
+        }
+    }
+}
+
+@Suite("State machine: promotions")
+struct PromotionTests {
+    let f = MachineFixture()
+
+    func ack(_ device: MachineFixture.Device, _ keyID: String, at offset: Double) -> ShareAck {
+        ShareAck.make(account: f.account, generation: 2, keyID: keyID, deviceID: device.id, signer: device.signing, at: f.t0.addingTimeInterval(offset))
+    }
+
+    @Test("announced: the deadline is kept and scheduled; due once every other trusted device acknowledged; then cleared")
+    func afterAcknowledgements() throws {
+        var circle = try f.circle()
+        try f.append(&circle, by: f.a, .approve(device: f.c.keys, requestHash: [UInt8](repeating: 8, count: 32)))
+        let keyID = Hex.encode([UInt8](repeating: 0x22, count: 16))
+        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: Hex.decode(keyID)!, keyCreatedAt: 1))
+        var promotions = Promotions()
+        let deadline = f.t0.addingTimeInterval(3600)
+        let r0 = promotions.announced(keyID: keyID, deadline: deadline)
+        #expect(r0 == [.persistDeadline(keyID: keyID, at: deadline), .schedule(keyID: keyID, at: deadline)])
+        // The announcing device needs no acknowledgement of its own; B alone is not enough.
+        let r1 = try promotions.acknowledged(ack(f.b, keyID, at: 1), circle: circle, me: f.a.id, at: f.t0)
+        #expect(r1 == [])
+        let r2 = try promotions.acknowledged(ack(f.c, keyID, at: 2), circle: circle, me: f.a.id, at: f.t0)
+        #expect(r2 == [.promote(keyID: keyID)])
+        #expect(promotions.acknowledgements[f.c.id]?.generations[keyID] == f.t0.addingTimeInterval(2))
+        let r3 = promotions.promoted(keyID: keyID)
+        #expect(r3 == [.clearDeadline(keyID: keyID)])
+        let r4 = promotions.promoted(keyID: keyID)
+        #expect(r4 == [])
+        #expect(promotions.deadlines.isEmpty)
+    }
+
+    @Test("at the deadline it is due whoever acknowledged; not if another device promoted it; resumed at start")
+    func atTheDeadline() throws {
+        var circle = try f.circle()
+        let keyID = Hex.encode([UInt8](repeating: 0x33, count: 16))
+        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: Hex.decode(keyID)!, keyCreatedAt: 1))
+        let deadline = f.t0.addingTimeInterval(60)
+        var promotions = Promotions()
+        _ = promotions.announced(keyID: keyID, deadline: deadline)
+        #expect(promotions.due(circle: circle, me: f.a.id, at: f.t0) == [])
+        #expect(promotions.due(circle: circle, me: f.a.id, at: deadline) == [.promote(keyID: keyID)])
+        #expect(promotions.deadlinePassed(keyID: keyID, circle: circle) == [.promote(keyID: keyID)])
+        #expect(Promotions(deadlines: [keyID: deadline]).resumed(circle: circle, me: f.a.id, at: f.t0) == [.schedule(keyID: keyID, at: deadline)])
+        try f.append(&circle, by: f.b, .promote(generation: 2, keyID: Hex.decode(keyID)!))
+        #expect(promotions.deadlinePassed(keyID: keyID, circle: circle) == [])
+        #expect(promotions.due(circle: circle, me: f.a.id, at: deadline) == [])
+    }
+
+    @Test("an acknowledgement from a revoked or unknown device, or with a bad signature, is refused and changes nothing")
+    func refusesAcknowledgements() throws {
+        var circle = try f.circle()
+        let keyID = Hex.encode([UInt8](repeating: 0x44, count: 16))
+        var promotions = Promotions()
+        _ = promotions.announced(keyID: keyID, deadline: f.t0.addingTimeInterval(60))
+        func refusal(_ ack: ShareAck) -> ProtocolError? {
+            do {
+                _ = try promotions.acknowledged(ack, circle: circle, me: f.a.id, at: f.t0)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        #expect(refusal(ack(f.c, keyID, at: 1)) == .untrustedSigner(f.c.id))
+        var forged = ack(f.b, keyID, at: 1)
+        forged.receivedAt += 1
+        #expect(refusal(forged) == .badSignature("an acknowledgement"))
+        try f.append(&circle, by: f.a, .revoke(deviceID: f.b.id))
+        #expect(refusal(ack(f.b, keyID, at: 1)) == .untrustedSigner(f.b.id))
+        #expect(promotions.acknowledgements.isEmpty)
+    }
+}
+
+@Suite("State machine: enrollment")
+struct EnrollmentMachineTests {
+    let f = MachineFixture()
+
+    @Test("the whole exchange: request, a challenge for it, the code on the new device, the reveal once, the code checked on the trusted one")
+    func exchange() throws {
+        let circle = try f.circle(withB: false)
+        let secret = [UInt8](repeating: 9, count: 32)
+        let request = f.request(from: f.b, on: circle, secret: secret)
+        var trusted = Enrollment()
+        var joining = Enrollment(ownRequest: request, secret: secret)
+
+        let r5 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0)
+        #expect(r5)
+        let owed = trusted.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.a.id)
+        #expect(owed == [.challenge(request)])
+        trusted.sent(owed)
+        #expect(trusted.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.a.id).isEmpty)
+
+        let challenge = EnrollmentChallenge.make(request: request, challenger: f.a.id, signer: f.a.signing)
+        let r6 = try trusted.challengeArrived(challenge.encoded, circle: circle, me: f.a.id)
+        #expect(r6 == false)
+        let r7 = try joining.challengeArrived(challenge.encoded, circle: circle, me: f.b.id)
+        #expect(r7)
+        let code = try #require(joining.pairingCode)
+        let reveals = joining.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.b.id)
+        guard case .reveal(_, _, let revealedSecret)? = reveals.first, reveals.count == 1 else { Issue.record("no reveal: \(reveals)"); return }
+        joining.sent(reveals)
+        #expect(joining.revealed)
+        #expect(joining.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.b.id).isEmpty, "a reveal goes out once")
+
+        let r8 = trusted.check(code: code, from: f.b.id, at: f.t0, lifetime: 3600)
+        #expect(r8 == .notAnswered)
+        let reveal = EnrollmentReveal.make(request: request, challenge: challenge, secret: revealedSecret, signer: f.b.signing)
+        let r9 = try trusted.revealArrived(reveal.encoded)
+        #expect(r9)
+        let wrong = code == "000000" ? "111111" : "000000"
+        let r10 = trusted.check(code: wrong, from: f.b.id, at: f.t0, lifetime: 3600)
+        #expect(r10 == .wrongCode(failures: 1))
+        let r11 = trusted.check(code: code, from: f.b.id, at: f.t0, lifetime: 3600)
+        #expect(r11 == .matched(request))
+    }
+
+    @Test("every live request is challenged, however many; expired and dismissed ones are not, nor listed, nor approvable")
+    func noCapExpiryAndDismissal() throws {
+        let circle = try f.circle(withB: false)
+        var trusted = Enrollment()
+        var requests: [EnrollmentRequest] = []
+        for i in 0..<20 {
+            let junk = MachineFixture.Device(name: "junk \(i)")
+            let request = f.request(from: junk, on: circle, secret: Random.bytes(32), at: Double(i))
+            let r12 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0.addingTimeInterval(Double(i)))
+            #expect(r12)
+            requests.append(request)
+        }
+        #expect(trusted.owed(at: f.t0.addingTimeInterval(20), lifetime: 3600, circle: circle, me: f.a.id).count == 20)
+        let first = requests[0].device.deviceID
+        let r13 = trusted.dismiss(first)
+        #expect(r13)
+        let r14 = trusted.dismiss(MachineFixture.Device(name: "never").id)
+        #expect(!r14)
+        #expect(trusted.listed(at: f.t0.addingTimeInterval(20), lifetime: 3600).count == 19)
+        let r15 = trusted.check(code: "123456", from: first, at: f.t0.addingTimeInterval(20), lifetime: 3600)
+        #expect(r15 == .unknown)
+        // An hour after each arrived (this device's clock), each is gone in turn.
+        #expect(trusted.live(at: f.t0.addingTimeInterval(3600 + 9.5), lifetime: 3600).count == 10)
+        let r16 = trusted.check(code: "123456", from: requests[5].device.deviceID, at: f.t0.addingTimeInterval(3600 + 9.5), lifetime: 3600)
+        #expect(r16 == .unknown)
+    }
+
+    @Test("five wrong codes cancel a request; a request from a member, or on another head, or to an untrusted device, is not kept")
+    func cancelledAndIgnored() throws {
+        let circle = try f.circle(withB: false)
+        var trusted = Enrollment()
+        let secret = Random.bytes(32)
+        let request = f.request(from: f.c, on: circle, secret: secret)
+        _ = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0)
+        let challenge = EnrollmentChallenge.make(request: request, challenger: f.a.id, signer: f.a.signing)
+        _ = try trusted.challengeArrived(challenge.encoded, circle: circle, me: f.a.id)
+        _ = try trusted.revealArrived(EnrollmentReveal.make(request: request, challenge: challenge, secret: secret, signer: f.c.signing).encoded)
+        let right = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
+        let wrong = right == "000000" ? "111111" : "000000"
+        for n in 1...5 { #expect(trusted.check(code: wrong, from: f.c.id, at: f.t0, lifetime: 3600) == .wrongCode(failures: n)) }
+        let r17 = trusted.check(code: right, from: f.c.id, at: f.t0, lifetime: 3600)
+        #expect(r17 == .cancelled)
+        #expect(trusted.listed(at: f.t0, lifetime: 3600).isEmpty)
+
+        var other = Enrollment()
+        let r18 = other.requestArrived(f.request(from: f.a, on: circle, secret: secret), circle: circle, me: f.a.id, at: f.t0)
+        #expect(!r18, "a member")
+        var elsewhere = CircleState(account: f.account)
+        try f.append(&elsewhere, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: [UInt8](repeating: 5, count: 16), keyCreatedAt: 0))
+        let r19 = other.requestArrived(f.request(from: f.b, on: elsewhere, secret: secret), circle: circle, me: f.a.id, at: f.t0)
+        #expect(!r19, "another head")
+        let r20 = other.requestArrived(request, circle: circle, me: f.b.id, at: f.t0)
+        #expect(!r20, "this device is not trusted")
+    }
+}
+
+@Suite("State machine: locking")
+struct LockingTests {
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    @Test("wrong passphrases grow the back-off (kept first); while it runs no passphrase is tried; the right one clears it")
+    func backoff() {
+        var locking = Locking(throttle: UnlockThrottle(failures: 0, until: .distantPast), accessibility: .whenUnlocked)
+        #expect(locking.attempt(at: t0) == .tryPassphrase)
+        let first = locking.wrongPassphrase(at: t0, baseSeconds: 1, maxSeconds: 900)
+        #expect(first == [.persistThrottle(UnlockThrottle(failures: 1, until: t0.addingTimeInterval(1)))])
+        #expect(locking.attempt(at: t0) == .throttled(retryAfterSeconds: 1))
+        _ = locking.wrongPassphrase(at: t0.addingTimeInterval(1), baseSeconds: 1, maxSeconds: 900)
+        #expect(locking.attempt(at: t0.addingTimeInterval(2)) == .throttled(retryAfterSeconds: 1))
+        #expect(locking.attempt(at: t0.addingTimeInterval(3)) == .tryPassphrase)
+        let r21 = locking.unlocked()
+        #expect(r21 == [.persistThrottle(UnlockThrottle(failures: 0, until: Date(timeIntervalSince1970: 0))), .wake(.unlocked)])
+        #expect(locking.isUnlocked)
+    }
+
+    @Test("a lock drops the KEK, and the keys of whenUnlocked accounts; a key stored after the lock is not held")
+    func lockAndKeys() {
+        var whenUnlocked = Locking(throttle: UnlockThrottle(failures: 0, until: .distantPast), accessibility: .whenUnlocked)
+        _ = whenUnlocked.unlocked()
+        #expect(whenUnlocked.mayHoldKeys)
+        let r22 = whenUnlocked.lock()
+        #expect(r22 == [.forgetKEK, .forgetKeys, .wake(.locked)])
+        #expect(!whenUnlocked.mayHoldKeys)
+        var afterFirst = Locking(throttle: UnlockThrottle(failures: 0, until: .distantPast), accessibility: .afterFirstUnlock)
+        _ = afterFirst.unlocked()
+        let r23 = afterFirst.lock()
+        #expect(r23 == [.forgetKEK, .wake(.locked)])
+        #expect(afterFirst.mayHoldKeys)
+    }
+}

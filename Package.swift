@@ -11,6 +11,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .library(name: "KeyVault", targets: ["KeyVault"]),
+        .library(name: "KeyVaultProtocol", targets: ["KeyVaultProtocol"]),
         .executable(name: "keyvaultd", targets: ["keyvaultd"]),
         .executable(name: "keyvault", targets: ["keyvault"]),
     ],
@@ -25,24 +26,40 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
     ],
     targets: [
-        // The C libraries, reached only through KeyVault/Crypto.
+        // The C libraries, reached only through KeyVaultCrypto.
         .systemLibrary(name: "CSodium", providers: [.apt(["libsodium-dev"])]),
         .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
         // prctl and setrlimit, for a process that never dumps core.
         .systemLibrary(name: "CLinux"),
+        // The only code that touches libsodium and OpenSSL: keys as sized types, secrets in locked memory.
+        .target(name: "KeyVaultCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
+        // The protocol: records, encodings, the circle log and the account's state machines.
+        // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
+        .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
+        // Storage: the vault (SQLite) and the relay clients (SQLite file, PostgreSQL).
+        .target(
+            name: "KeyVaultStore",
+            dependencies: [
+                "KeyVaultProtocol", "KeyVaultCrypto",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            swiftSettings: strict
+        ),
+        // The daemon: policy, the account owners, propagation, the socket API and the process.
         .target(
             name: "KeyVault",
             dependencies: [
-                "CSodium", "COpenSSL", "CLinux",
+                "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "CLinux",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -68,7 +85,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault",
             dependencies: [
-                "KeyVault", "KeyVaultClient",
+                "KeyVault", "KeyVaultClient", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -76,7 +93,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultClient",
+                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "bench",
@@ -84,13 +101,13 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
             resources: [.copy("vectors")],
             swiftSettings: strict
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultClient", "keyvaultd", "keyvault"],
+            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault"],
             swiftSettings: strict
         ),
     ]

@@ -2,6 +2,9 @@ import Foundation
 import KeyVault
 import KeyVaultClient
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// `make bench`: the key read against a bare "hello" route on the same server
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),

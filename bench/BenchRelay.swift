@@ -1,5 +1,8 @@
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Where a bench's in-process devices keep their relay: one SQLite file, or a
 /// fresh database on the PostgreSQL server named by KEYVAULT_TEST_POSTGRES

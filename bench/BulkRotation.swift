@@ -2,6 +2,9 @@ import Foundation
 import KeyVault
 import KeyVaultClient
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Issue 4: rotating many accounts at once. Three devices on one relay, each
 /// in its own process (in one process they would share its memory-mapping

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// One bench device in its own process: this binary run as
 /// `keyvault-bench --device VAULT SOCKET RELAY`. It serves until its standard

@@ -3,6 +3,9 @@ import KeyVault
 import KeyVaultClient
 import Logging
 import Synchronization
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// N daemons on one relay: per device a `KeyVaultService` with its own vault
 /// directory, its server on its own socket, its propagation task and its own

@@ -2,6 +2,9 @@ import Foundation
 import KeyVault
 import KeyVaultClient
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Issue 4: how long a rotation drill takes on an account whose devices are
 /// all healthy. `devices` in-process daemons on one relay; device 0 rotates

@@ -1,4 +1,7 @@
 import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// A process's memory mappings against the kernel's limit. Every secret a
 /// daemon holds is a `sodium_malloc` region with guard pages, which costs

@@ -2,6 +2,9 @@ import Foundation
 import KeyVault
 import KeyVaultClient
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Issue 3's figures, per relay (issue 5): key arrival (approval sent to the
 /// waiting read answered) across two in-process daemons, and share delivery to

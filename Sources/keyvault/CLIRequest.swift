@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import KeyVault
 import KeyVaultClient
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 /// One request to the daemon and its answer, printed the CLI's way.
 struct CLIRequest {

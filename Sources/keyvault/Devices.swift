@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 struct Enroll: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 /// `--aad`, shared by seal and open: an envelope opens only with the AAD it was sealed with.
 struct AADOption: ParsableArguments {

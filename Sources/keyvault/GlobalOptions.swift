@@ -1,4 +1,6 @@
 import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 /// Options that, as in git, docker or systemctl, may come before the
 /// subcommand: `keyvault --socket PATH key get …`. ArgumentParser reads a

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 @main
 struct Keyvault: AsyncParsableCommand {

@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
 #endif
 
 /// Passphrases come from a file, from the terminal without echo, or from

@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

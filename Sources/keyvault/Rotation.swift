@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 struct Rotate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Rotate an account's key: a new generation for every trusted device.")

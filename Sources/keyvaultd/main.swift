@@ -1,6 +1,9 @@
 import ArgumentParser
 import KeyVault
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 @main
 struct Keyvaultd: AsyncParsableCommand {

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Per-account relay streams and the enrollment queue: a device reads only its
 /// own accounts, after its own cursor, and keeps what it needs in its vault;

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 @Suite("The keyvault CLI against a real daemon")
 struct CLITests {

@@ -1,6 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// A child process started with posix_spawn and reaped with a non-blocking

@@ -3,6 +3,9 @@ import KeyVault
 import Testing
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 @Suite("The daemon's life: start, signals, sockets, policy")

@@ -2,6 +2,9 @@ import Foundation
 import KeyVaultClient
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// A real `keyvaultd` in a temporary folder: its own data directory, policy

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// seal and open over the socket: `items` in, envelopes or plaintexts out.
 /// Items are (plaintext, aad as text or nil).

@@ -3,6 +3,9 @@ import KeyVault
 import Testing
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 @Suite("Who may ask, and where keys must never appear")

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// `lock` must win over everything already in flight: a `whenUnlocked` key is
 /// never served by a locked account, whatever was being stored when it locked.

@@ -3,6 +3,9 @@ import KeyVault
 import Testing
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// Several real daemons on one relay file, in temporary folders.

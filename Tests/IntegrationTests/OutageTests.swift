@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// PostgreSQL goes away in the middle of a rotation drill and comes back.
 @Suite("A PostgreSQL outage during a drill", .serialized)

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 @Suite("Concurrent rotations while cut off from the relay")
 struct PartitionTests {

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// `tools/recover-vault.py` is an independent reading of docs/FORMAT.md
 /// (Python, sqlite3 and libsodium through ctypes): it must recover the keys a

@@ -2,6 +2,9 @@ import Foundation
 @testable import KeyVault
 import Synchronization
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The same checks against every relay: the SQLite file and a real PostgreSQL
 /// server (KEYVAULT_TEST_POSTGRES, set by `make test` through

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The test plays the untrusted relay: it injects, changes, replays and
 /// deletes records in the relay file. Each is refused and logged; no daemon

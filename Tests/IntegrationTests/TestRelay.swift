@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The relays the multi-device suites run against: each test runs once per kind.
 enum RelayKind: String, CaseIterable, CustomTestStringConvertible, Sendable {

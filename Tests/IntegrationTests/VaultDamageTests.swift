@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Tampering with the vault is reported as damage: never as a wrong
 /// passphrase (which would start the back-off against the owner), never as a 500.

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Two devices that rotated while apart announce the same generation number;
 /// whichever order their entries land in, every device agrees on the order of

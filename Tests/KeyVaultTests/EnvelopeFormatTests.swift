@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 @Suite("Envelopes for seal and open (docs/FORMAT.md, \"Envelopes\")")
 struct EnvelopeFormatTests {

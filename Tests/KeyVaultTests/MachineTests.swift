@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The account's state machines alone: no daemon, no vault, no relay; time is
 /// passed in. Each event returns what the owner is to do.

@@ -1,6 +1,9 @@
 import Foundation
 import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// docs/PROTOCOL.md's vectors, made by tools/protocol-vectors.py (Python and
 /// libsodium, written from the spec): the Swift encodings must match byte for

@@ -2,6 +2,9 @@ import Foundation
 import GRDB
 @testable import KeyVault
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 @Suite("Vault migrations")
 struct VaultMigrationTests {

@@ -1,5 +1,8 @@
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Loads a JSON test-vector file shipped in `vectors/`.
 enum Vectors {

@@ -1,6 +1,9 @@
 import Hummingbird
 import Logging
 import NIOCore
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The outermost layer: refuses browsers and unidentified callers before any
 /// routing, and turns every error into a contract answer. A `Refusal` renders

@@ -1,6 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// `seal` and `open`: batches of AES-256-GCM envelopes under the account's
 /// keys. Checks the batch, hands it to the service, and leaves one audit line

@@ -1,6 +1,9 @@
 import Foundation
 import Hummingbird
 import NIOCore
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
 /// `locked`, `unlocked`…), each `event: NAME` and one JSON `data:` line.

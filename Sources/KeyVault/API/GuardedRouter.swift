@@ -1,5 +1,8 @@
 import Hummingbird
 import HTTPTypes
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Every route is registered with the permission it needs, so no handler can
 /// forget the policy check. Routes under `/v1/accounts/{user}` get the account

@@ -2,6 +2,9 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and

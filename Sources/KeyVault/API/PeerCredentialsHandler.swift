@@ -2,6 +2,9 @@ import NIOCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// `struct ucred` as the kernel fills it for `SO_PEERCRED`.

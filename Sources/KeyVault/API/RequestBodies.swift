@@ -1,5 +1,8 @@
 import Foundation
 import Hummingbird
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The JSON bodies the API takes. Decoding failures become `invalid` with a
 /// sentence that names the expected shape, never the received values.

@@ -1,6 +1,9 @@
 import Foundation
 import Hummingbird
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
 enum Routes {

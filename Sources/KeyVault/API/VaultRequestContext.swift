@@ -1,4 +1,7 @@
 public import Hummingbird
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The request context: who is calling (from the connection's peer
 /// credentials) and the body limit.

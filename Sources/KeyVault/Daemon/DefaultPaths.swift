@@ -1,4 +1,7 @@
 import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 public enum DefaultPaths {
     /// `$XDG_DATA_HOME/keyvaultd`, else `~/.local/share/keyvaultd`.

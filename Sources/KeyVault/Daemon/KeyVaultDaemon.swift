@@ -4,6 +4,9 @@ public import Logging
 import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// What `keyvaultd` is started with.

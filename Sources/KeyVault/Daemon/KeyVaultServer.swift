@@ -2,6 +2,9 @@ public import Hummingbird
 import HummingbirdCore
 public import Logging
 import NIOCore
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
 /// credentials read per connection, bounded headers and bodies, an idle

@@ -1,6 +1,9 @@
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// SIGHUP reloads the policy; a policy that does not load is refused, logged
 /// with its file and line, and the one in force stays.

@@ -1,6 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// The socket file: its default place, the refusal to start over a live

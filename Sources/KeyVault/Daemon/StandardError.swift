@@ -1,4 +1,7 @@
 import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// A line to standard error, for messages a person reads before logging is up.
 public enum StandardError {

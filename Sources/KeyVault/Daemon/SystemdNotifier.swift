@@ -1,6 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// `sd_notify` without libsystemd: one datagram to `$NOTIFY_SOCKET`.

@@ -1,3 +1,6 @@
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 /// Who is on the other end of a socket connection, from `SO_PEERCRED`: the
 /// kernel's word, not the client's.
 public struct PeerCredentials: Sendable, Equatable, CustomStringConvertible {

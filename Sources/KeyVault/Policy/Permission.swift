@@ -1,3 +1,6 @@
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 /// What a caller may do. The names are the policy's vocabulary.
 public enum Permission: String, Sendable, CaseIterable, Comparable {
     case health, status

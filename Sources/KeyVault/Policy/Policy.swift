@@ -1,4 +1,7 @@
 import Foundation
+public import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
 
 /// The daemon's rules: who may do what to which accounts, and the costs and
 /// limits it runs with. Loaded from the TOML files of a policy directory.

@@ -1,3 +1,6 @@
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 /// A policy problem, located: "policy/default.toml:12: unknown permission 'raed'".
 public struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     public var file: String

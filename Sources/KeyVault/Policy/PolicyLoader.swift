@@ -1,6 +1,9 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// Reads a policy directory: every `*.toml` file in name order. Settings

@@ -1,6 +1,9 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 #endif
 
 /// The policy in force, swapped whole on reload so a request sees one policy.

@@ -1,3 +1,6 @@
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 /// A strict parser for the TOML subset in `TOMLDocument`. Anything outside the
 /// subset is an error with its line, never silently skipped.
 struct TOMLParser {

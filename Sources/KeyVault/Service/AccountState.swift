@@ -1,4 +1,7 @@
 import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// What the daemon holds in memory for one account: the vault's facts, and
 /// while unlocked the KEK and the unwrapped keys. Locking drops the KEK and,

@@ -1,4 +1,7 @@
 import NIOPosix
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Argon2id takes its cost in time and memory; it runs on NIO's blocking
 /// thread pool (one thread per core) so it never stalls the event loops or the

@@ -1,5 +1,8 @@
 public import Foundation
 import Logging
+public import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
 
 /// Enrollment: a new device asks to join (`enroll`), a trusted device lists
 /// the requests and approves one with the pairing code both screens show.

@@ -1,4 +1,7 @@
 public import Foundation
+import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
 
 /// `GET …/export`: everything this device stores about an account, as data a
 /// person can read, without key material (no keys, no wrapped blobs).

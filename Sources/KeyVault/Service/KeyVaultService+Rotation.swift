@@ -1,5 +1,8 @@
 import Foundation
 import Logging
+import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
 
 /// Rotation in two phases (distribute, then promote) and revocation.
 extension KeyVaultService {

@@ -2,6 +2,9 @@ public import Foundation
 public import Logging
 import Synchronization
 import NIOPosix
+public import KeyVaultCrypto
+public import KeyVaultProtocol
+public import KeyVaultStore
 
 /// The daemon's core, below the HTTP layer: accounts, locking, and key
 /// availability. Every change to an account is a job of its owner

@@ -1,6 +1,9 @@
 import Foundation
 import Logging
 import ServiceLifecycle
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// Propagation: reading the relay, verifying what it holds, taking in shares
 /// and acknowledging them. The relay is untrusted: every record is verified

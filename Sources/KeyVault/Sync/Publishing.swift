@@ -1,5 +1,8 @@
 public import Foundation
 import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 
 /// What this device owes the relay, and getting it there. A log entry is
 /// appended here first (verified, stored, served) and published after; while

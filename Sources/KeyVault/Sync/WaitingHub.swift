@@ -1,5 +1,8 @@
 import Foundation
 import Synchronization
+import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
 
 /// Where key reads wait and event streams listen. A wake-up for an account
 /// resumes every waiter on it at once: one wake-up per change, not one poll

@@ -1,3 +1,0 @@
-public enum KeyVaultVersion {
-    public static let string = "0.1.0"
-}

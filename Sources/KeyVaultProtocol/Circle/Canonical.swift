@@ -1,0 +1,112 @@
+import KeyVaultCrypto
+/// The canonical encoding every signed record uses (docs/PROTOCOL.md,
+/// "Encoding"): a sequence of fields, each `u32be length || bytes`.
+/// Integers are 8-byte big-endian fields; strings are UTF-8. Decoding is
+/// strict: a record with a missing, extra or wrongly sized field is refused.
+package struct FieldWriter {
+    package private(set) var bytes: [UInt8] = []
+
+    package init() {}
+
+    package mutating func bytes(_ value: [UInt8]) {
+        bytes += LabeledHash.lengthPrefix(value.count)
+        bytes += value
+    }
+
+    package mutating func string(_ value: String) { bytes(Array(value.utf8)) }
+
+    package mutating func u64(_ value: UInt64) {
+        var out: [UInt8] = []
+        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((value >> UInt64(shift)) & 0xff)) }
+        bytes(out)
+    }
+}
+
+package struct FieldReader {
+    private let data: [UInt8]
+    private var offset = 0
+
+    package init(_ data: [UInt8]) { self.data = data }
+
+    package mutating func bytes() throws(ProtocolError) -> [UInt8] {
+        guard offset + 4 <= data.count else { throw .malformed("a field is cut short") }
+        let length = data[offset..<offset + 4].reduce(0) { Int($0) << 8 | Int($1) }
+        offset += 4
+        guard length <= data.count - offset else { throw .malformed("a field runs past the end") }
+        defer { offset += length }
+        return Array(data[offset..<offset + length])
+    }
+
+    package mutating func bytes(count: Int, _ what: String) throws(ProtocolError) -> [UInt8] {
+        let value = try bytes()
+        guard value.count == count else { throw .malformed("\(what) must be \(count) bytes") }
+        return value
+    }
+
+    package mutating func string() throws(ProtocolError) -> String {
+        guard let text = String(validating: try bytes(), as: UTF8.self) else { throw .malformed("a text field is not UTF-8") }
+        return text
+    }
+
+    package mutating func u64() throws(ProtocolError) -> UInt64 {
+        try bytes(count: 8, "an integer").reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// A generation number: an 8-byte integer from 1 to 2^31 − 1 (anything
+    /// larger is refused here, before it could overflow an `Int`).
+    package mutating func generation() throws(ProtocolError) -> Int {
+        let value = try u64()
+        guard value >= 1, value <= UInt64(Int32.max) else { throw .malformed("a generation number out of range") }
+        return Int(value)
+    }
+
+    package mutating func label(_ expected: String) throws(ProtocolError) {
+        guard try string() == expected else { throw .malformed("not a \(expected) record") }
+    }
+
+    package func finish() throws(ProtocolError) {
+        guard offset == data.count else { throw .malformed("trailing bytes after the record") }
+    }
+}
+
+/// Every signed record travels as `field(signed bytes) || field(64-byte signature)`.
+package enum SignedEnvelope {
+    package static func encode(_ signed: [UInt8], _ signature: [UInt8]) -> [UInt8] {
+        var w = FieldWriter()
+        w.bytes(signed)
+        w.bytes(signature)
+        return w.bytes
+    }
+
+    package static func decode(_ data: [UInt8]) throws(ProtocolError) -> (signed: [UInt8], signature: [UInt8]) {
+        var outer = FieldReader(data)
+        let signed = try outer.bytes()
+        let signature = try outer.bytes(count: 64, "a signature")
+        try outer.finish()
+        return (signed, signature)
+    }
+}
+
+/// Why a record from the relay was refused. The relay is untrusted: each of
+/// these is logged and the record is ignored.
+public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+    case malformed(String)
+    case badSignature(String)
+    case untrustedSigner(String)
+    case fork(seq: UInt64)
+    case gap(expected: UInt64, got: UInt64)
+    case rollback(seq: UInt64)
+    case invalid(String)
+
+    public var description: String {
+        switch self {
+        case .malformed(let why): return "malformed record: \(why)"
+        case .badSignature(let what): return "bad signature on \(what)"
+        case .untrustedSigner(let who): return "signed by a device the circle does not trust: \(who)"
+        case .fork(let seq): return "fork: a different entry \(seq) than the one already verified"
+        case .gap(let expected, let got): return "gap: expected entry \(expected), got \(got)"
+        case .rollback(let seq): return "rollback to entry \(seq)"
+        case .invalid(let why): return "invalid: \(why)"
+        }
+    }
+}

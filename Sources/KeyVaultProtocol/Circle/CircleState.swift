@@ -1,0 +1,144 @@
+public import Foundation
+public import KeyVaultCrypto
+
+/// What an account's verified circle log says: who is trusted, who was
+/// revoked, which generations exist, and the head. A pure value: `apply`
+/// verifies one entry against the state before it and returns the state
+/// after it, or throws and leaves nothing changed.
+public struct CircleState: Sendable, Equatable {
+    public struct Member: Sendable, Equatable {
+        public var keys: DeviceKeys
+        public var joinedAt: UInt64
+        public var revoked: Bool
+    }
+
+    public struct Announced: Sendable, Equatable {
+        public var generation: Int
+        public var keyID: String
+        public var createdAt: Date
+
+        /// Generation number, then key ID: the one order every device agrees on.
+        public func precedes(_ other: Announced) -> Bool { (generation, keyID) < (other.generation, other.keyID) }
+    }
+
+    public private(set) var account: AccountID
+    public private(set) var entries: [LogEntry] = []
+    public private(set) var members: [String: Member] = [:]
+    /// Announced generations, in the agreed order. Two devices that rotated
+    /// while apart may announce the same number; key IDs never repeat.
+    public private(set) var generations: [Announced] = []
+    /// Key IDs promoted to current, in log order (genesis promotes generation 1).
+    public private(set) var promoted: [String] = []
+    /// A destroy entry was verified: every key of the account is to be shredded.
+    public private(set) var destroyed = false
+
+    public init(account: AccountID) { self.account = account }
+
+    /// The state after the first `count` entries (each verified again).
+    public func prefix(_ count: Int) throws(ProtocolError) -> CircleState {
+        var out = CircleState(account: account)
+        for entry in entries.prefix(count) { try out.apply(entry) }
+        return out
+    }
+
+    public var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
+    public var nextSeq: UInt64 { UInt64(entries.count) }
+    public var isEmpty: Bool { entries.isEmpty }
+
+    public func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
+    public var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
+
+    /// The last promoted generation in the agreed order: every device that has
+    /// verified the same entries agrees on it, whatever order they arrived in.
+    public var current: Announced? {
+        generations.last { promoted.contains($0.keyID) }
+    }
+
+    public var currentGeneration: Int? { current?.generation }
+
+    /// The highest announced generation number (promoted or not).
+    public var latestGeneration: Int? { generations.last?.generation }
+
+    /// The last generation in the agreed order that carries `number`.
+    public func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
+
+    public func announced(keyID: String) -> Announced? { generations.first { $0.keyID == keyID } }
+
+    public func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
+
+    /// The entry that would come next on this log's head, signed by `signer`.
+    public func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: String, at date: Date) -> LogEntry {
+        LogEntry.make(account: account, seq: nextSeq, previousHash: headHash, signer: signer, signerID: signerID, body: body, at: date)
+    }
+
+    /// Whether `hash` names a verified entry (the zero hash names none).
+    public func contains(hash: [UInt8]) -> Bool {
+        entries.contains { $0.hash == hash }
+    }
+
+    public func approval(of deviceID: String) -> LogEntry? {
+        entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
+    }
+
+    /// Verifies `entry` as the next one and applies it. An entry already
+    /// verified (same seq, same hash) is a no-op; a different one is a fork.
+    public mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
+        guard entry.account == account else { throw .invalid("an entry for another account") }
+        if entry.seq < nextSeq {
+            guard entries[Int(entry.seq)].hash == entry.hash else { throw .fork(seq: entry.seq) }
+            return
+        }
+        guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }
+        guard !destroyed else { throw .invalid("an entry after the account was destroyed") }
+        guard entry.previousHash == headHash else { throw .fork(seq: entry.seq) }
+        var next = self
+        switch entry.body {
+        case .genesis(let device, let generation, let keyID, let keyCreatedAt):
+            guard entry.seq == 0 else { throw .invalid("genesis after entry 0") }
+            guard entry.signer == device.deviceID, device.signing.isValidSignature(entry.signature, for: entry.signedBytes) else {
+                throw .badSignature("the genesis entry")
+            }
+            guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
+            next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            next.insert(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            next.promoted.append(Hex.encode(keyID))
+        case .approve, .revoke, .announce, .promote, .destroy:
+            guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
+            guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
+            guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
+            switch entry.body {
+            case .approve(let device, _):
+                guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
+                next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            case .revoke(let deviceID):
+                guard let member = members[deviceID], !member.revoked else { throw .invalid("revoking a device that is not trusted") }
+                guard trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
+                next.members[deviceID]?.revoked = true
+            case .announce(let generation, let keyID, let keyCreatedAt):
+                // A key ID names one key: announcing it again is refused. A number may repeat
+                // (two devices rotated while apart); the key ID orders the two.
+                guard announced(keyID: Hex.encode(keyID)) == nil else {
+                    throw .invalid("the key \(Hex.encode(keyID)) is already announced")
+                }
+                next.insert(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            case .promote(let generation, let keyID):
+                guard let target = announced(keyID: Hex.encode(keyID)), target.generation == Int(generation) else {
+                    throw .invalid("promoting generation \(generation), which was not announced with that key")
+                }
+                guard !promoted.contains(target.keyID) else { throw .invalid("generation \(generation) is already promoted") }
+                next.promoted.append(target.keyID)
+            case .destroy:
+                next.destroyed = true
+            case .genesis:
+                preconditionFailure("handled above")
+            }
+        }
+        next.entries.append(entry)
+        self = next
+    }
+
+    private mutating func insert(_ announced: Announced) {
+        let index = generations.firstIndex { announced.precedes($0) } ?? generations.endIndex
+        generations.insert(announced, at: index)
+    }
+}

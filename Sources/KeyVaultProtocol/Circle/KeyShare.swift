@@ -1,0 +1,194 @@
+public import Foundation
+import Synchronization
+public import KeyVaultCrypto
+
+/// One key generation on its way to one device: sign-then-seal. The payload
+/// (`u32be(header length) || header || key`) is signed by the sender, and
+/// `payload || signature` is sealed with `crypto_box_seal` to the recipient's
+/// X25519 key. Only the sealed bytes reach the relay.
+public struct KeyShare: Sendable {
+    public struct Header: Sendable, Equatable {
+        public var account: AccountID
+        public var generation: Int
+        public var keyID: String
+        public var createdAt: Date
+        public var sender: String
+        public var recipient: String
+
+        public init(account: AccountID, generation: Int, keyID: String, createdAt: Date, sender: String, recipient: String) {
+            self.account = account
+            self.generation = generation
+            self.keyID = keyID
+            self.createdAt = createdAt
+            self.sender = sender
+            self.recipient = recipient
+        }
+
+        var encoded: [UInt8] {
+            var w = FieldWriter()
+            w.string(Labels.share)
+            w.string(account.rawValue)
+            w.u64(UInt64(generation))
+            w.bytes(Hex.decode(keyID) ?? [])
+            w.u64(UInt64(createdAt.timeIntervalSince1970 * 1000))
+            w.string(sender)
+            w.string(recipient)
+            return w.bytes
+        }
+
+        static func decode(_ data: [UInt8]) throws(ProtocolError) -> Header {
+            var r = FieldReader(data)
+            try r.label(Labels.share)
+            guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+            let generation = try r.generation()
+            let keyID = try r.bytes(count: 16, "a key ID")
+            let createdAt = try r.u64()
+            let header = Header(account: account, generation: generation, keyID: Hex.encode(keyID),
+                                createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.string(), recipient: try r.string())
+            try r.finish()
+            return header
+        }
+    }
+
+    public var header: Header
+    public var key: SecretKey
+
+    public init(header: Header, key: SecretKey) {
+        self.header = header
+        self.key = key
+    }
+
+    /// Signs with the sender's key and seals to the recipient.
+    public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
+        let header = framedHeader
+        return seal(framedHeader: header, signer: signer, to: recipient, using: SecureScratch(capacity: Self.plainLength(header)))
+    }
+
+    private var framedHeader: [UInt8] {
+        let encoded = header.encoded
+        return LabeledHash.lengthPrefix(encoded.count) + encoded
+    }
+
+    private static func plainLength(_ framedHeader: [UInt8]) -> Int {
+        framedHeader.count + SecretKey.byteCount + SigningKey.signatureByteCount
+    }
+
+    /// Payload and signature are built in `scratch` (locked memory), sealed from there, and wiped.
+    private func seal(framedHeader header: [UInt8], signer: SigningKey, to recipient: BoxPublicKey, using scratch: SecureScratch) -> [UInt8] {
+        let payloadLength = header.count + SecretKey.byteCount
+        return scratch.use(fill: { out in
+            out.baseAddress!.copyMemory(from: header, byteCount: header.count)
+            key.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: header.count).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
+            signer.signInPlace(out, messageLength: payloadLength)
+            return payloadLength + SigningKey.signatureByteCount
+        }) { plain in
+            SealedBox.seal(bytes: plain, to: recipient)
+        }
+    }
+
+    /// Seals one key to many devices, spread over the machine's cores (a
+    /// rotation delivers to every trusted device at once), each core reusing
+    /// one locked buffer. Order is kept.
+    public static func sealAll(key: SecretKey, headers: [Header], recipients: [BoxPublicKey], signer: SigningKey) -> [[UInt8]] {
+        precondition(headers.count == recipients.count)
+        guard !headers.isEmpty else { return [] }
+        let framed = headers.map { KeyShare(header: $0, key: key).framedHeader }
+        let capacity = framed.map(plainLength).max() ?? 0
+        let workers = min(headers.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        let results = SealedResults(count: headers.count)
+        DispatchQueue.concurrentPerform(iterations: workers) { worker in
+            let scratch = SecureScratch(capacity: capacity)
+            for i in stride(from: worker, to: headers.count, by: workers) {
+                results.set(i, KeyShare(header: headers[i], key: key).seal(framedHeader: framed[i], signer: signer, to: recipients[i], using: scratch))
+            }
+        }
+        return results.values
+    }
+
+    /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
+    /// Everything else (the sender was trusted, the key ID, the generation) is the caller's to check.
+    public static func open(_ sealed: [UInt8], with key: BoxSecretKey,
+                            senderKey: (String) -> SigningPublicKey?) throws(ProtocolError) -> KeyShare {
+        let plain: SecureBytes
+        do { plain = try SealedBox.open(sealed, with: key) } catch { throw .malformed("the share does not open with this device's key") }
+        let n = plain.count
+        guard n >= 4 + 32 + 64 else { throw .malformed("a share is too short") }
+        let headerLength = plain.publicBytes(0..<4).reduce(0) { $0 << 8 | Int($1) }
+        guard 4 + headerLength + 32 + 64 == n else { throw .malformed("a share's lengths do not add up") }
+        let header = try Header.decode(plain.publicBytes(4..<4 + headerLength))
+        let signature = plain.publicBytes(n - 64..<n)
+        guard let signer = senderKey(header.sender) else { throw .untrustedSigner(header.sender) }
+        guard signer.isValidSignature(signature, forSecret: plain.secureSlice(0..<n - 64)) else { throw .badSignature("a key share") }
+        let secret: SecretKey
+        do { secret = try SecretKey(secureBytes: plain.secureSlice(4 + headerLength..<n - 64)) } catch { throw .malformed("a share's key is not 32 bytes") }
+        guard Hex.encode(secret.keyID(label: Labels.keyID)) == header.keyID else { throw .invalid("a share's key does not match its key ID") }
+        return KeyShare(header: header, key: secret)
+    }
+
+    /// PROTOCOL.md "Key share", rules 1 to 8: opens `sealed` as device `deviceID` (box key pair `key`) and checks it against that device's verified `circle`.
+    public static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: String, in circle: CircleState) throws(ProtocolError) -> KeyShare {
+        // Rules 1 to 6: opens, lengths, header, a trusted sender, its signature, the key's ID.
+        let share = try open(sealed, with: key) { sender in circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil }
+        let header = share.header
+        // Rule 7.
+        guard header.account == circle.account, header.recipient == deviceID else { throw .invalid("a share for someone else") }
+        // Rule 8: that generation number, announced with that key ID.
+        guard circle.generations.contains(where: { $0.generation == header.generation && $0.keyID == header.keyID }) else {
+            throw .invalid("a share of generation \(header.generation) that the circle never announced with that key")
+        }
+        return share
+    }
+}
+
+/// A device's signed receipt for a generation it now holds.
+public struct ShareAck: Sendable, Equatable {
+    public var account: AccountID
+    public var generation: Int
+    public var keyID: String
+    public var deviceID: String
+    public var receivedAt: UInt64
+    public var signature: [UInt8]
+
+    package var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.ack)
+        w.string(account.rawValue)
+        w.u64(UInt64(generation))
+        w.bytes(Hex.decode(keyID) ?? [])
+        w.string(deviceID)
+        w.u64(receivedAt)
+        return w.bytes
+    }
+
+    public static func make(account: AccountID, generation: Int, keyID: String, deviceID: String, signer: SigningKey, at date: Date) -> ShareAck {
+        var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
+                           receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
+        ack.signature = signer.signature(for: ack.signedBytes)
+        return ack
+    }
+
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+
+    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> ShareAck {
+        let (signed, signature) = try SignedEnvelope.decode(data)
+        var r = FieldReader(signed)
+        try r.label(Labels.ack)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let generation = try r.generation()
+        let keyID = try r.bytes(count: 16, "a key ID")
+        let deviceID = try r.string()
+        let at = try r.u64()
+        try r.finish()
+        return ShareAck(account: account, generation: generation, keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
+    }
+
+    public func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }
+}
+
+/// Slots filled from concurrent iterations, each index written once.
+private final class SealedResults: Sendable {
+    private let slots: Mutex<[[UInt8]]>
+    package init(count: Int) { slots = Mutex(Array(repeating: [], count: count)) }
+    package func set(_ index: Int, _ value: [UInt8]) { slots.withLock { $0[index] = value } }
+    package var values: [[UInt8]] { slots.withLock { $0 } }
+}

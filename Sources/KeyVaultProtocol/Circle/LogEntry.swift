@@ -1,0 +1,120 @@
+public import Foundation
+public import KeyVaultCrypto
+
+/// One entry of an account's circle log: numbered, chained to the entry
+/// before it by hash, and signed by a device the log already trusts.
+public struct LogEntry: Sendable, Equatable {
+    public enum Body: Sendable, Equatable {
+        /// Entry 0: the first device, self-signed, and key generation 1.
+        case genesis(device: DeviceKeys, generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        /// A new device joins; names the enrollment request it answers.
+        case approve(device: DeviceKeys, requestHash: [UInt8])
+        /// A device leaves.
+        case revoke(deviceID: String)
+        /// A new key generation exists.
+        case announce(generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        /// An announced generation becomes current.
+        case promote(generation: UInt64, keyID: [UInt8])
+        /// The account is crypto-shredded on every device; nothing may follow.
+        case destroy
+
+        package var kind: String {
+            switch self {
+            case .genesis: return "genesis"
+            case .approve: return "approve"
+            case .revoke: return "revoke"
+            case .announce: return "announce"
+            case .promote: return "promote"
+            case .destroy: return "destroy"
+            }
+        }
+    }
+
+    public var account: AccountID
+    public var seq: UInt64
+    public var previousHash: [UInt8]
+    public var signer: String
+    public var createdAt: UInt64
+    public var body: Body
+    public var signature: [UInt8]
+
+    public static let zeroHash = [UInt8](repeating: 0, count: 32)
+
+    package var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.logEntry)
+        w.string(account.rawValue)
+        w.u64(seq)
+        w.bytes(previousHash)
+        w.string(signer)
+        w.u64(createdAt)
+        w.string(body.kind)
+        switch body {
+        case .genesis(let device, let generation, let keyID, let keyCreatedAt):
+            device.write(to: &w)
+            w.u64(generation)
+            w.bytes(keyID)
+            w.u64(keyCreatedAt)
+        case .approve(let device, let requestHash):
+            device.write(to: &w)
+            w.bytes(requestHash)
+        case .revoke(let deviceID):
+            w.string(deviceID)
+        case .announce(let generation, let keyID, let keyCreatedAt):
+            w.u64(generation)
+            w.bytes(keyID)
+            w.u64(keyCreatedAt)
+        case .promote(let generation, let keyID):
+            w.u64(generation)
+            w.bytes(keyID)
+        case .destroy:
+            break
+        }
+        return w.bytes
+    }
+
+    public static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: String, body: Body, at date: Date) -> LogEntry {
+        var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
+                             createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
+        entry.signature = signer.signature(for: entry.signedBytes)
+        return entry
+    }
+
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+
+    /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
+    public var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
+
+    /// Decodes the structure only; `CircleState.apply` verifies it.
+    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
+        let (signed, signature) = try SignedEnvelope.decode(data)
+        var r = FieldReader(signed)
+        try r.label(Labels.logEntry)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let seq = try r.u64()
+        let previous = try r.bytes(count: 32, "a previous hash")
+        let signer = try r.string()
+        let createdAt = try r.u64()
+        let body: Body
+        switch try r.string() {
+        case "genesis":
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case "approve":
+            body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.bytes(count: 32, "a request hash"))
+        case "revoke":
+            body = .revoke(deviceID: try r.string())
+        case "announce":
+            body = .announce(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+        case "destroy":
+            body = .destroy
+        case "promote":
+            body = .promote(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"))
+        case let other:
+            throw .malformed("unknown entry kind '\(other)'")
+        }
+        try r.finish()
+        let entry = LogEntry(account: account, seq: seq, previousHash: previous, signer: signer, createdAt: createdAt, body: body, signature: signature)
+        guard entry.signedBytes == signed else { throw .malformed("a non-canonical entry") }
+        return entry
+    }
+}

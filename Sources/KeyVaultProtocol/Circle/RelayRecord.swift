@@ -1,0 +1,78 @@
+import Foundation
+import KeyVaultCrypto
+
+/// What may cross to the relay, by type: public device requests, signed log
+/// entries, sealed shares and signed acknowledgements. Each is built from an
+/// encoded protocol record; none can hold a `SecretKey` or `SecureBytes`.
+public struct RelayRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable {
+        case request, challenge, reveal, log, share, ack
+    }
+
+    public var kind: Kind
+    public var account: AccountID
+    /// The device a share is sealed to.
+    public var recipient: String?
+    /// A log entry's sequence number (the relay keeps one entry per number).
+    public var logSeq: UInt64?
+    public var body: [UInt8]
+
+    public init(kind: Kind, account: AccountID, recipient: String?, logSeq: UInt64?, body: [UInt8]) {
+        self.kind = kind
+        self.account = account
+        self.recipient = recipient
+        self.logSeq = logSeq
+        self.body = body
+    }
+
+    public static func request(_ request: EnrollmentRequest) -> RelayRecord {
+        RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
+    }
+
+    public static func challenge(_ challenge: EnrollmentChallenge) -> RelayRecord {
+        RelayRecord(kind: .challenge, account: challenge.account, recipient: nil, logSeq: nil, body: challenge.encoded)
+    }
+
+    public static func reveal(_ reveal: EnrollmentReveal) -> RelayRecord {
+        RelayRecord(kind: .reveal, account: reveal.account, recipient: nil, logSeq: nil, body: reveal.encoded)
+    }
+
+    public static func log(_ entry: LogEntry) -> RelayRecord {
+        RelayRecord(kind: .log, account: entry.account, recipient: nil, logSeq: entry.seq, body: entry.encoded)
+    }
+
+    /// `sealed` is the output of `KeyShare.seal`: only ciphertext.
+    public static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
+        RelayRecord(kind: .share, account: account, recipient: recipient, logSeq: nil, body: sealed)
+    }
+
+    public static func ack(_ ack: ShareAck) -> RelayRecord {
+        RelayRecord(kind: .ack, account: ack.account, recipient: nil, logSeq: nil, body: ack.encoded)
+    }
+}
+
+/// A record as the relay stored it, with its place in the relay's order.
+public struct RelayRow: Sendable, Equatable {
+    public var cursor: Int64
+    public var record: RelayRecord
+
+    public init(cursor: Int64, record: RelayRecord) {
+        self.cursor = cursor
+        self.record = record
+    }
+}
+
+public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// Another device appended a log entry with that number first.
+    case logSeqTaken(UInt64)
+    case unreachable(String)
+    case badAddress(String)
+
+    public var description: String {
+        switch self {
+        case .logSeqTaken(let seq): return "log entry \(seq) was taken by another device"
+        case .unreachable(let why): return "the relay is unreachable: \(why)"
+        case .badAddress(let why): return "bad --relay: \(why)"
+        }
+    }
+}

@@ -1,0 +1,85 @@
+public import Foundation
+import KeyVaultCrypto
+
+/// The second phase of a rotation, decided without I/O: a generation this
+/// device announced becomes current once every other trusted device has
+/// acknowledged it, or at its deadline. The owner persists deadlines, runs the
+/// timers and appends the promote entries this value asks for.
+public struct Promotions: Sendable, Equatable {
+    /// What one device has acknowledged (by key ID, when) and when it was last heard from.
+    public struct Acknowledgements: Sendable, Equatable {
+        public var generations: [String: Date] = [:]
+        public var lastSeen: Date = .distantPast
+    }
+
+    public enum Effect: Sendable, Equatable {
+        /// Keep the deadline in the vault, then set a timer for it.
+        case persistDeadline(keyID: String, at: Date)
+        case schedule(keyID: String, at: Date)
+        /// Append a promote entry for this key (it is due).
+        case promote(keyID: String)
+        /// Forget the deadline (vault, then memory): the key is current.
+        case clearDeadline(keyID: String)
+    }
+
+    /// Generations (key IDs) this device announced and will promote, with their deadlines.
+    public private(set) var deadlines: [String: Date]
+    /// By device ID.
+    public private(set) var acknowledgements: [String: Acknowledgements] = [:]
+
+    public init(deadlines: [String: Date] = [:]) { self.deadlines = deadlines }
+
+    /// This device announced `keyID`, to be promoted after acknowledgements or at `deadline`.
+    public mutating func announced(keyID: String, deadline: Date) -> [Effect] {
+        deadlines[keyID] = deadline
+        return [.persistDeadline(keyID: keyID, at: deadline), .schedule(keyID: keyID, at: deadline)]
+    }
+
+    /// At start: a timer for every deadline still owed, and whatever is due already.
+    public func resumed(circle: CircleState, me: String, at now: Date) -> [Effect] {
+        deadlines.sorted { $0.key < $1.key }.map { .schedule(keyID: $0.key, at: $0.value) } + due(circle: circle, me: me, at: now)
+    }
+
+    /// A verified acknowledgement (the caller checked its signature against `circle`):
+    /// remembered, and whatever it makes due is promoted. A removed device's word
+    /// no longer counts, not even for what it held.
+    public mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: String, at now: Date) throws(ProtocolError) -> [Effect] {
+        guard let member = circle.members[ack.deviceID], !member.revoked, ack.account == circle.account else {
+            throw .untrustedSigner(ack.deviceID)
+        }
+        guard ack.isSigned(by: member.keys.signing) else { throw .badSignature("an acknowledgement") }
+        var entry = acknowledgements[ack.deviceID] ?? Acknowledgements()
+        let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
+        entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)
+        entry.lastSeen = max(entry.lastSeen, at)
+        acknowledgements[ack.deviceID] = entry
+        return due(circle: circle, me: me, at: now)
+    }
+
+    /// A deadline's timer fired: promote, unless it is done already.
+    public func deadlinePassed(keyID: String, circle: CircleState) -> [Effect] {
+        guard deadlines[keyID] != nil, !circle.isPromoted(keyID: keyID) else { return [] }
+        return [.promote(keyID: keyID)]
+    }
+
+    /// What is due now: every key this device owes a promotion for that every
+    /// other trusted device acknowledged, or whose deadline has passed.
+    public func due(circle: CircleState, me: String, at now: Date) -> [Effect] {
+        let others = circle.trustedDevices.keys.filter { $0 != me }
+        return deadlines.keys.sorted().filter { keyID in
+            guard !circle.isPromoted(keyID: keyID) else { return false }
+            return now >= deadlines[keyID]! || others.allSatisfy { acknowledgements[$0]?.generations[keyID] != nil }
+        }.map { .promote(keyID: $0) }
+    }
+
+    /// `keyID` is current (promoted here or by another device).
+    public mutating func promoted(keyID: String) -> [Effect] {
+        guard deadlines.removeValue(forKey: keyID) != nil else { return [] }
+        return [.clearDeadline(keyID: keyID)]
+    }
+
+    /// The account was destroyed: nothing is owed any more.
+    public mutating func shredded() {
+        deadlines = [:]
+    }
+}

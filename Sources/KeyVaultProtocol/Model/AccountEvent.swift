@@ -1,0 +1,22 @@
+import KeyVaultCrypto
+/// What `GET /v1/accounts/{user}/events` streams.
+public struct AccountEvent: Sendable, Equatable {
+    package init(name: String, fields: [String: String]) {
+        self.name = name
+        self.fields = fields
+    }
+
+    public var name: String
+    public var fields: [String: String]
+
+    public static func keyReady(_ generation: Int, _ keyID: String) -> AccountEvent {
+        AccountEvent(name: "key-ready", fields: ["generation": String(generation), "keyId": keyID])
+    }
+    public static func deviceEnrolled(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-enrolled", fields: ["deviceId": deviceID]) }
+    public static func rotated(_ generation: Int, _ keyID: String) -> AccountEvent {
+        AccountEvent(name: "rotated", fields: ["generation": String(generation), "keyId": keyID])
+    }
+    public static func deviceRevoked(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID]) }
+    public static let locked = AccountEvent(name: "locked", fields: [:])
+    public static let unlocked = AccountEvent(name: "unlocked", fields: [:])
+}

@@ -1,0 +1,88 @@
+public import Foundation
+public import KeyVaultCrypto
+
+/// The answer to "may I have this key?", as a pure value. The service decides
+/// it from what the vault holds, whether the account is unlocked and what the
+/// circle says; the API renders it once.
+public enum KeyAvailability: Sendable {
+    case ready(ReleasedKey)
+    case pending(PendingReason, since: Date)
+    case locked
+    case unknown(String)
+    case revoked
+    case destroyed
+
+    public enum PendingReason: String, Sendable {
+        /// This device asked to join and no trusted device has approved it yet.
+        case awaitingApproval = "awaiting-approval"
+        /// Approved, or the generation is announced, and the share has not arrived.
+        case awaitingDelivery = "awaiting-delivery"
+    }
+
+    /// Where this device stands in the account's circle.
+    public enum Membership: Sendable, Equatable {
+        /// In the circle since this time (or the only device, without a relay).
+        case member(since: Date)
+        case awaitingApproval(since: Date)
+        case revoked
+    }
+
+    /// Decides a read. `generations` are in the agreed order; `current` is the
+    /// current key's ID; `held` gives the key if this device holds it readable right now.
+    public static func decide(
+        selector: KeySelector, generations: [KeyGeneration], current: String?, isLocked: Bool,
+        membership: Membership, held: (KeyGeneration) -> ReleasedKey?
+    ) -> KeyAvailability {
+        var since = Date.distantPast
+        switch membership {
+        case .revoked:
+            break
+        case .awaitingApproval(let requested):
+            // Before approval this device cannot know the circle; locked still wins.
+            return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
+        case .member(let joined):
+            since = joined
+        }
+        let target: KeyGeneration?
+        switch selector {
+        case .current:
+            target = current.flatMap { id in generations.first { $0.keyID == id } }
+        case .generation(let number):
+            // After concurrent rotations two keys share a number: the later in the agreed order answers.
+            target = generations.last { $0.number == number }
+        case .keyID(let id):
+            target = generations.first { $0.keyID == id }
+        }
+        guard let target else {
+            switch selector {
+            case .current: return .unknown("the account has no current key")
+            case .generation(let n): return .unknown("generation \(n) has never been announced for this account")
+            case .keyID: return .unknown("no generation of this account has that key ID")
+            }
+        }
+        switch target.state {
+        case .destroyed: return .destroyed
+        case .active:
+            if let key = held(target) { return .ready(key) }
+            // A removed device keeps what it held, and gets nothing after.
+            if membership == .revoked { return .revoked }
+            if isLocked { return .locked }
+            return .pending(.awaitingDelivery, since: max(since, target.createdAt))
+        }
+    }
+}
+
+/// A key on its way out to an authorised caller.
+public struct ReleasedKey: Sendable {
+    public var account: AccountID
+    public var generation: KeyGeneration
+    public var key: SecretKey
+    public var isCurrent: Bool
+
+    public init(account: AccountID, generation: KeyGeneration, key: SecretKey, isCurrent: Bool) {
+        self.account = account
+        self.generation = generation
+        self.key = key
+        self.isCurrent = isCurrent
+    }
+}

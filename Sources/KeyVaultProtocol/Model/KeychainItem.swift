@@ -1,0 +1,75 @@
+public import Foundation
+import KeyVaultCrypto
+
+/// When an item may be read, as on Apple's platforms.
+public enum Accessibility: String, Sendable, Codable, CaseIterable {
+    /// Readable only while the account is unlocked (the default).
+    case whenUnlocked
+    /// Readable from the first unlock until the daemon stops, even when locked,
+    /// so a background sync engine keeps working.
+    case afterFirstUnlock
+}
+
+/// What a stored secret is. Part of each secret's AAD.
+public enum ItemKind: String, Sendable, Codable, CaseIterable {
+    /// One of the account's 32-byte key generations.
+    case generationKey = "generation-key"
+    /// This device's Ed25519 seed for the account.
+    case deviceSigningKey = "device-signing-key"
+    /// This device's X25519 secret key for the account.
+    case deviceBoxKey = "device-box-key"
+}
+
+/// A synchronizable keychain item's attributes: everything about a secret
+/// except the secret, which the vault stores only wrapped.
+public struct KeychainItem: Sendable, Equatable, Codable {
+    package init(itemClass: String, service: String, account: String, accessGroup: String, label: String, kind: ItemKind, generation: Int, keyID: String, synchronizable: Bool, accessibility: Accessibility, creationDate: Date, modificationDate: Date) {
+        self.itemClass = itemClass
+        self.service = service
+        self.account = account
+        self.accessGroup = accessGroup
+        self.label = label
+        self.kind = kind
+        self.generation = generation
+        self.keyID = keyID
+        self.synchronizable = synchronizable
+        self.accessibility = accessibility
+        self.creationDate = creationDate
+        self.modificationDate = modificationDate
+    }
+
+    /// Apple's `kSecClass`: generic passwords carry opaque secrets.
+    public var itemClass: String
+    public var service: String
+    public var account: String
+    public var accessGroup: String
+    public var label: String
+    public var kind: ItemKind
+    /// 0 for device identity items.
+    public var generation: Int
+    /// A generation key's key ID ("" for device identity items): two keys may
+    /// share a generation number after concurrent rotations, never a key ID.
+    public var keyID: String
+    public var synchronizable: Bool
+    public var accessibility: Accessibility
+    public var creationDate: Date
+    public var modificationDate: Date
+
+    public static let service = "keyvaultd"
+    public static let accessGroup = "keyvaultd.keys"
+
+    public static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: String = "", accessibility: Accessibility, at date: Date) -> KeychainItem {
+        let label: String
+        switch kind {
+        case .generationKey: label = "\(account) key generation \(generation)"
+        case .deviceSigningKey: label = "\(account) device signing key"
+        case .deviceBoxKey: label = "\(account) device box key"
+        }
+        return KeychainItem(
+            itemClass: "genp", service: service, account: account.rawValue, accessGroup: accessGroup,
+            label: label, kind: kind, generation: generation, keyID: keyID,
+            // Generation keys travel to the account's other devices; a device's own identity never does.
+            synchronizable: kind == .generationKey,
+            accessibility: accessibility, creationDate: date, modificationDate: date)
+    }
+}

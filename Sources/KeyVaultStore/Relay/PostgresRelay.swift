@@ -1,0 +1,291 @@
+public import Foundation
+public import Logging
+import NIOCore
+import NIOSSL
+import PostgresNIO
+import KeyVaultCrypto
+public import KeyVaultProtocol
+
+/// The relay on a PostgreSQL server, for devices that share no file system.
+///
+/// Lifecycle: `PostgresRelay.open(_:)` (or `RelayAddress.open()`) starts two
+/// background tasks — the connection pool (`PostgresClient.run`) and one
+/// LISTEN connection — then migrates the schema. They run until `shutdown()`
+/// (or until the relay is released). The daemon calls `shutdown()` after its
+/// service group has returned.
+///
+/// When the server cannot be reached, every operation throws
+/// `RelayError.unreachable` within `operationTimeout`, and `unreachableSince`
+/// says from when; the pool and the listener keep reconnecting, so operations
+/// work again once the server is back.
+public final class PostgresRelay: Relay {
+    public let configuration: PostgresRelayConfiguration
+    /// The longest any one operation may take, connecting included.
+    public let operationTimeout: Duration
+    private let client: PostgresClient
+    private let shared = PostgresRelayState()
+    private let logger: Logger
+    private let tasks: [Task<Void, Never>]
+
+    /// Starts the pool and the listener; `open` also migrates, so prefer it.
+    public init(configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
+                logger: Logger = Logger(label: "keyvault.relay.postgres")) throws {
+        self.configuration = configuration
+        self.operationTimeout = operationTimeout
+        self.logger = logger
+        let client = PostgresClient(configuration: try Self.clientConfiguration(configuration), backgroundLogger: logger)
+        self.client = client
+        let listener = PostgresRelayListener(
+            configuration: try Self.connectionConfiguration(configuration), state: shared, logger: logger)
+        tasks = [
+            Task { await client.run() },
+            Task { await listener.run() },
+        ]
+    }
+
+    /// Connects, migrates the schema if it is behind, and returns the running relay.
+    public static func open(_ configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
+                            logger: Logger = Logger(label: "keyvault.relay.postgres")) async throws -> PostgresRelay {
+        let relay = try PostgresRelay(configuration: configuration, operationTimeout: operationTimeout, logger: logger)
+        do {
+            try await relay.migrate()
+        } catch {
+            await relay.shutdown()
+            throw error
+        }
+        return relay
+    }
+
+    deinit { tasks.forEach { $0.cancel() } }
+
+    /// Stops the listener and closes the pool's connections; ends every `wakeups()` stream.
+    public func shutdown() async {
+        for task in tasks { task.cancel() }
+        for task in tasks { await task.value }
+        shared.finishAll()
+    }
+
+    /// Since when the server has been unreachable; nil while it answers.
+    public var unreachableSince: Date? { shared.unreachableSince }
+
+    public func publish(_ record: RelayRecord) async throws {
+        try await publish(batch: [record])
+    }
+
+    /// One transaction: all the records or none, then one NOTIFY per account at commit.
+    public func publish(batch records: [RelayRecord]) async throws {
+        guard !records.isEmpty else { return }
+        try await perform { client, logger in
+            try await client.withConnection { connection in
+                try await Self.transaction(connection, logger: logger) { connection in
+                    // Identity values are handed out at INSERT but become visible at
+                    // COMMIT, so two writers could commit cursors out of order and a
+                    // reader at `cursor > X` would skip the smaller one for good. Readers
+                    // read per account, so inserts take turns per account (a lock on the
+                    // account, held to commit): within an account cursors commit in order,
+                    // and writers of different accounts never wait on each other. Locks are
+                    // taken in one order, so two batches cannot deadlock.
+                    for account in Set(records.map(\.account.rawValue)).sorted() {
+                        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.accountLockSpace), hashtext(\(account)))", logger: logger)
+                    }
+                    for record in records {
+                        do {
+                            try await connection.query("""
+                                INSERT INTO keyvault_records (kind, account, recipient, log_seq, body) VALUES \
+                                (\(record.kind.rawValue), \(record.account.rawValue), \(record.recipient), \
+                                \(record.logSeq.map { Int64(clamping: $0) }), \(ByteBuffer(bytes: record.body)))
+                                """, logger: logger)
+                        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505"
+                            && error.serverInfo?[.constraintName] == PostgresRelaySchema.logSeqIndex {
+                            throw RelayError.logSeqTaken(record.logSeq ?? 0)
+                        }
+                    }
+                    for account in Set(records.map(\.account.rawValue)).sorted() {
+                        try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger)
+                    }
+                }
+            }
+        }
+    }
+
+    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await perform { client, logger in
+            try await Self.decode(try await client.query("""
+                SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
+                WHERE account = \(account.rawValue) AND cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
+                """, logger: logger))
+        }
+    }
+
+    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await perform { client, logger in
+            try await Self.decode(try await client.query("""
+                SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
+                WHERE cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
+                """, logger: logger))
+        }
+    }
+
+    private static func decode(_ rows: PostgresRowSequence) async throws -> [RelayRow] {
+            var out: [RelayRow] = []
+            for try await (cursor, kind, account, recipient, seq, body) in rows.decode((Int64, String, String, String?, Int64?, ByteBuffer).self) {
+                // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
+                guard let kind = RelayRecord.Kind(rawValue: kind), let account = try? AccountID(validating: account) else { continue }
+                out.append(RelayRow(cursor: cursor, record: RelayRecord(
+                    kind: kind, account: account, recipient: recipient, logSeq: seq.map { UInt64(max($0, 0)) },
+                    body: Array(body.readableBytesView))))
+            }
+            return out
+    }
+
+    public func wakeups() -> AsyncStream<RelayWake> { shared.subscribe() }
+
+    /// Applies the migrations this build knows and the server lacks, each in
+    /// one transaction under an advisory lock. When all are applied already it
+    /// only reads, so a role limited to SELECT and INSERT can start.
+    package func migrate() async throws {
+        try await perform { client, logger in
+            let known = PostgresRelaySchema.migrations.map(\.version)
+            let applied = try await client.withConnection { connection in
+                try await Self.appliedMigrations(connection, logger: logger)
+            }
+            guard !Set(known).isSubset(of: applied) else { return }
+            for migration in PostgresRelaySchema.migrations {
+                try await client.withConnection { connection in
+                    try await Self.transaction(connection, logger: logger) { connection in
+                        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.migrationLock))", logger: logger)
+                        try await connection.query(PostgresQuery(unsafeSQL: PostgresRelaySchema.migrationsTable), logger: logger)
+                        // Read again under the lock: another daemon may have just applied it.
+                        guard try await !Self.appliedMigrations(connection, logger: logger).contains(migration.version) else { return }
+                        for statement in migration.statements {
+                            try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        }
+                        try await connection.query("INSERT INTO keyvault_relay_migrations (version) VALUES (\(migration.version))", logger: logger)
+                    }
+                }
+            }
+        }
+    }
+
+    private static func appliedMigrations(_ connection: PostgresConnection, logger: Logger) async throws -> Set<String> {
+        let exists = try await connection.query("SELECT to_regclass('keyvault_relay_migrations') IS NOT NULL", logger: logger)
+        var found = false
+        for try await (yes) in exists.decode(Bool.self) { found = yes }
+        guard found else { return [] }
+        var versions: Set<String> = []
+        for try await version in try await connection.query("SELECT version FROM keyvault_relay_migrations", logger: logger).decode(String.self) {
+            versions.insert(version)
+        }
+        return versions
+    }
+
+    /// BEGIN … COMMIT, or ROLLBACK and the closure's own error (not wrapped, so `logSeqTaken` comes through).
+    private static func transaction(_ connection: PostgresConnection, logger: Logger,
+                                    _ body: (PostgresConnection) async throws -> Void) async throws {
+        try await connection.query("BEGIN", logger: logger)
+        do {
+            try await body(connection)
+            try await connection.query("COMMIT", logger: logger)
+        } catch {
+            _ = try? await connection.query("ROLLBACK", logger: logger)
+            throw error
+        }
+    }
+
+    /// Runs one operation under the deadline; anything but a `RelayError` becomes `unreachable`.
+    private func perform<T: Sendable>(_ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+        let client = client
+        let logger = logger
+        do {
+            let value = try await withDeadline(operationTimeout) { try await operation(client, logger) }
+            shared.reached()
+            return value
+        } catch let error as RelayError {
+            if case .logSeqTaken = error { shared.reached() }
+            throw error
+        } catch is DeadlineExceeded {
+            let why = "no answer from \(configuration) within \(operationTimeout)" + (shared.lastProblem.map { " (\($0))" } ?? "")
+            shared.failed(why)
+            throw RelayError.unreachable(why)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            let why = "\(configuration): \(Self.reason(error))"
+            if let error = error as? PSQLError, error.code == .server {
+                // The server answered (a permission, a missing table): reached, but refused.
+                shared.reached()
+            } else {
+                shared.failed(why)
+            }
+            throw RelayError.unreachable(why)
+        }
+    }
+
+    /// Words for an error, never the password (postgres-nio's own description
+    /// says nothing; its debug description can carry a query's bindings).
+    package static func reason(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] {
+                return "server said: \(message)" + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+            }
+            if let underlying = error.underlying { return "\(error.code): \(reason(underlying))" }
+            return "\(error.code)"
+        }
+        if error is PostgresDecodingError { return "a row did not decode" }
+        return String(describing: error)
+    }
+
+    private static func clientConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresClient.Configuration {
+        var out: PostgresClient.Configuration
+        if let socket = configuration.unixSocketPath {
+            out = .init(unixSocketPath: socket, username: configuration.user, password: configuration.password, database: configuration.database)
+        } else {
+            let tls: PostgresClient.Configuration.TLS = switch configuration.tls {
+            case .disable: .disable
+            case .prefer: .prefer(unverifiedTLS)
+            case .require: .require(unverifiedTLS)
+            case .verifyFull: .require(.makeClientConfiguration())
+            }
+            out = .init(host: configuration.host, port: configuration.port, username: configuration.user,
+                        password: configuration.password, database: configuration.database, tls: tls)
+        }
+        out.options.connectTimeout = .seconds(3)
+        out.options.maximumConnections = 8
+        out.options.additionalStartupParameters = [("application_name", "keyvaultd")] + serverTimeouts
+        return out
+    }
+
+    static func connectionConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresConnection.Configuration {
+        var out: PostgresConnection.Configuration
+        if let socket = configuration.unixSocketPath {
+            out = .init(unixSocketPath: socket, username: configuration.user, password: configuration.password, database: configuration.database)
+        } else {
+            let tls: PostgresConnection.Configuration.TLS = switch configuration.tls {
+            case .disable: .disable
+            case .prefer: .prefer(try NIOSSLContext(configuration: unverifiedTLS))
+            case .require: .require(try NIOSSLContext(configuration: unverifiedTLS))
+            case .verifyFull: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
+            }
+            out = .init(host: configuration.host, port: configuration.port, username: configuration.user,
+                        password: configuration.password, database: configuration.database, tls: tls)
+            out.options.tlsServerName = configuration.host
+        }
+        out.options.connectTimeout = .seconds(3)
+        out.options.additionalStartupParameters = [("application_name", "keyvaultd-listen")]
+        return out
+    }
+
+    /// The server gives up on its own before this side does (`operationTimeout`
+    /// is 5 s): a statement, a lock wait or a transaction left idle by a caller
+    /// that stopped waiting is cancelled there, so nothing commits behind its back.
+    package static let serverTimeouts: [(String, String)] = [
+        ("statement_timeout", "4000"), ("lock_timeout", "4000"), ("idle_in_transaction_session_timeout", "4000"),
+    ]
+
+    /// libpq's `prefer` and `require`: encrypted, the certificate not checked.
+    private static var unverifiedTLS: TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateVerification = .none
+        return tls
+    }
+}

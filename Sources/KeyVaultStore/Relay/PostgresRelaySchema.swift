@@ -1,0 +1,49 @@
+import KeyVaultCrypto
+import KeyVaultProtocol
+/// The PostgreSQL relay's tables, versioned like the vault's: each migration
+/// runs once, in its own transaction, recorded in `keyvault_relay_migrations`.
+package enum PostgresRelaySchema {
+    /// `pg_advisory_xact_lock` keys ("kvrelay" and a number), so two daemons
+    /// starting at once migrate one after the other, and inserts commit in cursor order.
+    package static let migrationLock: Int64 = 0x6b76_7265_6c61_7901
+    /// The first key of the two-key `pg_advisory_xact_lock(space, hashtext(account))`
+    /// that makes one account's inserts take turns ("kvr" and a number).
+    package static let accountLockSpace: Int32 = 0x6b76_7203
+    /// The NOTIFY channel; the payload is the account a commit touched.
+    package static let channel = "keyvault_relay"
+    /// The unique index whose violation means "log entry taken".
+    package static let logSeqIndex = "keyvault_records_log_seq"
+
+    package struct Migration {
+        let version: String
+        let statements: [String]
+    }
+
+    package static let migrationsTable = """
+        CREATE TABLE IF NOT EXISTS keyvault_relay_migrations (
+            version TEXT PRIMARY KEY,
+            applied_at timestamptz NOT NULL DEFAULT now()
+        )
+        """
+
+    package static let migrations: [Migration] = [
+        Migration(version: "relay-v1", statements: [
+            """
+            CREATE TABLE keyvault_records (
+                cursor BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                account TEXT NOT NULL,
+                recipient TEXT,
+                log_seq BIGINT,
+                body BYTEA NOT NULL,
+                created_at timestamptz NOT NULL DEFAULT now()
+            )
+            """,
+            "CREATE UNIQUE INDEX \(logSeqIndex) ON keyvault_records (account, log_seq) WHERE kind = 'log'",
+        ]),
+        // Devices read per account, after their own cursor.
+        Migration(version: "relay-v2", statements: [
+            "CREATE INDEX keyvault_records_account ON keyvault_records (account, cursor)",
+        ]),
+    ]
+}

@@ -1,0 +1,66 @@
+public import Foundation
+public import KeyVaultProtocol
+import KeyVaultCrypto
+
+/// What a wake-up says landed: records of these accounts, or of any account
+/// (a store that cannot tell, or a connection that was away and may have missed some).
+public enum RelayWake: Sendable, Equatable {
+    case any
+    case accounts(Set<AccountID>)
+
+    /// Whether a device holding `account` should read it again.
+    public func concerns(_ account: AccountID) -> Bool {
+        switch self {
+        case .any: return true
+        case .accounts(let touched): return touched.contains(account)
+        }
+    }
+}
+
+/// The untrusted relay, whatever stores it (SQLite file, PostgreSQL): append,
+/// read one account's records after that account's cursor, and be woken when
+/// something lands. A device reads only its own accounts: what other accounts
+/// write costs it nothing but a wake-up it ignores.
+public protocol Relay: Sendable {
+    /// Appends a record. A log entry whose number is taken throws `logSeqTaken`.
+    func publish(_ record: RelayRecord) async throws
+    /// Appends records all at once (one transaction where the store has them): a delivery to many devices.
+    func publish(batch records: [RelayRecord]) async throws
+    /// One account's records after `cursor`, in the relay's order, at most
+    /// `limit`. Within an account, cursors commit in order, so a reader that
+    /// resumes after the last cursor it saw misses nothing.
+    func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow]
+    /// Every account's records after `cursor`: an operator's (or a test's) view.
+    /// Across accounts cursors may commit out of order; devices read per account.
+    func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
+    /// Yields whenever something may have landed, and for which accounts
+    /// (possibly spuriously); never polls on a timer. Nothing is dropped: the
+    /// stream buffers every wake-up until it is read.
+    func wakeups() -> AsyncStream<RelayWake>
+    /// Closes connections and ends the wake-ups (a file needs nothing).
+    func shutdown() async
+    /// Since when the relay's own connections have been failing, if it keeps
+    /// connections (nil: reachable, or nothing to tell).
+    var unreachableSince: Date? { get }
+}
+
+extension Relay {
+    public func shutdown() async {}
+    public var unreachableSince: Date? { nil }
+
+    public func publish(batch records: [RelayRecord]) async throws {
+        for record in records { try await publish(record) }
+    }
+
+    /// Every record of one kind for one account, oldest first (read by account).
+    package func all(_ kind: RelayRecord.Kind, account: AccountID) async throws -> [RelayRow] {
+        var out: [RelayRow] = []
+        var cursor: Int64 = 0
+        while true {
+            let batch = try await rows(account: account, after: cursor, limit: 1000)
+            out += batch.filter { $0.record.kind == kind }
+            guard let last = batch.last else { return out }
+            cursor = last.cursor
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import GRDB
+#if canImport(Glibc)
+import Glibc
+import KeyVaultCrypto
+public import KeyVaultProtocol
+#endif
+
+/// The embedded relay: one SQLite file (WAL) that every daemon on a host or a
+/// shared volume opens at once. Writers commit, then ring a doorbell (rewrite
+/// `PATH-doorbell`); readers are woken by inotify on the folder, not by a
+/// timer. The doorbell matters: writes to `-wal` also wake readers, but they
+/// can come before the commit is visible (SQLite publishes it through the
+/// mmapped `-shm`, which inotify does not see), and a reader woken too early
+/// would miss the record until the next write.
+public final class SQLiteRelay: Relay {
+    private let pool: DatabasePool
+    private let watcher: FileWatcher
+    public let path: String
+    private var doorbell: String { path + "-doorbell" }
+
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "relay"
+        pool = try DatabasePool(path: path, configuration: configuration)
+        // Daemons opening a fresh relay at once race to migrate it: the loser's
+        // transaction fails on the winner's rows, and a second pass finds them applied.
+        for attempt in 1...3 {
+            do {
+                try Self.migrator.migrate(pool)
+                break
+            } catch is DatabaseError where attempt < 3 {
+                usleep(50_000)
+            }
+        }
+        let url = URL(fileURLWithPath: path)
+        watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("relay-v1") { db in
+            try db.execute(sql: """
+                CREATE TABLE records (
+                    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL CHECK (kind IN ('request', 'log', 'share', 'ack')),
+                    account TEXT NOT NULL,
+                    recipient TEXT,
+                    log_seq INTEGER,
+                    body BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
+                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
+                """)
+        }
+        migrator.registerMigration("relay-v2") { db in
+            // Enrollment challenges and reveals (commit-challenge-reveal pairing codes).
+            try db.execute(sql: """
+                CREATE TABLE records_v2 (
+                    cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                    account TEXT NOT NULL,
+                    recipient TEXT,
+                    log_seq INTEGER,
+                    body BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO records_v2 SELECT * FROM records;
+                DROP TABLE records;
+                ALTER TABLE records_v2 RENAME TO records;
+                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
+                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
+                """)
+        }
+        migrator.registerMigration("relay-v3") { db in
+            // Devices read per account, after their own cursor.
+            try db.execute(sql: "CREATE INDEX records_account ON records (account, cursor)")
+        }
+        return migrator
+    }
+
+    public func publish(_ record: RelayRecord) async throws {
+        try await publish(batch: [record])
+    }
+
+    /// One transaction, one commit: the other daemons are woken once.
+    public func publish(batch records: [RelayRecord]) async throws {
+        do {
+            try await pool.write { db in
+                let now = Date().timeIntervalSince1970
+                for record in records {
+                    try db.execute(sql: "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                                   arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
+                                               record.logSeq.map { Int64($0) }, Data(record.body), now])
+                }
+            }
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            throw RelayError.logSeqTaken(records.first { $0.logSeq != nil }?.logSeq ?? 0)
+        }
+        ringDoorbell()
+    }
+
+    /// After the commit: one close-after-write on the doorbell file wakes every reader.
+    private func ringDoorbell() {
+        let fd = open(doorbell, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = write(fd, &byte, 1)
+        close(fd)
+    }
+
+    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
+                             arguments: [account.rawValue, cursor, limit]).compactMap(Self.relayRow)
+        }
+    }
+
+    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
+        }
+    }
+
+    private static func relayRow(_ row: Row) -> RelayRow? {
+        // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
+        guard let kind = RelayRecord.Kind(rawValue: row["kind"]), let account = try? AccountID(validating: row["account"]) else { return nil }
+        let seq: Int64? = row["log_seq"]
+        return RelayRow(cursor: row["cursor"], record: RelayRecord(
+            kind: kind, account: account, recipient: row["recipient"], logSeq: seq.map { UInt64(max($0, 0)) },
+            body: [UInt8](row["body"] as Data)))
+    }
+
+    /// The doorbell cannot say which accounts a commit touched: every wake-up is `any`.
+    public func wakeups() -> AsyncStream<RelayWake> {
+        let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let task = Task {
+            for await _ in watcher.events() { continuation.yield(.any) }
+            continuation.finish()
+        }
+        continuation.onTermination = { _ in task.cancel() }
+        return stream
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+import KeyVaultCrypto
+import KeyVaultProtocol
+#endif
+
+/// The data directory's permissions: 0700 for the folder, 0600 for its files.
+package enum DataDirectory {
+    package static func prepare(_ path: String) throws {
+        var info = stat()
+        if stat(path, &info) != 0 {
+            guard mkdir(path, 0o700) == 0 else {
+                throw VaultError.dataDirectory("cannot create \(path): \(String(cString: strerror(errno)))")
+            }
+            return
+        }
+        guard (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw VaultError.dataDirectory("\(path) exists and is not a directory")
+        }
+        guard info.st_uid == geteuid() else {
+            throw VaultError.dataDirectory("\(path) belongs to another user (uid \(info.st_uid))")
+        }
+        if info.st_mode & 0o077 != 0 { _ = chmod(path, 0o700) }
+    }
+
+    package static func restrictFiles(in directory: String) throws {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
+        for name in names where name.hasPrefix(Vault.fileName) {
+            _ = chmod(directory + "/" + name, 0o600)
+        }
+    }
+}

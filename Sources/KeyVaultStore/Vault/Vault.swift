@@ -1,0 +1,388 @@
+public import Foundation
+import GRDB
+public import KeyVaultCrypto
+public import KeyVaultProtocol
+
+/// The local vault: one SQLite database (WAL) in the data directory. It stores
+/// public facts in the clear and every secret wrapped; it never sees a KEK or
+/// an unwrapped key.
+public final class Vault: Sendable {
+    public static let fileName = "vault.sqlite"
+    private let pool: DatabasePool
+    public let path: String
+
+    /// Opens (creating and migrating if needed) the vault in `directory`, which
+    /// is made 0700; the database files are 0600.
+    public init(directory: String) throws {
+        try DataDirectory.prepare(directory)
+        path = directory + "/" + Self.fileName
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.foreignKeysEnabled = true
+        configuration.label = "vault"
+        // Deleted secrets (shredded keys, old wrappings) are overwritten, not left in free pages.
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try VaultSchema.migrator.migrate(pool)
+        try DataDirectory.restrictFiles(in: directory)
+    }
+
+    // MARK: Reading
+
+    public func loadAll() throws -> [AccountSnapshot] {
+        try pool.read { db in
+            let accounts = try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY id").map(Self.account)
+            return try accounts.map { account in
+                let generations = try Row.fetchAll(db, sql: "SELECT * FROM generations WHERE account = ? ORDER BY generation, key_id",
+                                                   arguments: [account.id.rawValue]).map(Self.generation)
+                let items = try Row.fetchAll(db, sql: "SELECT * FROM items WHERE account = ? ORDER BY kind, generation, key_id",
+                                             arguments: [account.id.rawValue]).map(Self.item)
+                let log = try Data.fetchAll(db, sql: "SELECT entry FROM circle_log WHERE account = ? ORDER BY seq",
+                                            arguments: [account.id.rawValue]).map { [UInt8]($0) }
+                let enrollmentRow = try Row.fetchOne(db, sql: "SELECT request, pairing_secret FROM enrollment WHERE account = ?", arguments: [account.id.rawValue])
+                let enrollment: Data? = enrollmentRow?["request"]
+                let secret: Data? = enrollmentRow?["pairing_secret"]
+                var failures: [String: Int] = [:]
+                for row in try Row.fetchAll(db, sql: "SELECT device_id, failures FROM approval_attempts WHERE account = ?", arguments: [account.id.rawValue]) {
+                    failures[row["device_id"]] = row["failures"]
+                }
+                var snapshot = AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
+                                               enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
+                snapshot.logConfirmed = try Int.fetchOne(db, sql: "SELECT log_confirmed FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
+                snapshot.outbox = try Self.outbox(account.id, db: db)
+                snapshot.owedDeliveries = try Row.fetchAll(db, sql: "SELECT key_id, recipient FROM owed_deliveries WHERE account = ?", arguments: [account.id.rawValue])
+                    .map { OwedDelivery(keyID: $0["key_id"], recipient: $0["recipient"]) }
+                for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
+                    snapshot.promotionDeadlines[row["key_id"]] = Date(timeIntervalSince1970: row["deadline"])
+                }
+                snapshot.relayCursor = try Int64.fetchOne(db, sql: "SELECT relay_cursor FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
+                snapshot.relayNotes = try Row.fetchAll(db, sql: "SELECT cursor, kind, body, seen_at FROM relay_notes WHERE account = ? ORDER BY cursor",
+                                                       arguments: [account.id.rawValue]).compactMap { row in
+                    guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+                    return RelayNote(cursor: row["cursor"], kind: kind, body: [UInt8](row["body"] as Data), seenAt: Date(timeIntervalSince1970: row["seen_at"]))
+                }
+                snapshot.dismissedRequests = Set(try String.fetchAll(db, sql: "SELECT device_id FROM dismissed_requests WHERE account = ?", arguments: [account.id.rawValue]))
+                snapshot.revealed = try Bool.fetchOne(db, sql: "SELECT revealed FROM enrollment WHERE account = ?", arguments: [account.id.rawValue]) ?? false
+                return snapshot
+            }
+        }
+    }
+
+    public func snapshot(of id: AccountID) throws -> AccountSnapshot? {
+        try loadAll().first { $0.account.id == id }
+    }
+
+    // MARK: Writing
+
+    /// Writes a new account with its generations and items in one transaction.
+    public func insert(_ snapshot: AccountSnapshot) async throws {
+        try await pool.write { db in
+            let a = snapshot.account
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [a.id.rawValue]) == true {
+                throw VaultError.accountExists
+            }
+            try db.execute(sql: """
+                INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
+                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name, log_confirmed)
+                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
+                """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
+                                 Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed])
+            for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
+            for item in snapshot.items { try Self.insert(item, db: db) }
+            for (seq, entry) in snapshot.circleLog.enumerated() {
+                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [a.id.rawValue, seq, Data(entry)])
+            }
+            if let request = snapshot.enrollment {
+                try db.execute(sql: "INSERT INTO enrollment (account, request, pairing_secret) VALUES (?, ?, ?)",
+                               arguments: [a.id.rawValue, Data(request), snapshot.pairingSecret.map { Data($0) }])
+            }
+        }
+    }
+
+    /// Replaces the KDF salt and cost and every item's wrapping in one
+    /// transaction: a crash leaves either the old passphrase or the new one.
+    /// Refuses if the items changed since they were read.
+    public func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
+        try await pool.write { db in
+            let stored = try Row.fetchAll(db, sql: "SELECT kind, generation, key_id FROM items WHERE account = ?", arguments: [account.rawValue])
+                .map { "\($0["kind"] as String)/\($0["generation"] as Int)/\($0["key_id"] as String)" }
+            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)/\($0.attributes.keyID)" }
+            guard Set(stored) == Set(rewritten), stored.count == rewritten.count else {
+                throw VaultError.corrupt("the account's items changed during the passphrase change")
+            }
+            try db.execute(sql: "UPDATE accounts SET kdf_salt = ?, kdf_ops = ?, kdf_mem = ? WHERE id = ?",
+                           arguments: [Data(salt), Int64(kdf.opsLimit), Int64(kdf.memLimitBytes), account.rawValue])
+            for item in items {
+                try db.execute(sql: "UPDATE items SET wrapped = ?, modified_at = ? WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
+                               arguments: [Data(item.wrapped), item.attributes.modificationDate.timeIntervalSince1970,
+                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID])
+            }
+        }
+    }
+
+    /// Persists the unlock back-off so a restart does not reset it.
+    public func recordUnlockAttempt(account: AccountID, failures: Int, backoffUntil: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE accounts SET failed_unlocks = ?, backoff_until = ? WHERE id = ?",
+                           arguments: [failures, backoffUntil.timeIntervalSince1970, account.rawValue])
+        }
+    }
+
+    /// Appends verified circle log entries (already-stored numbers are kept as
+    /// they are). `confirmed`: how many leading entries the relay now holds.
+    /// This device's own new entry comes with what it owes for it (shares of an
+    /// announced key, a promotion deadline), in the same transaction.
+    /// `current`: the generation the log now makes current (docs/FORMAT.md, `current_generation`).
+    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: Int? = nil,
+                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil) async throws {
+        try await pool.write { db in
+            if let current { try Self.setCurrent(current, account: account, db: db) }
+            for entry in entries {
+                try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+            }
+            if let confirmed { try Self.setConfirmed(confirmed, account: account, db: db) }
+            for owed in deliveries {
+                try db.execute(sql: "INSERT OR IGNORE INTO owed_deliveries (account, key_id, recipient) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+            }
+            if let promotionDeadline {
+                try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
+                               arguments: [account.rawValue, promotionDeadline.keyID, promotionDeadline.at.timeIntervalSince1970])
+            }
+        }
+    }
+
+    /// Moves the account's relay cursor on, keeping the records this device
+    /// needs to rebuild its view at start, in one transaction. The cursor only grows.
+    public func advanceRelayCursor(account: AccountID, to cursor: Int64, keep notes: [RelayNote]) async throws {
+        try await pool.write { db in
+            for note in notes {
+                try db.execute(sql: "INSERT OR IGNORE INTO relay_notes (account, cursor, kind, body, seen_at) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [account.rawValue, note.cursor, note.kind.rawValue, Data(note.body), note.seenAt.timeIntervalSince1970])
+            }
+            try db.execute(sql: "UPDATE accounts SET relay_cursor = max(relay_cursor, ?) WHERE id = ?", arguments: [cursor, account.rawValue])
+        }
+    }
+
+    /// Forgets kept relay records that are done with (a share taken in, a request answered).
+    public func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
+        guard !cursors.isEmpty else { return }
+        try await pool.write { db in
+            for cursor in cursors {
+                try db.execute(sql: "DELETE FROM relay_notes WHERE account = ? AND cursor = ?", arguments: [account.rawValue, cursor])
+            }
+        }
+    }
+
+    /// A person dismissed a request to join: it is neither answered nor listed again.
+    public func dismissRequest(account: AccountID, deviceID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO dismissed_requests (account, device_id) VALUES (?, ?)", arguments: [account.rawValue, deviceID])
+        }
+    }
+
+    /// This device's reveal went out (or waits in the outbox): never again.
+    public func markRevealed(account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE enrollment SET revealed = 1 WHERE account = ?", arguments: [account.rawValue])
+        }
+    }
+
+    /// Records that the relay holds the first `count` entries.
+    public func confirmLog(account: AccountID, through count: Int) async throws {
+        try await pool.write { db in try Self.setConfirmed(count, account: account, db: db) }
+    }
+
+    /// A rebase: replaces the entries from `seq` on (this device's own, not on
+    /// the relay) with `entries`, in one transaction.
+    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: Int? = nil) async throws {
+        try await pool.write { db in
+            if let current { try Self.setCurrent(current, account: account, db: db) }
+            try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
+            for entry in entries {
+                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+            }
+            try db.execute(sql: "UPDATE accounts SET log_confirmed = ? WHERE id = ?", arguments: [confirmed, account.rawValue])
+        }
+    }
+
+    private static func setCurrent(_ current: Int, account: AccountID, db: Database) throws {
+        try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
+    }
+
+    private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
+        try db.execute(sql: "UPDATE accounts SET log_confirmed = max(log_confirmed, ?) WHERE id = ?", arguments: [count, account.rawValue])
+    }
+
+    /// Queues records for the relay; answers their outbox IDs.
+    public func enqueue(account: AccountID, records: [RelayRecord]) async throws -> [Int64] {
+        try await pool.write { db in
+            try records.map { record in
+                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                               arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+                return db.lastInsertedRowID
+            }
+        }
+    }
+
+    /// Removes records the relay now holds.
+    public func dequeue(ids: [Int64]) async throws {
+        guard !ids.isEmpty else { return }
+        try await pool.write { db in
+            for id in ids { try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id]) }
+        }
+    }
+
+    public func outbox(account: AccountID) throws -> [OutboxRecord] {
+        try pool.read { db in try Self.outbox(account, db: db) }
+    }
+
+    private static func outbox(_ account: AccountID, db: Database) throws -> [OutboxRecord] {
+        try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.rawValue]).compactMap { row in
+            guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
+            return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: row["recipient"], logSeq: nil,
+                                                                   body: [UInt8](row["body"] as Data)))
+        }
+    }
+
+    public func outboxCount() throws -> Int {
+        try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    }
+
+    /// These shares are on the relay: nothing owed any more.
+    public func settle(account: AccountID, deliveries: [OwedDelivery]) async throws {
+        try await pool.write { db in
+            for owed in deliveries {
+                try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ? AND key_id = ? AND recipient = ?",
+                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+            }
+        }
+    }
+
+    public func setPromotionDeadline(account: AccountID, keyID: String, at deadline: Date) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
+                           arguments: [account.rawValue, keyID, deadline.timeIntervalSince1970])
+        }
+    }
+
+    public func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
+        }
+    }
+
+    /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
+    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int?) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
+                           arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
+                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID]) != true {
+                try Self.insert(item, db: db)
+            }
+            if let current { try Self.setCurrent(current, account: account, db: db) }
+        }
+    }
+
+    /// Removes a generation that was stored but never announced.
+    public func removeGeneration(account: AccountID, keyID: String) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND key_id = ?", arguments: [account.rawValue, keyID])
+            try db.execute(sql: "DELETE FROM generations WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
+        }
+    }
+
+    /// Crypto-shreds an account's keys: the wrapped keys are deleted, the generations kept as `destroyed`.
+    public func destroyKeys(account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key'", arguments: [account.rawValue])
+            try db.execute(sql: "UPDATE generations SET state = 'destroyed' WHERE account = ?", arguments: [account.rawValue])
+            try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ?", arguments: [account.rawValue])
+            try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ?", arguments: [account.rawValue])
+        }
+        try await checkpoint()
+    }
+
+    /// Removes an account and everything stored about it from this device.
+    public func deleteAccount(_ account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [account.rawValue])
+        }
+        try await checkpoint()
+    }
+
+    /// Moves the WAL into the database and truncates it, so deleted pages do not linger in `-wal`.
+    private func checkpoint() async throws {
+        try await pool.writeWithoutTransaction { db in
+            _ = try? db.checkpoint(.truncate)
+        }
+    }
+
+    public func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO approval_attempts (account, device_id, failures) VALUES (?, ?, ?)",
+                           arguments: [account.rawValue, deviceID, failures])
+        }
+    }
+
+    // MARK: Rows
+
+    private static func insert(_ g: KeyGeneration, account: AccountID, db: Database) throws {
+        try db.execute(sql: "INSERT INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
+                       arguments: [account.rawValue, g.number, g.keyID, g.createdAt.timeIntervalSince1970, g.state.rawValue])
+    }
+
+    private static func insert(_ item: StoredItem, db: Database) throws {
+        let a = item.attributes
+        try db.execute(sql: """
+            INSERT INTO items (account, kind, generation, key_id, item_class, service, access_group, label, synchronizable,
+                accessibility, created_at, modified_at, wrapped)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [a.account, a.kind.rawValue, a.generation, a.keyID, a.itemClass, a.service, a.accessGroup, a.label,
+                             a.synchronizable, a.accessibility.rawValue, a.creationDate.timeIntervalSince1970,
+                             a.modificationDate.timeIntervalSince1970, Data(item.wrapped)])
+    }
+
+    private static func account(_ row: Row) throws -> AccountRecord {
+        let id: String = row["id"]
+        guard let accessibility = Accessibility(rawValue: row["accessibility"]) else {
+            throw VaultError.corrupt("account \(id) has an unknown accessibility")
+        }
+        return AccountRecord(
+            id: try AccountID(validating: id),
+            createdAt: Date(timeIntervalSince1970: row["created_at"]),
+            kdf: try KDFParameters(opsLimit: UInt64(row["kdf_ops"] as Int64), memLimitBytes: UInt64(row["kdf_mem"] as Int64)),
+            salt: [UInt8](row["kdf_salt"] as Data),
+            accessibility: accessibility,
+            deviceID: row["device_id"],
+            signingPublicKey: try SigningPublicKey(rawRepresentation: [UInt8](row["signing_public_key"] as Data)),
+            boxPublicKey: try BoxPublicKey(rawRepresentation: [UInt8](row["box_public_key"] as Data)),
+            currentGeneration: row["current_generation"],
+            failedUnlocks: row["failed_unlocks"],
+            backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]),
+            deviceName: row["device_name"])
+    }
+
+    private static func generation(_ row: Row) throws -> KeyGeneration {
+        guard let state = KeyGeneration.State(rawValue: row["state"]) else {
+            throw VaultError.corrupt("a generation has an unknown state")
+        }
+        return KeyGeneration(number: row["generation"], keyID: row["key_id"],
+                             createdAt: Date(timeIntervalSince1970: row["created_at"]), state: state)
+    }
+
+    private static func item(_ row: Row) throws -> StoredItem {
+        guard let kind = ItemKind(rawValue: row["kind"]), let accessibility = Accessibility(rawValue: row["accessibility"]) else {
+            throw VaultError.corrupt("an item has an unknown kind or accessibility")
+        }
+        let attributes = KeychainItem(
+            itemClass: row["item_class"], service: row["service"], account: row["account"], accessGroup: row["access_group"],
+            label: row["label"], kind: kind, generation: row["generation"], keyID: row["key_id"], synchronizable: row["synchronizable"],
+            accessibility: accessibility, creationDate: Date(timeIntervalSince1970: row["created_at"]),
+            modificationDate: Date(timeIntervalSince1970: row["modified_at"]))
+        return StoredItem(attributes: attributes, wrapped: [UInt8](row["wrapped"] as Data))
+    }
+}

@@ -178,10 +178,11 @@ def recover(data_dir: str, account: str, passphrase: str) -> dict:
         raise RecoveryError("the device ID does not match the device's public keys")
 
     b64 = lambda b: base64.b64encode(b).decode("ascii")
-    # FORMAT.md: the current key is generation `current_generation`; of two keys
-    # with that number (concurrent rotations), the one with the greater key ID.
+    # FORMAT.md: the current key is `current_key_id` (schema v5); in older vaults,
+    # generation `current_generation` (one key per number before v4's concurrent rotations).
     current = int(row["current_generation"])
-    current_id = max((kid for kid, (n, _) in keys.items() if n == current), default=None)
+    named = row["current_key_id"] if "current_key_id" in row.keys() else ""
+    current_id = named if named in keys else max((kid for kid, (n, _) in keys.items() if n == current), default=None)
     return {
         "account": account,
         "currentGeneration": current,

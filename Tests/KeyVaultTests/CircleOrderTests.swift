@@ -10,13 +10,7 @@ import KeyVaultStore
 /// the generations and on the current key (docs/PROTOCOL.md, "Concurrent rotations").
 @Suite("Circle: concurrent announces")
 struct CircleOrderTests {
-    struct Device {
-        let signing = SigningKey.generate()
-        let box = BoxSecretKey.generate()
-        let name: String
-        var keys: DeviceKeys { DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: name) }
-        var id: String { keys.deviceID }
-    }
+    typealias Device = MachineFixture.Device
 
     let account = try! AccountID(validating: "order")
     let a = Device(name: "a")

@@ -150,6 +150,8 @@ public final class KeyVaultService: Sendable {
                 deviceID: identity.deviceID, signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey,
                 currentGeneration: current, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
+            // The current key: the newest of those stored, in the agreed order.
+            record.currentKeyID = generations.max { $0.precedes($1) }?.keyID ?? ""
             var snapshot = AccountSnapshot(account: record, generations: generations, items: items)
             if let relay, restoring == nil {
                 let body = LogEntry.Body.genesis(
@@ -269,7 +271,7 @@ public final class KeyVaultService: Sendable {
     /// The key goes into memory only if the account is still unlocked: a `lock`
     /// that landed during the vault write is not undone (the vault has the key,
     /// and the next unlock reads it).
-    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: Int?) async throws {
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: CurrentKey?) async throws {
         let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
@@ -279,7 +281,7 @@ public final class KeyVaultService: Sendable {
             if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
             // A lock that came first is not undone: its job ran to its end before this one began.
             if state.mayHoldKeys { state.keys[generation.keyID] = key }
-            if let current { state.record.currentGeneration = current }
+            if let current { state.record.setCurrent(current) }
         }
     }
 

@@ -102,7 +102,16 @@ extension KeyVaultService {
                 return state.notesToReplay
             } ?? []
             let me = accounts.withLock { $0[account]?.deviceID }
-            for note in notes {
+            // What belongs to requests that have expired is of no use any more: forgotten, not replayed.
+            let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
+            let stale = notes.filter { [.request, .challenge, .reveal].contains($0.kind) && now().timeIntervalSince($0.seenAt) >= lifetime }
+            if !stale.isEmpty {
+                do { try await vault.dropRelayNotes(account: account, cursors: stale.map(\.cursor)) } catch {
+                    logger.error("could not forget expired enrollment records", metadata: ["account": "\(account)", "problem": "\(error)"])
+                }
+            }
+            let staleCursors = Set(stale.map(\.cursor))
+            for note in notes where !staleCursors.contains(note.cursor) {
                 let record = RelayRecord(kind: note.kind, account: account, recipient: note.kind == .share ? me : nil, logSeq: nil, body: note.body)
                 _ = await process(RelayRow(cursor: note.cursor, record: record), seenAt: note.seenAt)
             }
@@ -215,7 +224,7 @@ extension KeyVaultService {
             let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
             guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
             let circle = outcome.circle, confirmed = outcome.confirmed
-            let current = circle.currentGeneration ?? state.record.currentGeneration
+            let current = circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? state.record.currentKey
             if let from = outcome.rewrittenFrom {
                 try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) },
                                            confirmed: confirmed, current: current)
@@ -227,7 +236,7 @@ extension KeyVaultService {
                 try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
             update(account) { state in
-                state.record.currentGeneration = current
+                state.record.setCurrent(current)
                 state.setCircle(circle)
                 state.logConfirmed = confirmed
             }
@@ -258,10 +267,14 @@ extension KeyVaultService {
     func readLog(for account: AccountID) async {
         guard let relay else { return }
         do {
-            let entries = try await relay.all(.log, account: account).compactMap { try? LogEntry.decode($0.record.body) }
-            try await adopt(entries, account: account)
+            // One entry at a time: a row that does not verify is refused alone, as in a pass.
+            for row in try await relay.all(.log, account: account) {
+                do { try await adopt([try LogEntry.decode(row.record.body)], account: account) } catch {
+                    logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "log", "cursor": "\(row.cursor)", "problem": "\(error)"])
+                }
+            }
         } catch {
-            logger.warning("relay log not adopted", metadata: ["account": "\(account)", "problem": "\(error)"])
+            logger.warning("relay log not read", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
     }
 

@@ -23,10 +23,10 @@ extension KeyVaultService {
             let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
             var circle = state.circle
             try circle.apply(entry)
-            let current = circle.currentGeneration ?? state.record.currentGeneration
+            let current = circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? state.record.currentKey
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries, promotionDeadline: promotionDeadline)
             update(id) { state in
-                state.record.currentGeneration = current
+                state.record.setCurrent(current)
                 state.setCircle(circle)
                 state.owedDeliveries.formUnion(deliveries)
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
@@ -216,7 +216,8 @@ enum PublishOutcome: Sendable, Equatable {
     case waitingForUnlock
     /// The relay answers, but the log number this device's next entry needs is
     /// held by a record that does not verify (tampering, or a device this one
-    /// cannot follow): the entry waits here, and is retried at every wake-up.
+    /// cannot follow): the entry waits here, and is tried again at the next
+    /// publish (a change to the account, an unlock, a start, the relay coming back).
     case blocked(seq: UInt64)
 
     /// A sentence for a person, when something waits.

@@ -83,11 +83,11 @@ public final class Vault: Sendable {
             }
             try db.execute(sql: """
                 INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
-                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name, log_confirmed)
-                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?)
+                    signing_public_key, box_public_key, current_generation, failed_unlocks, backoff_until, device_name, log_confirmed, current_key_id)
+                VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?)
                 """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
                                  Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
-                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed])
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed, a.currentKeyID])
             for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
             for item in snapshot.items { try Self.insert(item, db: db) }
             for (seq, entry) in snapshot.circleLog.enumerated() {
@@ -133,8 +133,8 @@ public final class Vault: Sendable {
     /// they are). `confirmed`: how many leading entries the relay now holds.
     /// This device's own new entry comes with what it owes for it (shares of an
     /// announced key, a promotion deadline), in the same transaction.
-    /// `current`: the generation the log now makes current (docs/FORMAT.md, `current_generation`).
-    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: Int? = nil,
+    /// `current`: the key the log now makes current (docs/FORMAT.md, `current_generation`, `current_key_id`).
+    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
                           owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
@@ -197,7 +197,7 @@ public final class Vault: Sendable {
 
     /// A rebase: replaces the entries from `seq` on (this device's own, not on
     /// the relay) with `entries`, in one transaction.
-    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: Int? = nil) async throws {
+    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: CurrentKey? = nil) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
             try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
@@ -208,8 +208,9 @@ public final class Vault: Sendable {
         }
     }
 
-    private static func setCurrent(_ current: Int, account: AccountID, db: Database) throws {
-        try db.execute(sql: "UPDATE accounts SET current_generation = ? WHERE id = ?", arguments: [current, account.rawValue])
+    private static func setCurrent(_ current: CurrentKey, account: AccountID, db: Database) throws {
+        try db.execute(sql: "UPDATE accounts SET current_generation = ?, current_key_id = ? WHERE id = ?",
+                       arguments: [current.generation, current.keyID, account.rawValue])
     }
 
     private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
@@ -275,7 +276,7 @@ public final class Vault: Sendable {
     }
 
     /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
-    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: Int?) async throws {
+    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: CurrentKey?) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
@@ -363,7 +364,8 @@ public final class Vault: Sendable {
             currentGeneration: row["current_generation"],
             failedUnlocks: row["failed_unlocks"],
             backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]),
-            deviceName: row["device_name"])
+            deviceName: row["device_name"],
+            currentKeyID: row["current_key_id"] ?? "")
     }
 
     private static func generation(_ row: Row) throws -> KeyGeneration {

@@ -4,7 +4,7 @@ public import KeyVaultProtocol
 
 /// An account's row: public facts and the KDF's salt and cost.
 public struct AccountRecord: Sendable, Equatable {
-    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: String, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "") {
+    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: String, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: String = "") {
         self.id = id
         self.createdAt = createdAt
         self.kdf = kdf
@@ -17,6 +17,7 @@ public struct AccountRecord: Sendable, Equatable {
         self.failedUnlocks = failedUnlocks
         self.backoffUntil = backoffUntil
         self.deviceName = deviceName
+        self.currentKeyID = currentKeyID
     }
 
     public var id: AccountID
@@ -31,6 +32,8 @@ public struct AccountRecord: Sendable, Equatable {
     public var failedUnlocks: Int
     public var backoffUntil: Date
     public var deviceName: String = ""
+    /// The current key's ID ("" before the first key; vaults before v5 have none).
+    public var currentKeyID: String = ""
 }
 
 /// A keychain item as stored: its attributes and its wrapped bytes.
@@ -140,4 +143,24 @@ public struct OwedDelivery: Sendable, Hashable {
 public struct OutboxRecord: Sendable, Equatable {
     public var id: Int64
     public var record: RelayRecord
+}
+
+/// The key `keys/current` answers: its generation number and its key ID.
+public struct CurrentKey: Sendable, Equatable {
+    public var generation: Int
+    public var keyID: String
+
+    public init(generation: Int, keyID: String) {
+        self.generation = generation
+        self.keyID = keyID
+    }
+}
+
+extension AccountRecord {
+    public var currentKey: CurrentKey { CurrentKey(generation: currentGeneration, keyID: currentKeyID) }
+
+    public mutating func setCurrent(_ current: CurrentKey) {
+        currentGeneration = current.generation
+        currentKeyID = current.keyID
+    }
 }

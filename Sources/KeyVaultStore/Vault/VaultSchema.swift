@@ -146,9 +146,11 @@ package enum VaultSchema {
             // Per-account relay streams: a cursor per account, and the relay records this
             // device keeps (requests, challenges, reveals, acknowledgements, shares that
             // waited for an unlock) so a restart reads only what is new. Requests a person
-            // dismissed; whether this device's reveal went out.
+            // dismissed; whether this device's reveal went out. The current key's ID beside its
+            // number: after concurrent rotations two keys share a number.
             try db.execute(sql: """
                 ALTER TABLE accounts ADD COLUMN relay_cursor INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE accounts ADD COLUMN current_key_id TEXT NOT NULL DEFAULT '';
                 ALTER TABLE enrollment ADD COLUMN revealed INTEGER NOT NULL DEFAULT 0;
                 CREATE TABLE relay_notes (
                     account TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,

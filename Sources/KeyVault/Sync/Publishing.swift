@@ -58,8 +58,14 @@ extension KeyVaultService {
                         }
                     } catch RelayError.logSeqTaken(let seq) {
                         // Another device appended first: read its entries (adopt rebases ours after them), then again.
-                        taken = seq
                         await sync(id)
+                        if holdsExactly(batch, id) {
+                            // It was this very batch, committed by an earlier try whose answer never came (a
+                            // deadline): its shares went with it, so they are settled, not sent twice.
+                            try await confirm(id, through: confirmedThrough, settled: settled)
+                            continue
+                        }
+                        taken = seq
                         continue
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
@@ -79,6 +85,17 @@ extension KeyVaultService {
                 noteRelay(error)
                 return .unreachable
             }
+        }
+    }
+
+    /// Whether the relay is known to hold every log entry of `batch`, byte for
+    /// byte, in this device's log (the batch went in whole, in one transaction).
+    private func holdsExactly(_ batch: [RelayRecord], _ id: AccountID) -> Bool {
+        let entries = batch.filter { $0.kind == .log }
+        guard !entries.isEmpty, let state = accounts.withLock({ $0[id] }) else { return false }
+        return entries.allSatisfy { record in
+            guard let seq = record.logSeq.map(Int.init), seq < state.logConfirmed, seq < state.circle.entries.count else { return false }
+            return state.circle.entries[seq].encoded == record.body
         }
     }
 

@@ -28,8 +28,11 @@ struct AccountState: Sendable {
     var locking: Locking
     /// Rotations this device announced and will promote, and what each device acknowledged.
     var promotions: Promotions
-    /// The last relay cursor read for this account (kept in the vault).
+    /// The last relay cursor read for this account, and how many rows were read
+    /// since the vault last kept it (it is kept with every kept record, and every
+    /// so many rows: reading a row twice changes nothing).
     var relayCursor: Int64
+    var rowsSinceStoredCursor = 0
     /// What the vault kept of the relay, until it is replayed at start.
     var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.

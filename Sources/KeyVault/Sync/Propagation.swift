@@ -54,6 +54,9 @@ extension KeyVaultService {
         }
     }
 
+    /// How many rows of an account may be read past the cursor the vault holds.
+    static let cursorWriteInterval = 256
+
     var accountIDs: [AccountID] { accounts.withLock { Array($0.keys) }.sorted() }
 
     func syncAll() async {
@@ -79,8 +82,22 @@ extension KeyVaultService {
                             kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: now()))
                         }
                     }
-                    try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept)
-                    update(account) { $0.relayCursor = max($0.relayCursor, last.cursor) }
+                    // The cursor is kept in the vault with every record kept, and at least every
+                    // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
+                    // restart may read a few again rather than every pass paying for a vault write.
+                    let unstored = (accounts.withLock { $0[account]?.rowsSinceStoredCursor } ?? 0) + rows.count
+                    if !kept.isEmpty || unstored >= Self.cursorWriteInterval {
+                        try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept)
+                        update(account) { state in
+                            state.relayCursor = max(state.relayCursor, last.cursor)
+                            state.rowsSinceStoredCursor = 0
+                        }
+                    } else {
+                        update(account) { state in
+                            state.relayCursor = max(state.relayCursor, last.cursor)
+                            state.rowsSinceStoredCursor = unstored
+                        }
+                    }
                 }
                 noteRelay(nil)
                 await advanceEnrollments(account)

@@ -48,7 +48,7 @@ struct Bench {
         options.benchmarkHelloRoute = true
         let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
         let server = Task { try await app.run() }
-        for _ in 0..<200 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
+        _ = try await poll(200, every: .milliseconds(25)) { SocketPath.isAnswering(socket) }
 
         let passphrase = "bench passphrase"
         let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts",

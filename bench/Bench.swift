@@ -7,8 +7,9 @@ import Logging
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),
 /// with 1, 8 and 64 keep-alive connections; unlock time at the default KDF
 /// cost beside raw Argon2id; key arrival and delivery per relay (SQLite, and
-/// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); rotation drills on 3 and 10
-/// devices; bulk rotation. Writes docs/BENCHMARKS.md.
+/// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); restart and key arrival on
+/// an empty relay beside a crowded one, per relay; rotation drills on 3 and
+/// 10 devices; bulk rotation. Writes docs/BENCHMARKS.md.
 @main
 struct Bench {
     static func main() async throws {
@@ -80,6 +81,7 @@ struct Bench {
 
         server.cancel()
         try await report.measurePropagation(in: dir, logger: logger)
+        try await report.measureCrowding(in: dir, logger: logger)
         try await report.measureDrills(drills, in: dir, logger: logger)
         try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger)
         try report.write(to: output)
@@ -140,6 +142,8 @@ struct Report {
     var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
     /// Arrival and delivery, one entry per relay (SQLite, PostgreSQL).
     var relays: [RelayFigures] = []
+    /// Restart and arrival, empty relay beside crowded, one entry per relay.
+    var crowding: [CrowdFigures] = []
     var drills: [DrillBench.Result] = []
     var bulk: BulkRotationBench.Result?
 
@@ -186,7 +190,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(propagationSection)\(drillSection)\(bulkSection)
+            \(propagationSection)\(crowdSection)\(drillSection)\(bulkSection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

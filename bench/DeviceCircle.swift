@@ -99,9 +99,25 @@ final class DeviceCircle: Sendable {
             return Array(running.values)
         }
         for device in all { device.tasks.forEach { $0.cancel() } }
+        _ = try? await Self.ended(all.flatMap(\.tasks))
         for device in all { await device.relay.shutdown() }
         for child in children { await child.stop() }
-        try? FileManager.default.removeItem(atPath: directory)
+        // A vault may still be closing its files (a service's last tasks): try again briefly.
+        for _ in 0..<20 {
+            try? FileManager.default.removeItem(atPath: directory)
+            guard FileManager.default.fileExists(atPath: directory) else { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Whether `tasks` all end within 10 s (they were cancelled).
+    private static func ended(_ tasks: [Task<Void, any Error>]) async throws -> Bool {
+        let ended = Flag()
+        Task {
+            for task in tasks { _ = await task.result }
+            ended.set()
+        }
+        return try await poll(1000, every: .milliseconds(10), until: { ended.isSet })
     }
 
     /// Stops one in-process device as a daemon stops: its server and its
@@ -113,12 +129,7 @@ final class DeviceCircle: Sendable {
     func stopDevice(_ device: Int) async throws {
         guard let stopping = running.withLock({ $0.removeValue(forKey: device) }) else { return }
         stopping.tasks.forEach { $0.cancel() }
-        let ended = Flag()
-        Task {
-            for task in stopping.tasks { _ = await task.result }
-            ended.set()
-        }
-        guard try await poll(1000, every: .milliseconds(10), until: { ended.isSet }) else { throw BenchError("device \(device) did not stop within 10 s") }
+        guard try await Self.ended(stopping.tasks) else { throw BenchError("device \(device) did not stop within 10 s") }
         await stopping.relay.shutdown()
         unlink(sockets[device])
     }

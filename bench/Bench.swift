@@ -10,8 +10,10 @@ import KeyVaultStore
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),
 /// with 1, 8 and 64 keep-alive connections; unlock time at the default KDF
 /// cost beside raw Argon2id; key arrival and delivery per relay (SQLite, and
-/// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); rotation drills on 3 and 10
-/// devices; bulk rotation. Writes docs/BENCHMARKS.md.
+/// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); restart and key arrival on
+/// an empty relay beside a crowded one, per relay; PostgreSQL appends with 1
+/// and 16 accounts at once; rotation drills on 3 and 10 devices; bulk
+/// rotation. Writes docs/BENCHMARKS.md.
 @main
 struct Bench {
     static func main() async throws {
@@ -51,7 +53,7 @@ struct Bench {
         options.benchmarkHelloRoute = true
         let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
         let server = Task { try await app.run() }
-        for _ in 0..<200 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
+        _ = try await poll(200, every: .milliseconds(25)) { SocketPath.isAnswering(socket) }
 
         let passphrase = "bench passphrase"
         let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts",
@@ -83,6 +85,8 @@ struct Bench {
 
         server.cancel()
         try await report.measurePropagation(in: dir, logger: logger)
+        try await report.measureCrowding(in: dir, logger: logger)
+        await report.measureAppends(seconds: seconds)
         try await report.measureDrills(drills, in: dir, logger: logger)
         try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger)
         try report.write(to: output)
@@ -143,6 +147,11 @@ struct Report {
     var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
     /// Arrival and delivery, one entry per relay (SQLite, PostgreSQL).
     var relays: [RelayFigures] = []
+    /// Restart and arrival, empty relay beside crowded, one entry per relay.
+    var crowding: [CrowdFigures] = []
+    /// PostgreSQL appends per second, 1 and 16 writers (or why not measured).
+    var appends: [AppendBench.Row] = []
+    var appendsMissing: String?
     var drills: [DrillBench.Result] = []
     var bulk: BulkRotationBench.Result?
 
@@ -189,7 +198,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(propagationSection)\(drillSection)\(bulkSection)
+            \(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

@@ -24,7 +24,7 @@ final class ChildDevice: @unchecked Sendable {
 
     func stop() async {
         try? input.fileHandleForWriting.close()
-        for _ in 0..<200 where process.isRunning { try? await Task.sleep(for: .milliseconds(25)) }
+        _ = try? await poll(200, every: .milliseconds(25)) { !process.isRunning }
         if process.isRunning { process.terminate() }
     }
 

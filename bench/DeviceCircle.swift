@@ -20,16 +20,25 @@ final class DeviceCircle: Sendable {
         case processes
     }
 
+    /// One in-process device while it runs: its relay connection and its server and propagation tasks.
+    private struct Running: Sendable {
+        var relay: any Relay
+        var tasks: [Task<Void, any Error>]
+    }
+
     let sockets: [String]
-    private let relays: [any Relay]
-    private let tasks: [Task<Void, any Error>]
+    private let relay: BenchRelay
+    private let logger: Logger
+    /// In-process devices that run now, by index (a stopped one is absent until started again).
+    private let running: Mutex<[Int: Running]>
     private let children: [ChildDevice]
     private let directory: String
 
-    private init(sockets: [String], relays: [any Relay], tasks: [Task<Void, any Error>], children: [ChildDevice], directory: String) {
+    private init(sockets: [String], relay: BenchRelay, logger: Logger, running: [Int: Running], children: [ChildDevice], directory: String) {
         self.sockets = sockets
-        self.relays = relays
-        self.tasks = tasks
+        self.relay = relay
+        self.logger = logger
+        self.running = Mutex(running)
         self.children = children
         self.directory = directory
     }
@@ -51,23 +60,22 @@ final class DeviceCircle: Sendable {
     static func start(devices: Int, relay: BenchRelay, name: String, placement: Placement, logger: Logger) async throws -> DeviceCircle {
         let directory = NSTemporaryDirectory() + "keyvault-bench-\(name)-\(getpid())"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        var sockets: [String] = [], relays: [any Relay] = [], tasks: [Task<Void, any Error>] = [], children: [ChildDevice] = []
+        var sockets: [String] = [], running: [Int: Running] = [:], children: [ChildDevice] = []
         for device in 0..<devices {
             let socket = directory + "/device\(device).sock"
             switch placement {
             case .inProcess:
                 let opened = try await relay.open()
-                tasks += try startDevice(vault: directory + "/device\(device)", socket: socket, relay: opened, logger: logger)
-                relays.append(opened)
+                running[device] = Running(relay: opened, tasks: try startDevice(vault: directory + "/device\(device)", socket: socket,
+                                                                                  relay: opened, logger: logger))
             case .processes:
                 children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address))
             }
             sockets.append(socket)
         }
-        let circle = DeviceCircle(sockets: sockets, relays: relays, tasks: tasks, children: children, directory: directory)
+        let circle = DeviceCircle(sockets: sockets, relay: relay, logger: logger, running: running, children: children, directory: directory)
         for socket in sockets {
-            for _ in 0..<400 where !SocketPath.isAnswering(socket) { try await Task.sleep(for: .milliseconds(25)) }
-            guard SocketPath.isAnswering(socket) else {
+            guard try await poll(400, every: .milliseconds(25), until: { SocketPath.isAnswering(socket) }) else {
                 await circle.stop()
                 throw BenchError("the bench daemon on \(socket) did not start")
             }
@@ -89,10 +97,62 @@ final class DeviceCircle: Sendable {
     var processIDs: [Int32] { children.map(\.processID) }
 
     func stop() async {
-        for task in tasks { task.cancel() }
-        for relay in relays { await relay.shutdown() }
+        let all = running.withLock { running in
+            defer { running = [:] }
+            return Array(running.values)
+        }
+        for device in all { device.tasks.forEach { $0.cancel() } }
+        _ = try? await Self.ended(all.flatMap(\.tasks))
+        for device in all { await device.relay.shutdown() }
         for child in children { await child.stop() }
-        try? FileManager.default.removeItem(atPath: directory)
+        // A vault may still be closing its files (a service's last tasks): try again briefly.
+        for _ in 0..<20 {
+            try? FileManager.default.removeItem(atPath: directory)
+            guard FileManager.default.fileExists(atPath: directory) else { break }
+            try? await Task.sleep(for: .milliseconds(50))
+        }
+    }
+
+    /// Whether `tasks` all end within 10 s (they were cancelled).
+    private static func ended(_ tasks: [Task<Void, any Error>]) async throws -> Bool {
+        let ended = Flag()
+        Task {
+            for task in tasks { _ = await task.result }
+            ended.set()
+        }
+        return try await poll(1000, every: .milliseconds(10), until: { ended.isSet })
+    }
+
+    /// Stops one in-process device as a daemon stops: its server and its
+    /// propagation end, its relay connection closes and its socket file is
+    /// removed; its vault stays. Returns once the tasks have ended (10 s at most).
+    /// Nothing may connect to a server being cancelled: a connection it accepts
+    /// then and never serves traps in NIO (apple/swift-nio#3481), so this
+    /// never probes the old socket, and removes the file as the daemon does.
+    func stopDevice(_ device: Int) async throws {
+        guard let stopping = running.withLock({ $0.removeValue(forKey: device) }) else { return }
+        stopping.tasks.forEach { $0.cancel() }
+        guard try await Self.ended(stopping.tasks) else { throw BenchError("device \(device) did not stop within 10 s") }
+        await stopping.relay.shutdown()
+        unlink(sockets[device])
+    }
+
+    /// Starts a stopped in-process device again, as a daemon restarts: its own
+    /// new connection to the relay, a new `KeyVaultService` on the same vault
+    /// (its accounts come back locked), its server on the same socket and its
+    /// propagation. Returns at once; the socket answers shortly after.
+    func startDevice(_ device: Int) async throws {
+        guard running.withLock({ $0[device] == nil }) else { throw BenchError("device \(device) runs already") }
+        try SocketPath.claim(sockets[device])  // as the daemon does; the file is gone already (stopDevice), so nothing is probed
+        let opened = try await relay.open()
+        let tasks: [Task<Void, any Error>]
+        do {
+            tasks = try Self.startDevice(vault: directory + "/device\(device)", socket: sockets[device], relay: opened, logger: logger)
+        } catch {
+            await opened.shutdown()
+            throw error
+        }
+        running.withLock { $0[device] = Running(relay: opened, tasks: tasks) }
     }
 
     /// One request on a fresh connection to `device`; `body` is JSON text.
@@ -197,4 +257,23 @@ final class Counter: Sendable {
             return value
         }
     }
+}
+
+/// Checks `condition` up to `attempts` times, `interval` apart, until it holds;
+/// answers whether it held. (Not `for … where`: that goes on checking, without
+/// sleeping, after the condition turns — for a socket, one connection per check.)
+func poll(_ attempts: Int, every interval: Duration, until condition: @Sendable () -> Bool) async throws -> Bool {
+    for _ in 0..<attempts {
+        if condition() { return true }
+        try await Task.sleep(for: interval)
+    }
+    return condition()
+}
+
+/// Set once, read from anywhere.
+final class Flag: Sendable {
+    private let value = Mutex(false)
+
+    func set() { value.withLock { $0 = true } }
+    var isSet: Bool { value.withLock { $0 } }
 }

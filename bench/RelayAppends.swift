@@ -1,0 +1,131 @@
+import Foundation
+import KeyVault
+import Logging
+
+/// Issue: PostgreSQL inserts lock per account (`pg_advisory_xact_lock(space,
+/// hashtext(account))`), not the whole relay, so rotations of different
+/// accounts append side by side. Writers on the relay API directly, each on
+/// its own account, append what a rotation appends, for a fixed time.
+enum AppendBench {
+    struct Row {
+        var writers: Int
+        /// One relay (one pool of connections) shared by every writer, as one daemon rotating many accounts.
+        var shared: Bool
+        var batches: Int
+        var seconds: Double
+        var rate: Double { Double(batches) / seconds }
+    }
+
+    static let logBytes = 200
+    static let shareBytes = 300
+    /// Rows measured, in order: the baseline first.
+    static let configurations: [(writers: Int, shared: Bool)] = [(1, false), (16, false), (16, true)]
+
+    /// `writers` writers for `seconds` (after one uncounted batch each): each
+    /// appends, in one `publish(batch:)`, a `.log` record with its account's
+    /// next `logSeq` and two `.share` records.
+    static func run(writers: Int, shared: Bool, seconds: Double, relay address: BenchRelay) async throws -> Row {
+        var relays: [any Relay] = []
+        do {
+            for _ in 0..<(shared ? 1 : writers) { relays.append(try await address.open()) }
+            let opened = relays
+            let tag = "\(writers)\(shared ? "s" : "o")-\(UUID().uuidString.prefix(8).lowercased())"
+            let accounts = try (0..<writers).map { try AccountID(validating: "append-\(tag)-\($0)") }
+            let logBody = Random.bytes(logBytes), shareBody = Random.bytes(shareBytes)
+            @Sendable func batch(_ writer: Int, _ seq: UInt64) -> [RelayRecord] {
+                let account = accounts[writer]
+                return [.raw(.log, account: account, logSeq: seq, body: logBody),
+                        .share(account: account, recipient: "device-b", sealed: shareBody),
+                        .share(account: account, recipient: "device-c", sealed: shareBody)]
+            }
+            // Uncounted: every connection is made and every writer's first append is in.
+            try await concurrentlyOnRelay(writers, workers: writers) { writer in
+                try await opened[writer % opened.count].publish(batch: batch(writer, 0))
+            }
+            let start = ContinuousClock.now
+            let deadline = start + .milliseconds(Int(seconds * 1000))
+            let counted = try await withThrowingTaskGroup(of: Int.self) { group in
+                for writer in 0..<writers {
+                    group.addTask {
+                        let relay = opened[writer % opened.count]
+                        var seq: UInt64 = 1
+                        while ContinuousClock.now < deadline, seq <= 1_000_000 {
+                            try await relay.publish(batch: batch(writer, seq))
+                            seq += 1
+                        }
+                        return Int(seq - 1)
+                    }
+                }
+                var total = 0
+                for try await count in group { total += count }
+                return total
+            }
+            let elapsed = Load.seconds(ContinuousClock.now - start)
+            for relay in relays { await relay.shutdown() }
+            return Row(writers: writers, shared: shared, batches: counted, seconds: elapsed)
+        } catch {
+            for relay in relays { await relay.shutdown() }
+            throw error
+        }
+    }
+}
+
+extension Report {
+    mutating func measureAppends(seconds: Double) async {
+        switch BenchRelay.postgresFromEnvironment() {
+        case .failure(let why):
+            appendsMissing = why.description
+        case .success(let relay):
+            defer { relay.remove() }
+            do {
+                for (writers, shared) in AppendBench.configurations {
+                    let row = try await AppendBench.run(writers: writers, shared: shared, seconds: seconds, relay: relay)
+                    appends.append(row)
+                    say("PostgreSQL appends: \(writers) writer(s)\(shared ? " on one shared relay" : ""): \(Int(row.rate)) batches/s")
+                }
+            } catch {
+                appendsMissing = "\(error)"
+            }
+        }
+        if let appendsMissing { say("PostgreSQL appends: not measured: \(appendsMissing)") }
+    }
+
+    var appendSection: String {
+        var text = """
+            ## Relay appends per second on PostgreSQL, 1 and 16 accounts at once
+
+            What the per-account insert lock buys: writers on the PostgreSQL relay API directly (`PostgresRelay.open`, no \
+            daemon), each on its own account, append what a rotation appends: one `.log` record with its account's next \
+            `logSeq` (a random \(AppendBench.logBytes)-byte body) and two `.share` records (\(AppendBench.shareBytes) bytes \
+            each) in one `publish(batch:)`, that is one transaction (BEGIN, the account's advisory lock, three INSERTs, one \
+            NOTIFY, COMMIT), the next as soon as the last is committed, for \(Int(seconds)) s after one uncounted batch per \
+            writer. Baseline: one writer, measured first in the same run. In the first two rows each writer opens its own \
+            relay, as separate daemons would (its own connection pool, and its own LISTEN connection, which receives every \
+            commit's NOTIFY); in the third all 16 share one relay, as one daemon rotating 16 accounts at once does (its pool \
+            holds at most 8 connections). The test cluster runs with `fsync = off`, `synchronous_commit = off` and \
+            `full_page_writes = off` (`scripts/pg-cluster.sh`), so a commit waits for no disk, and the server, the writers \
+            and their listeners share the machine's \(ProcessInfo.processInfo.activeProcessorCount) cores: with one writer \
+            the server and the client take turns; more writers can only fill the cores.
+
+
+            """
+        if let appendsMissing, appends.isEmpty {
+            return text + "Not measured: \(appendsMissing).\n\n"
+        }
+        let baseline = appends.first { $0.writers == 1 }?.rate ?? .nan
+        text += """
+            | writers (accounts) | relay connections | batches committed | seconds | batches /s | records /s | / one writer | goal ≥ 3× |
+            |---:|---|---:|---:|---:|---:|---:|---|
+
+            """
+        for row in appends {
+            let ratio = row.rate / baseline
+            let connections = row.shared ? "one relay shared" : (row.writers == 1 ? "its own relay" : "one relay each")
+            let goal = row.writers == 1 ? "baseline" : (ratio >= 3 ? "met" : "**not met**")
+            text += "| \(row.writers) | \(connections) | \(row.batches) | \(String(format: "%.1f", row.seconds)) | \(Int(row.rate)) | "
+            text += "\(Int(row.rate * 3)) | **\(String(format: "%.2f", ratio))** | \(goal) |\n"
+        }
+        if let appendsMissing { text += "\nThe run stopped early: \(appendsMissing).\n" }
+        return text + "\n"
+    }
+}

@@ -1,5 +1,8 @@
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 import KeyVaultClient
 import Logging
 

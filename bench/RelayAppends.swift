@@ -1,5 +1,8 @@
 import Foundation
 import KeyVault
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
 import Logging
 
 /// Issue: PostgreSQL inserts lock per account (`pg_advisory_xact_lock(space,

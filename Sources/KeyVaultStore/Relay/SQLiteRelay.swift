@@ -134,11 +134,40 @@ public final class SQLiteRelay: Relay {
             body: [UInt8](row["body"] as Data)))
     }
 
-    /// The doorbell cannot say which accounts a commit touched: every wake-up is `any`.
+    /// The doorbell cannot say which accounts a commit touched, so each ring
+    /// reads which accounts have rows past the last cursor this stream saw
+    /// (one indexed read of what landed since, whoever wrote it) and names
+    /// them: a device then reads only its own accounts that changed. SQLite
+    /// commits one writer at a time, so cursors become visible in order and
+    /// nothing is passed over. If that read fails, the wake-up is `any`.
     public func wakeups() -> AsyncStream<RelayWake> {
-        let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .unbounded)
+        let pool = pool
+        let events = watcher.events()
+        // Where this stream starts, read now: a row committed after this call is past it.
+        let start = (try? pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(cursor) FROM records") }) ?? nil
         let task = Task {
-            for await _ in watcher.events() { continuation.yield(.any) }
+            // Unknown start (the read failed): the first ring reads everything, as `any` would.
+            var seen = start ?? 0
+            for await _ in events {
+                let since = seen
+                do {
+                    let (touched, last) = try await pool.read { db -> (Set<AccountID>, Int64) in
+                        var touched: Set<AccountID> = []
+                        var last = since
+                        for row in try Row.fetchAll(db, sql: "SELECT account, MAX(cursor) AS last FROM records WHERE cursor > ? GROUP BY account",
+                                                    arguments: [since]) {
+                            if let account = try? AccountID(validating: row["account"]) { touched.insert(account) }
+                            last = max(last, row["last"])
+                        }
+                        return (touched, last)
+                    }
+                    seen = last
+                    if !touched.isEmpty { continuation.yield(.accounts(touched)) }
+                } catch {
+                    continuation.yield(.any)
+                }
+            }
             continuation.finish()
         }
         continuation.onTermination = { _ in task.cancel() }

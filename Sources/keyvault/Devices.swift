@@ -49,13 +49,11 @@ struct Enrollments: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Dismiss a request to join that is not yours: it is no longer answered or listed here.")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption
-        @Option(name: .customLong("device-id"), help: "The requesting device's ID (from `keyvault enrollments`).")
-        var deviceID: String
+        @OptionGroup var device: DeviceIDOption
 
         func run() async throws {
             let id = try account.validated()
-            guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
-            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(deviceID)/dismiss").finish()
+            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(device.deviceID)/dismiss").finish()
         }
     }
 }
@@ -64,15 +62,13 @@ struct Approve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Approve a new device with the pairing code it shows.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
-    @Option(name: .customLong("device-id"), help: "The new device's ID (from `keyvault enrollments`).")
-    var deviceID: String
+    @OptionGroup var device: DeviceIDOption
     @Option(help: "The 6-digit pairing code the new device shows.")
     var code: String
 
     func run() async throws {
         let id = try account.validated()
-        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
-        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(deviceID)/approve", json: ["pairingCode": code]).finish()
+        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enrollments/\(device.deviceID)/approve", json: ["pairingCode": code]).finish()
     }
 }
 

@@ -43,6 +43,16 @@ struct SocketOptions: ParsableArguments {
     }
 }
 
+/// `--device-id`, checked before anything is sent (approve, dismiss, revoke).
+struct DeviceIDOption: ParsableArguments {
+    @Option(name: .customLong("device-id"), help: "The device's ID: 32 hex characters (from `keyvault devices` or `keyvault enrollments`).")
+    var deviceID: String
+
+    func validate() throws {
+        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
+    }
+}
+
 struct AccountOption: ParsableArguments {
     @Option(name: [.short, .long], help: "The account (user ID).")
     var account: String

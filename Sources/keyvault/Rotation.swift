@@ -21,13 +21,11 @@ struct Revoke: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Remove a device from an account's circle (then rotate, by policy).")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
-    @Option(name: .customLong("device-id"), help: "The device to remove (from `keyvault devices`).")
-    var deviceID: String
+    @OptionGroup var device: DeviceIDOption
 
     func run() async throws {
         let id = try account.validated()
-        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
-        try await CLIRequest(socket: socket.path).send("DELETE", "/v1/accounts/\(id)/devices/\(deviceID)").finish()
+        try await CLIRequest(socket: socket.path).send("DELETE", "/v1/accounts/\(id)/devices/\(device.deviceID)").finish()
     }
 }
 

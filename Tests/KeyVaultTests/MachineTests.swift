@@ -127,7 +127,7 @@ struct PromotionTests {
         var promotions = Promotions()
         let deadline = f.t0.addingTimeInterval(3600)
         let r0 = promotions.announced(keyID: keyID, deadline: deadline)
-        #expect(r0 == [.persistDeadline(keyID: keyID, at: deadline), .schedule(keyID: keyID, at: deadline)])
+        #expect(r0 == [.schedule(keyID: keyID, at: deadline)])
         // The announcing device needs no acknowledgement of its own; B alone is not enough.
         let r1 = try promotions.acknowledged(ack(f.b, keyID, at: 1), circle: circle, me: f.a.id, at: f.t0)
         #expect(r1 == [])

@@ -61,8 +61,15 @@ struct AccountState: Sendable {
 
     /// Takes a verified circle; requests from devices now in it are answered.
     mutating func setCircle(_ verified: CircleState) {
+        record.setCurrent(currentKey(after: verified))
         circle = verified
         enrollment.circleChanged(verified)
+    }
+
+    /// The key `keys/current` answers once `circle` is the log: the log's current
+    /// key, or (no circle yet) the one the vault names.
+    func currentKey(after circle: CircleState) -> CurrentKey {
+        circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? record.currentKey
     }
 
     /// This device's entries that the relay does not hold yet.

@@ -53,7 +53,7 @@ extension KeyVaultService {
                                                     createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
-            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, current: nil)
+            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility)
         }
         let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
         let promoteNow = promotion == .now || others.isEmpty
@@ -119,10 +119,6 @@ extension KeyVaultService {
     func perform(_ effects: [Promotions.Effect], for id: AccountID) async {
         for effect in effects {
             switch effect {
-            case .persistDeadline(let keyID, let at):
-                do { try await vault.setPromotionDeadline(account: id, keyID: keyID, at: at) } catch {
-                    logger.error("could not keep a promotion deadline", metadata: ["account": "\(id)", "problem": "\(error)"])
-                }
             case .schedule(let keyID, let at): schedulePromotionDeadline(id, keyID: keyID, at: at)
             case .promote(let keyID):
                 do { try await promote(id, keyID: keyID) } catch {

@@ -16,7 +16,7 @@ public final class KeyVaultService: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     /// Each account's state as its owner last published it. Read anywhere;
-    /// written only by the account's own jobs (`update`, `install`, `remove`).
+    /// written only by the account's own jobs (`update`, `install`).
     let accounts: Mutex<[AccountID: AccountState]>
     let owners = AccountOwners()
     /// nil: a device on its own, with no relay (no enrollment or propagation).
@@ -265,23 +265,22 @@ public final class KeyVaultService: Sendable {
     }
 
     /// Stores a key generation (made here, or received) wrapped under the KEK, in
-    /// the vault and then in memory. `current`: a new current generation number
-    /// (nil: unchanged; with a circle, the log decides it).
+    /// the vault and then in memory. Which key is current follows the log
+    /// (`setCircle`), not the arrival of a key.
     ///
     /// The key goes into memory only if the account is still unlocked: a `lock`
     /// that landed during the vault write is not undone (the vault has the key,
     /// and the next unlock reads it).
-    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility, current: CurrentKey?) async throws {
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility) async throws {
         let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
-        try await vault.addGeneration(account: id, generation: generation, item: item, current: current)
+        try await vault.addGeneration(account: id, generation: generation, item: item)
         update(id) { state in
             if !state.generations.contains(where: { $0.keyID == generation.keyID }) { state.generations.append(generation) }
             if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
             // A lock that came first is not undone: its job ran to its end before this one began.
             if state.mayHoldKeys { state.keys[generation.keyID] = key }
-            if let current { state.record.setCurrent(current) }
         }
     }
 
@@ -295,7 +294,7 @@ public final class KeyVaultService: Sendable {
     private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [ItemSlot: SecureBytes]) {
         let id = state.record.id
         if case .throttled(let wait) = state.locking.attempt(at: now()) {
-            throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
+            throw Refusal.throttled(id, retryAfterSeconds: wait)
         }
         let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: state.record.salt, parameters: state.record.kdf)
         do {
@@ -316,7 +315,7 @@ public final class KeyVaultService: Sendable {
                 logger.error("could not record a wrong passphrase", metadata: ["account": "\(id)", "problem": "\(error)"])
                 update(id) { $0.take(locking) }
                 let wait = locking.throttle.retryAfter(at: now()) ?? 1
-                throw Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
+                throw Refusal.throttled(id, retryAfterSeconds: wait)
             }
             update(id) { $0.take(locking) }
             logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(locking.throttle.failures)"])

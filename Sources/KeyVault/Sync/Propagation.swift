@@ -78,25 +78,20 @@ extension KeyVaultService {
                     guard let last = rows.last else { break }
                     var kept: [RelayNote] = []
                     for row in rows {
-                        if let kind = await process(row, seenAt: now()) {
-                            kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: now()))
+                        let seenAt = now()
+                        if let kind = await process(row, seenAt: seenAt) {
+                            kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: seenAt))
                         }
                     }
                     // The cursor is kept in the vault with every record kept, and at least every
                     // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
                     // restart may read a few again rather than every pass paying for a vault write.
                     let unstored = (accounts.withLock { $0[account]?.rowsSinceStoredCursor } ?? 0) + rows.count
-                    if !kept.isEmpty || unstored >= Self.cursorWriteInterval {
-                        try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept)
-                        update(account) { state in
-                            state.relayCursor = max(state.relayCursor, last.cursor)
-                            state.rowsSinceStoredCursor = 0
-                        }
-                    } else {
-                        update(account) { state in
-                            state.relayCursor = max(state.relayCursor, last.cursor)
-                            state.rowsSinceStoredCursor = unstored
-                        }
+                    let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
+                    if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
+                    update(account) { state in
+                        state.relayCursor = max(state.relayCursor, last.cursor)
+                        state.rowsSinceStoredCursor = store ? 0 : unstored
                     }
                 }
                 noteRelay(nil)
@@ -241,7 +236,7 @@ extension KeyVaultService {
             let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
             guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
             let circle = outcome.circle, confirmed = outcome.confirmed
-            let current = circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? state.record.currentKey
+            let current = state.currentKey(after: circle)
             if let from = outcome.rewrittenFrom {
                 try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) },
                                            confirmed: confirmed, current: current)
@@ -253,7 +248,6 @@ extension KeyVaultService {
                 try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
             update(account) { state in
-                state.record.setCurrent(current)
                 state.setCircle(circle)
                 state.logConfirmed = confirmed
             }
@@ -323,8 +317,7 @@ extension KeyVaultService {
         let header = share.header
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
-        // The current generation follows the log (adopt), not the arrival of a key.
-        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility, current: nil)
+        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
         update(account) { state in
             if state.circle.isTrusted(state.deviceID) { state.enrollment.joined() }
         }

@@ -23,10 +23,9 @@ extension KeyVaultService {
             let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
             var circle = state.circle
             try circle.apply(entry)
-            let current = circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? state.record.currentKey
+            let current = state.currentKey(after: circle)
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries, promotionDeadline: promotionDeadline)
             update(id) { state in
-                state.record.setCurrent(current)
                 state.setCircle(circle)
                 state.owedDeliveries.formUnion(deliveries)
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).

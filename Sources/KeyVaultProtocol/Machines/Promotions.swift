@@ -3,8 +3,8 @@ import KeyVaultCrypto
 
 /// The second phase of a rotation, decided without I/O: a generation this
 /// device announced becomes current once every other trusted device has
-/// acknowledged it, or at its deadline. The owner persists deadlines, runs the
-/// timers and appends the promote entries this value asks for.
+/// acknowledged it, or at its deadline. The owner keeps and clears deadlines in
+/// the vault, runs the timers and appends the promote entries this value asks for.
 public struct Promotions: Sendable, Equatable {
     /// What one device has acknowledged (by key ID, when) and when it was last heard from.
     public struct Acknowledgements: Sendable, Equatable {
@@ -13,8 +13,7 @@ public struct Promotions: Sendable, Equatable {
     }
 
     public enum Effect: Sendable, Equatable {
-        /// Keep the deadline in the vault, then set a timer for it.
-        case persistDeadline(keyID: String, at: Date)
+        /// Set a timer for the deadline.
         case schedule(keyID: String, at: Date)
         /// Append a promote entry for this key (it is due).
         case promote(keyID: String)
@@ -29,10 +28,12 @@ public struct Promotions: Sendable, Equatable {
 
     public init(deadlines: [String: Date] = [:]) { self.deadlines = deadlines }
 
-    /// This device announced `keyID`, to be promoted after acknowledgements or at `deadline`.
+    /// This device announced `keyID`, to be promoted after acknowledgements or at
+    /// `deadline`. The owner keeps the deadline in the vault with the announce
+    /// entry itself (one transaction), then sets the timer.
     public mutating func announced(keyID: String, deadline: Date) -> [Effect] {
         deadlines[keyID] = deadline
-        return [.persistDeadline(keyID: keyID, at: deadline), .schedule(keyID: keyID, at: deadline)]
+        return [.schedule(keyID: keyID, at: deadline)]
     }
 
     /// At start: a timer for every deadline still owed, and whatever is due already.

@@ -48,6 +48,9 @@ public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
     public static func damaged(_ id: AccountID, _ what: String) -> Refusal {
         Refusal(.damaged, "the data stored for \(id) on this device is damaged: \(what); nothing was changed (docs/FORMAT.md says how to recover)")
     }
+    public static func throttled(_ id: AccountID, retryAfterSeconds wait: Int) -> Refusal {
+        Refusal(.throttled, "too many wrong passphrases for \(id); try again in \(wait) s", retryAfterSeconds: wait)
+    }
     public static func locked(_ id: AccountID) -> Refusal {
         Refusal(.locked, "the account \(id) is locked; unlock it with its passphrase")
     }

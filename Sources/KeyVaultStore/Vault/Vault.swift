@@ -262,13 +262,6 @@ public final class Vault: Sendable {
         }
     }
 
-    public func setPromotionDeadline(account: AccountID, keyID: String, at deadline: Date) async throws {
-        try await pool.write { db in
-            try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
-                           arguments: [account.rawValue, keyID, deadline.timeIntervalSince1970])
-        }
-    }
-
     public func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
@@ -276,7 +269,7 @@ public final class Vault: Sendable {
     }
 
     /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
-    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, current: CurrentKey?) async throws {
+    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
@@ -284,7 +277,6 @@ public final class Vault: Sendable {
                                  arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID]) != true {
                 try Self.insert(item, db: db)
             }
-            if let current { try Self.setCurrent(current, account: account, db: db) }
         }
     }
 

@@ -21,6 +21,7 @@ struct PolicyTests {
         ("[kdf]\npasses = 0\n", "p.toml:2: 'passes' must be between 1 and 64, got 0"),
         ("[kdf]\nmemroy_mib = 64\n", "p.toml:2: unknown setting 'memroy_mib' in [kdf]"),
         ("[kfd]\n", "p.toml:1: unknown table [kfd]"),
+        ("[enrollment]\nrequest_lifetime_seconds = 0\n", "p.toml:2: 'request_lifetime_seconds' must be between 1 and 604800, got 0"),
         ("[[rule]]\nuid = \"self\"\naccounts = [\"*\"\n", "p.toml:4: expected ',' or ']' in a list"),
         ("[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\n", "p.toml:1: 'allow' is missing"),
         ("[[rule]]\naccounts = [\"*\"]\nallow = [\"*\"]\n", "p.toml:1: a [[rule]] must name a uid or a gid"),

@@ -22,6 +22,9 @@ struct Bench {
         var drills = 20
         var bulkAccounts = 1000
         var bulkBudget = 300.0
+        // For working on one figure: the other sections are skipped (and their tables left empty), so
+        // write such a run elsewhere than docs/BENCHMARKS.md.
+        var only: Set<String>?
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {
             switch flag {
@@ -33,7 +36,8 @@ struct Bench {
             case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills
             case "--bulk-accounts": bulkAccounts = Int(arguments.popFirst() ?? "") ?? bulkAccounts
             case "--bulk-setup-budget": bulkBudget = Double(arguments.popFirst() ?? "") ?? bulkBudget
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S]")
+            case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--only reads,unlock,propagation,crowding,appends,drills,bulk]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -61,7 +65,8 @@ struct Bench {
         precondition(created.status == 200, created.text)
 
         var report = Report(seconds: seconds)
-        for connections in [1, 8, 64] {
+        func runs(_ section: String) -> Bool { only?.contains(section) ?? true }
+        for connections in [1, 8, 64] where runs("reads") {
             let hello = try await Load.run(socket: socket, path: "/hello", connections: connections, seconds: seconds)
             let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
             report.reads.append((connections, hello, key))
@@ -71,7 +76,7 @@ struct Bench {
         // Unlock at the default cost, beside raw Argon2id with the same parameters.
         var unlocks: [Double] = []
         var raws: [Double] = []
-        for _ in 0..<3 {
+        for _ in 0..<(runs("unlock") ? 3 : 0) {
             _ = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts/bench/lock")
             let start = ContinuousClock.now
             let reply = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts/bench/unlock",
@@ -80,15 +85,15 @@ struct Bench {
             unlocks.append(Load.seconds(ContinuousClock.now - start))
             raws.append(try KDFCalibration.measure(policy.kdf).seconds)
         }
-        report.unlock = (unlocks.sorted()[1], raws.sorted()[1], policy.kdf)
+        if !unlocks.isEmpty { report.unlock = (unlocks.sorted()[1], raws.sorted()[1], policy.kdf) }
         say("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
 
         server.cancel()
-        try await report.measurePropagation(in: dir, logger: logger)
-        try await report.measureCrowding(in: dir, logger: logger)
-        await report.measureAppends(seconds: seconds)
-        try await report.measureDrills(drills, in: dir, logger: logger)
-        try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger)
+        if runs("propagation") || runs("drills") { try await report.measurePropagation(in: dir, logger: logger) }
+        if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
+        if runs("appends") { await report.measureAppends(seconds: seconds) }
+        if runs("drills") { try await report.measureDrills(drills, in: dir, logger: logger) }
+        if runs("bulk") { try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger) }
         try report.write(to: output)
         say("wrote \(output)")
         try? FileManager.default.removeItem(atPath: logPath)

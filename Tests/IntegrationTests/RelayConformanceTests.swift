@@ -93,6 +93,31 @@ struct RelayConformanceTests {
         }
     }
 
+    @Test("PostgreSQL: a publish waits for its account's lock, and only its own account's")
+    func postgresAccountLock() async throws {
+        try await RelayFixture.with(.postgres) { fixture in
+            let relay = try await fixture.open()
+            let key = "classid = \(PostgresRelaySchema.accountLockSpace) AND objid = hashtext('alice')::oid AND objsubid = 2"
+            // Another session holds alice's lock for a while.
+            let holder = Task { try await fixture.psql("SELECT pg_advisory_lock(\(PostgresRelaySchema.accountLockSpace), hashtext('alice')); SELECT pg_sleep(3)") }
+            try await fixture.until("the holder has the lock") {
+                try await fixture.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND \(key)") == "1"
+            }
+            let alice = Task { try await relay.publish(record(.log, "alice", seq: 0, body: [1])) }
+            // The publish is seen waiting on exactly that lock, before any of its rows is visible.
+            try await fixture.until("alice's publish waits on alice's lock") {
+                try await fixture.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND \(key)") == "1"
+            }
+            #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).isEmpty)
+            // Another account's writer does not wait.
+            try await relay.publish(record(.log, "bob", seq: 0, body: [2]))
+            #expect(try await relay.rows(account: try AccountID(validating: "bob"), after: 0, limit: 10).count == 1)
+            _ = try await holder.value
+            try await alice.value
+            #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).count == 1)
+        }
+    }
+
     @Test("instances opening a fresh store at once all migrate it, once", arguments: Store.allCases)
     func concurrentMigrations(_ store: Store) async throws {
         try await RelayFixture.with(store) { fixture in
@@ -252,6 +277,15 @@ final class RelayFixture: Sendable {
         let result = try await run("/usr/bin/psql", [url.string!, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", sql])
         guard result.status == 0 else { throw TestFailure("psql \(sql): \(result.err)") }
         return result.out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Polls `condition` until it holds (bounded only against a hang).
+    func until(_ what: String, _ condition: () async throws -> Bool) async throws {
+        for _ in 0..<500 {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        throw TestFailure("never: \(what)")
     }
 
     /// scripts/pg-cluster.sh stop|start on the test server's cluster.

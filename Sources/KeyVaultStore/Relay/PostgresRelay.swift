@@ -72,38 +72,19 @@ public final class PostgresRelay: Relay {
         try await publish(batch: [record])
     }
 
-    /// One transaction: all the records or none, then one NOTIFY per account at commit.
+    /// One statement, so one transaction and one round trip: all the records or
+    /// none, then one NOTIFY per account at commit.
     public func publish(batch records: [RelayRecord]) async throws {
         guard !records.isEmpty else { return }
+        let columns = PostgresBatchColumns(records)
         try await perform { client, logger in
-            try await client.withConnection { connection in
-                try await Self.transaction(connection, logger: logger) { connection in
-                    // Identity values are handed out at INSERT but become visible at
-                    // COMMIT, so two writers could commit cursors out of order and a
-                    // reader at `cursor > X` would skip the smaller one for good. Readers
-                    // read per account, so inserts take turns per account (a lock on the
-                    // account, held to commit): within an account cursors commit in order,
-                    // and writers of different accounts never wait on each other. Locks are
-                    // taken in one order, so two batches cannot deadlock.
-                    for account in Set(records.map(\.account.rawValue)).sorted() {
-                        try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.accountLockSpace), hashtext(\(account)))", logger: logger)
-                    }
-                    for record in records {
-                        do {
-                            try await connection.query("""
-                                INSERT INTO keyvault_records (kind, account, recipient, log_seq, body) VALUES \
-                                (\(record.kind.rawValue), \(record.account.rawValue), \(record.recipient), \
-                                \(record.logSeq.map { Int64(clamping: $0) }), \(ByteBuffer(bytes: record.body)))
-                                """, logger: logger)
-                        } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505"
-                            && error.serverInfo?[.constraintName] == PostgresRelaySchema.logSeqIndex {
-                            throw RelayError.logSeqTaken(record.logSeq ?? 0)
-                        }
-                    }
-                    for account in Set(records.map(\.account.rawValue)).sorted() {
-                        try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger)
-                    }
-                }
+            do {
+                // Drained: a row sequence can come back before the statement ends, with its error (and
+                // the commit) still to come.
+                for try await _ in try await client.query(columns.insert, logger: logger) {}
+            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505"
+                && error.serverInfo?[.constraintName] == PostgresRelaySchema.logSeqIndex {
+                throw RelayError.logSeqTaken(records.lazy.compactMap(\.logSeq).first ?? 0)
             }
         }
     }

@@ -31,6 +31,11 @@ struct ContractMiddleware: RouterMiddleware {
             // Damage or tampering in what this device stores: said as such, never as a 500.
             logger.error("vault damaged", metadata: ["path": "\(request.uri.path)", "problem": "\(why)"])
             return APIResponse.refusal(Refusal(.damaged, "the data stored on this device is damaged: \(why); nothing was changed"))
+        } catch let error where VaultError.storageFailure(error) != nil {
+            // The machine's failure, said plainly: a full disk is something a person can fix.
+            let why = VaultError.storageFailure(error) ?? ""
+            logger.error("vault storage failed", metadata: ["path": "\(request.uri.path)", "problem": "\(why)"])
+            return APIResponse.refusal(Refusal(.error, "\(why); nothing was changed, try again once there is room"))
         } catch let error as RelayError {
             // What needs the relay now (enrolling, say) says so; what can wait for it is queued, not refused.
             return APIResponse.refusal(Refusal(.error, "\(error); nothing was changed, try again once it is back"))

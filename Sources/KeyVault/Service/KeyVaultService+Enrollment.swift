@@ -88,15 +88,17 @@ extension KeyVaultService {
                 failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             let snapshot = AccountSnapshot(account: record, generations: [], items: items,
-                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded, pairingSecret: secret)
-            try await vault.insert(snapshot)
+                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded, pairingSecret: secret,
+                                           logConfirmed: circle.entries.count)
+            // The request goes out from the outbox, stored with the account: a crash at any point
+            // leaves no device or one whose request is sent at its next start.
+            try await vault.insert(snapshot, enqueue: [.request(request)])
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
             _ = state.locking.unlocked()
             state.identity = identity
             install(id, state)
-            // Stored here already: if the relay went away just now, the request waits in the outbox.
-            await send([.request(request)], account: id)
+            await publishQueued(id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: nil, since: request.requestedDate)
         }

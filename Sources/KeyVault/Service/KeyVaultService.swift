@@ -153,19 +153,13 @@ public final class KeyVaultService: Sendable {
             // The current key: the newest of those stored, in the agreed order.
             record.currentKeyID = generations.max { $0.precedes($1) }?.keyID ?? ""
             var snapshot = AccountSnapshot(account: record, generations: generations, items: items)
-            if let relay, restoring == nil {
+            if relay != nil, restoring == nil {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
                     generation: 1, keyID: generated.keyID(label: Labels.keyID), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
-                let entry = LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing, signerID: identity.deviceID, body: body, at: created)
-                // The relay first: an account that another device already founded there must not be founded twice.
-                do {
-                    try await relay.publish(.log(entry))
-                } catch RelayError.logSeqTaken {
-                    throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
-                }
-                snapshot.circleLog = [entry.encoded]
-                snapshot.logConfirmed = 1
+                // Queued like any entry of this device's: stored first (unconfirmed), published after.
+                snapshot.circleLog = [LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing,
+                                                    signerID: identity.deviceID, body: body, at: created).encoded]
             }
             do {
                 try await vault.insert(snapshot)
@@ -178,6 +172,19 @@ public final class KeyVaultService: Sendable {
             state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
             install(id, state)
+            if relay != nil, restoring == nil {
+                // An account that another device already founded on the relay is not founded twice;
+                // one the relay did not take now is not kept either (a crash in between is completed
+                // at the next start instead: see `publishQueued`).
+                switch await publishQueued(id) {
+                case .done, .waitingForUnlock: break
+                case .blocked:
+                    throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
+                case .unreachable:
+                    try await abandonFounding(id, because: "the relay did not take its genesis")
+                    throw RelayError.unreachable(relayStatus?.problem ?? "no answer")
+                }
+            }
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return statusOf(id)!
         }
@@ -310,12 +317,9 @@ public final class KeyVaultService: Sendable {
             do {
                 try await persist(effects, for: id)
             } catch {
-                // Fails closed: a wrong guess that cannot be recorded still costs the back-off (in memory,
-                // until the daemon stops), and the answer is the back-off, not an error a guesser could tell apart.
-                logger.error("could not record a wrong passphrase", metadata: ["account": "\(id)", "problem": "\(error)"])
-                update(id) { $0.take(locking) }
-                let wait = locking.throttle.retryAfter(at: now()) ?? 1
-                throw Refusal.throttled(id, retryAfterSeconds: wait)
+                // Fails closed: a wrong guess that cannot be recorded (a full disk) still costs the back-off,
+                // held in memory until the daemon stops, and the answer is the one a healthy disk gives.
+                logger.error("could not record a wrong passphrase; the back-off holds in memory", metadata: ["account": "\(id)", "problem": "\(error)"])
             }
             update(id) { $0.take(locking) }
             logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(locking.throttle.failures)"])
@@ -339,7 +343,12 @@ public final class KeyVaultService: Sendable {
         } catch VaultError.corrupt(let why) {
             throw Refusal.damaged(id, why)
         }
-        try await persist(effects, for: id)
+        do {
+            try await persist(effects, for: id)
+        } catch {
+            // The back-off the vault still holds is stricter than the truth: it errs the safe way.
+            logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
+        }
         update(id) { $0 = next }
         for case .wake(let event) in effects { hub.wake(id, event) }
     }

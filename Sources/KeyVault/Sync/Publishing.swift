@@ -65,9 +65,15 @@ extension KeyVaultService {
                             continue
                         }
                         taken = seq
+                        // A genesis taken by another's is not retried: this device's founding is abandoned below.
+                        if seq == 0, isFounding(id) { break }
                         continue
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
+                }
+                if taken == 0, isFounding(id) {
+                    try await abandonFounding(id, because: "another device founded it on the relay first")
+                    return .blocked(seq: 0)
                 }
                 if try await sendOutbox(id, relay: relay) { answered = true }
                 if answered { noteRelay(nil) }
@@ -84,6 +90,25 @@ extension KeyVaultService {
                 noteRelay(error)
                 return .unreachable
             }
+        }
+    }
+
+    /// Whether the account's genesis is this device's and not yet on the relay:
+    /// a founding that a crash or an unreachable relay interrupted.
+    func isFounding(_ id: AccountID) -> Bool {
+        accounts.withLock { states in
+            guard let state = states[id] else { return false }
+            return state.logConfirmed == 0 && state.circle.entries.first?.signer == state.deviceID
+        }
+    }
+
+    /// Drops an account whose founding did not reach the relay, from the vault
+    /// and from memory: it never existed anywhere else, so nothing is lost.
+    func abandonFounding(_ id: AccountID, because why: String) async throws {
+        try await owners.run(id) {
+            try await vault.deleteAccount(id)
+            install(id, nil)
+            logger.warning("account not founded: \(why)", metadata: ["account": "\(id)"])
         }
     }
 

@@ -39,6 +39,11 @@ public enum CircleSync {
         var out = Outcome(circle: circle, confirmed: confirmed, accepted: [], rewrittenFrom: nil, dropped: [], events: [], destroyed: false, joined: false)
         for entry in entries {
             if entry.seq < out.circle.nextSeq, out.circle.entries[Int(entry.seq)].hash != entry.hash, entry.seq >= UInt64(out.confirmed) {
+                // A genesis is never rebased: another device founded the account first, and this
+                // device's own founding is abandoned (the owner drops it), never joined to theirs.
+                guard entry.seq > 0 else {
+                    throw .invalid("another device founded this account first; this device's founding of it is abandoned")
+                }
                 guard let signer else {
                     throw .invalid("entry \(entry.seq) takes the place of one this device queued; it is rebased at the next unlock")
                 }

@@ -74,8 +74,10 @@ public final class Vault: Sendable {
 
     // MARK: Writing
 
-    /// Writes a new account with its generations and items in one transaction.
-    public func insert(_ snapshot: AccountSnapshot) async throws {
+    /// Writes a new account with its generations and items in one transaction,
+    /// with `enqueue` in its outbox: what it owes the relay is never published
+    /// before it exists here.
+    public func insert(_ snapshot: AccountSnapshot, enqueue: [RelayRecord] = []) async throws {
         try await pool.write { db in
             let a = snapshot.account
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [a.id.rawValue]) == true {
@@ -96,6 +98,10 @@ public final class Vault: Sendable {
             if let request = snapshot.enrollment {
                 try db.execute(sql: "INSERT INTO enrollment (account, request, pairing_secret) VALUES (?, ?, ?)",
                                arguments: [a.id.rawValue, Data(request), snapshot.pairingSecret.map { Data($0) }])
+            }
+            for record in enqueue {
+                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                               arguments: [a.id.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
             }
         }
     }

@@ -108,6 +108,18 @@ struct CircleSyncTests {
             try CircleSync.adopt([forged], into: base, confirmed: base.entries.count, me: f.a.id, signer: f.a.signing)
         }
     }
+
+    @Test("another device's genesis where this device's unconfirmed one stands is refused, never rebased onto; the same genesis confirms it")
+    func foreignGenesis() throws {
+        let mine = try f.circle(withB: false)  // A's genesis, not on the relay yet (confirmed 0)
+        var theirs = CircleState(account: f.account)
+        try f.append(&theirs, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0))
+        #expect(throws: ProtocolError.self) {
+            try CircleSync.adopt(theirs.entries, into: mine, confirmed: 0, me: f.a.id, signer: f.a.signing)
+        }
+        let same = try CircleSync.adopt(mine.entries, into: mine, confirmed: 0, me: f.a.id, signer: f.a.signing)
+        #expect(same.confirmed == 1 && same.rewrittenFrom == nil && same.circle.entries == mine.entries)
+    }
 }
 
 @Suite("State machine: promotions")

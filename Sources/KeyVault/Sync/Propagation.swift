@@ -27,6 +27,7 @@ extension KeyVaultService {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await wake in wakeups.cancelOnGracefulShutdown() {
+                    if wake == .opened { await self.auditRelay() }
                     for account in self.accountIDs where wake.concerns(account) { await self.sync(account) }
                 }
             }

@@ -242,8 +242,9 @@ extension KeyVaultService {
             states.values.reduce(0) { $0 + $1.unconfirmedEntries.count + $1.owedDeliveries.count }
         } + ((try? vault.outboxCount()) ?? 0)
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
+        let behind = health.behind.values.sorted { $0.account < $1.account }
         return RelayStatus(state: state, since: health.unreachableSince,
-                           problem: health.problem, queued: queued)
+                           problem: health.problem, queued: queued, behind: behind.isEmpty ? nil : behind)
     }
 }
 
@@ -281,6 +282,20 @@ struct RelayHealth: Sendable {
     var unreachableSince: Date?
     var problem: String?
     var hasAnswered = false
+    /// Accounts whose log entries the relay was found to lack, since the start.
+    var behind: [AccountID: RelayBehind] = [:]
+}
+
+/// What this device found missing on the relay: log entries it knows the
+/// relay held once (a relay file deleted and made anew, a store restored from
+/// an old backup), and whether it has published its copy of them again.
+public struct RelayBehind: Sendable, Codable, Equatable {
+    public var account: String
+    /// The numbers of the missing log entries.
+    public var missingEntries: [Int]
+    public var since: Date
+    /// This device published its copy of every missing entry again.
+    public var republished: Bool
 }
 
 /// The relay as `status` shows it.
@@ -291,4 +306,6 @@ public struct RelayStatus: Sendable, Codable, Equatable {
     public var problem: String?
     /// Log entries, owed deliveries and records waiting for the relay.
     public var queued: Int
+    /// Accounts whose confirmed log entries the relay was found to lack (absent when none).
+    public var behind: [RelayBehind]?
 }

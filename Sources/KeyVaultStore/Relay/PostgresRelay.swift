@@ -98,6 +98,16 @@ public final class PostgresRelay: Relay {
         }
     }
 
+    public func lastCursor() async throws -> Int64 {
+        try await perform { client, logger in
+            var last: Int64 = 0
+            for try await value in try await client.query("SELECT coalesce(max(cursor), 0) FROM keyvault_records", logger: logger).decode(Int64.self) {
+                last = value
+            }
+            return last
+        }
+    }
+
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""

@@ -7,11 +7,15 @@ import KeyVaultCrypto
 public enum RelayWake: Sendable, Equatable {
     case any
     case accounts(Set<AccountID>)
+    /// The store was opened, or opened again after a failure: it may not be the
+    /// store read before (a relay file deleted and made anew), so a device checks
+    /// that it still holds what this device knows it held.
+    case opened
 
     /// Whether a device holding `account` should read it again.
     public func concerns(_ account: AccountID) -> Bool {
         switch self {
-        case .any: return true
+        case .any, .opened: return true
         case .accounts(let touched): return touched.contains(account)
         }
     }
@@ -30,6 +34,9 @@ public protocol Relay: Sendable {
     /// `limit`. Within an account, cursors commit in order, so a reader that
     /// resumes after the last cursor it saw misses nothing.
     func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow]
+    /// The highest cursor the store has handed out (0: none). A store whose
+    /// last cursor is below one a device has read is not the store it read.
+    func lastCursor() async throws -> Int64
     /// Every account's records after `cursor`: an operator's (or a test's) view.
     /// Across accounts cursors may commit out of order; devices read per account.
     func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]

@@ -3,10 +3,18 @@ import Synchronization
 import KeyVaultCrypto
 public import KeyVaultProtocol
 
-/// A relay opened when it first can be: the daemon starts and serves its vault
-/// even when the relay cannot be opened yet (a volume not mounted, a server
-/// that is down). Until it opens, every call fails as `unreachable` and is
-/// tried again by the caller's back-off; wake-ups begin once it is open.
+/// A relay opened when it first can be, and opened again after it fails:
+/// the daemon starts and serves its vault even when the relay cannot be opened
+/// yet (a volume not mounted, a folder not writable yet, a server that is
+/// down). Until it opens, every call fails as `unreachable` and is tried again
+/// by the caller's back-off; wake-ups begin once it is open.
+///
+/// An embedded relay (a file) that fails is dropped and opened afresh at the
+/// next call: a handle opened read-only, or on a file since deleted or
+/// replaced, never recovers by itself. Every opening is announced on the
+/// wake-ups as `.opened`, so the daemon checks that the store still holds
+/// what it knows it held. A PostgreSQL relay keeps its handle: its pool
+/// reconnects by itself.
 ///
 /// While it is unreachable, calls fail at once for a cool-down (500 ms,
 /// doubling to 5 s) instead of each waiting out a connection timeout; a
@@ -16,21 +24,28 @@ public final class ReopeningRelay: Relay {
     private let opener: @Sendable (RelayAddress) async throws -> any Relay
     private struct State {
         var relay: (any Relay)?
-        /// Wake-up streams handed out before the relay opened.
-        var waiting: [AsyncStream<RelayWake>.Continuation] = []
+        /// Every wake-up stream handed out, fed from whichever relay is open.
+        var subscribers: [UUID: AsyncStream<RelayWake>.Continuation] = [:]
+        /// The tasks feeding them from the open relay (replaced at a reopening).
+        var feeds: [UUID: Task<Void, Never>] = [:]
         var coolDownUntil: ContinuousClock.Instant?
         var coolDown: Duration = .milliseconds(500)
         var lastFailure: RelayError?
     }
     private let state = Mutex(State())
     private static let longestCoolDown: Duration = .seconds(5)
+    /// Whether a failed handle is dropped and opened again (a file: yes).
+    private var reopensAfterFailure: Bool {
+        if case .sqlite = address { return true }
+        return false
+    }
 
     public init(address: RelayAddress, opener: @escaping @Sendable (RelayAddress) async throws -> any Relay) {
         self.address = address
         self.opener = opener
     }
 
-    /// The relay, opening it if it is not yet.
+    /// The relay, opening it if it is not open.
     private func relay() async throws -> any Relay {
         if let relay = state.withLock({ $0.relay }) { return relay }
         let opened: any Relay
@@ -41,15 +56,28 @@ public final class ReopeningRelay: Relay {
         } catch {
             throw RelayError.unreachable("\(error)")
         }
-        let (relay, waiting) = state.withLock { state -> (any Relay, [AsyncStream<RelayWake>.Continuation]) in
+        let kept = state.withLock { state -> (any Relay)? in
             // Two callers may open at once: the first one kept wins.
-            if let relay = state.relay { return (relay, []) }
+            if let relay = state.relay { return relay }
             state.relay = opened
-            defer { state.waiting = [] }
-            return (opened, state.waiting)
+            for task in state.feeds.values { task.cancel() }
+            state.feeds = [:]
+            for (id, continuation) in state.subscribers { state.feeds[id] = feed(opened, to: continuation) }
+            return nil
         }
-        for continuation in waiting { forward(relay.wakeups(), to: continuation) }
-        return relay
+        return kept ?? opened
+    }
+
+    /// Drops a handle that failed, so the next call opens the store again.
+    private func drop(_ failed: any Relay) async {
+        guard reopensAfterFailure else { return }
+        let dropped = state.withLock { state -> Bool in
+            guard let relay = state.relay, relay as AnyObject === failed as AnyObject else { return false }
+            state.relay = nil
+            return true
+        }
+        // Its connections closed: SQLite shares what it knows of a file among a process's handles.
+        if dropped { await failed.shutdown() }
     }
 
     public func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
@@ -58,6 +86,7 @@ public final class ReopeningRelay: Relay {
         try await guarded { try await $0.rows(account: account, after: cursor, limit: limit) }
     }
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
+    public func lastCursor() async throws -> Int64 { try await guarded { try await $0.lastCursor() } }
 
     private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
         if let failure = state.withLock({ state -> RelayError? in
@@ -66,22 +95,27 @@ public final class ReopeningRelay: Relay {
         }) {
             throw failure
         }
+        let relay = try await relay()
         do {
-            let result = try await operation(try await relay())
-            state.withLock { state in
-                state.coolDownUntil = nil
-                state.coolDown = .milliseconds(500)
-            }
+            let result = try await operation(relay)
+            endCoolDown()
             return result
-        } catch let error as RelayError {
-            if case .unreachable = error {
-                state.withLock { state in
-                    state.lastFailure = error
-                    state.coolDownUntil = ContinuousClock.now + state.coolDown
-                    state.coolDown = min(state.coolDown * 2, Self.longestCoolDown)
-                }
+        } catch RelayError.logSeqTaken(let seq) {
+            endCoolDown()
+            throw RelayError.logSeqTaken(seq)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            // Whatever else the store threw (a read-only file, a disk error, a file replaced) is the
+            // relay being away: said as such, and a file is opened afresh next time.
+            let failure = (error as? RelayError) ?? RelayError.unreachable("\(error)")
+            await drop(relay)
+            state.withLock { state in
+                state.lastFailure = failure
+                state.coolDownUntil = ContinuousClock.now + state.coolDown
+                state.coolDown = min(state.coolDown * 2, Self.longestCoolDown)
             }
-            throw error
+            throw failure
         }
     }
 
@@ -96,32 +130,39 @@ public final class ReopeningRelay: Relay {
     public var unreachableSince: Date? { state.withLock { $0.relay }?.unreachableSince }
 
     public func shutdown() async {
-        let (relay, waiting) = state.withLock { ($0.relay, $0.waiting) }
-        for continuation in waiting { continuation.finish() }
+        let (relay, subscribers, feeds) = state.withLock { ($0.relay, $0.subscribers, $0.feeds) }
+        for task in feeds.values { task.cancel() }
+        for continuation in subscribers.values { continuation.finish() }
         await relay?.shutdown()
     }
 
     public func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream.makeStream(of: RelayWake.self, bufferingPolicy: .unbounded)
-        if let relay = state.withLock({ state -> (any Relay)? in
-            if state.relay == nil { state.waiting.append(continuation) }
-            return state.relay
-        }) {
-            forward(relay.wakeups(), to: continuation)
+        let id = UUID()
+        state.withLock { state in
+            state.subscribers[id] = continuation
+            if let relay = state.relay { state.feeds[id] = feed(relay, to: continuation) }
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { state in
+                state.subscribers[id] = nil
+                state.feeds.removeValue(forKey: id)?.cancel()
+            }
         }
         return stream
     }
 
-    private func forward(_ source: AsyncStream<RelayWake>, to continuation: AsyncStream<RelayWake>.Continuation) {
-        // Opening is itself news: what landed meanwhile is to be read.
-        continuation.yield(.any)
-        let task = Task { [weak self] in
+    /// Feeds one subscriber from `relay` until the relay is replaced or the subscriber goes.
+    private func feed(_ relay: any Relay, to continuation: AsyncStream<RelayWake>.Continuation) -> Task<Void, Never> {
+        // Opening is itself news: what landed meanwhile is to be read, and the store checked.
+        continuation.yield(.opened)
+        let source = relay.wakeups()
+        return Task { [weak self] in
             for await wake in source {
+                if Task.isCancelled { return }
                 self?.endCoolDown()
                 continuation.yield(wake)
             }
-            continuation.finish()
         }
-        continuation.onTermination = { _ in task.cancel() }
     }
 }

@@ -18,6 +18,10 @@ public final class SQLiteRelay: Relay {
     private let watcher: FileWatcher
     public let path: String
     private var doorbell: String { path + "-doorbell" }
+    /// The file this relay opened (device and inode): a file deleted or
+    /// replaced under it is another store, and operations say so instead of
+    /// going on with the old one.
+    private let opened: (dev: UInt64, ino: UInt64)?
 
     public init(path: String) throws {
         self.path = path
@@ -35,6 +39,7 @@ public final class SQLiteRelay: Relay {
                 usleep(50_000)
             }
         }
+        opened = Self.identity(of: path)
         let url = URL(fileURLWithPath: path)
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
     }
@@ -86,8 +91,28 @@ public final class SQLiteRelay: Relay {
         try await publish(batch: [record])
     }
 
+    /// Closes the file's connections (the relay is being dropped for a fresh one).
+    public func shutdown() async {
+        try? pool.close()
+    }
+
+    private static func identity(of path: String) -> (dev: UInt64, ino: UInt64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Throws `unreachable` if the file at `path` is no longer the one opened.
+    private func checkSameFile() throws {
+        let now = Self.identity(of: path)
+        guard let opened, let now, opened == now else {
+            throw RelayError.unreachable("the relay file \(path) was deleted or replaced since it was opened")
+        }
+    }
+
     /// One transaction, one commit: the other daemons are woken once.
     public func publish(batch records: [RelayRecord]) async throws {
+        try checkSameFile()
         do {
             try await pool.write { db in
                 let now = Date().timeIntervalSince1970
@@ -113,14 +138,21 @@ public final class SQLiteRelay: Relay {
     }
 
     public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
-        try await pool.read { db in
+        try checkSameFile()
+        return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
                              arguments: [account.rawValue, cursor, limit]).compactMap(Self.relayRow)
         }
     }
 
+    public func lastCursor() async throws -> Int64 {
+        try checkSameFile()
+        return try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(cursor) FROM records") ?? 0 }
+    }
+
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
-        try await pool.read { db in
+        try checkSameFile()
+        return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
         }
     }
@@ -142,7 +174,7 @@ public final class SQLiteRelay: Relay {
     /// nothing is passed over. If that read fails, the wake-up is `any`.
     public func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .unbounded)
-        let pool = pool
+        let pool = pool, path = path, opened = opened
         let events = watcher.events()
         // Where this stream starts, read now: a row committed after this call is past it.
         let start = (try? pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(cursor) FROM records") }) ?? nil
@@ -150,6 +182,11 @@ public final class SQLiteRelay: Relay {
             // Unknown start (the read failed): the first ring reads everything, as `any` would.
             var seen = start ?? 0
             for await _ in events {
+                // The file was deleted or replaced: a pass finds out (and the relay is opened afresh).
+                guard let opened, let now = Self.identity(of: path), now == opened else {
+                    continuation.yield(.any)
+                    continue
+                }
                 let since = seen
                 do {
                     let (touched, last) = try await pool.read { db -> (Set<AccountID>, Int64) in

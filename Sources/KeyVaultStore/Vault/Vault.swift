@@ -172,6 +172,22 @@ public final class Vault: Sendable {
         }
     }
 
+    /// The relay is another store than the one read (younger, or made anew):
+    /// the account is read from the store's start. Kept records keep their
+    /// order, renumbered below every cursor they had, so the new store's
+    /// cursors cannot collide with them. Answers how far they moved down.
+    public func restartRelayReading(account: AccountID) async throws -> Int64 {
+        try await pool.write { db in
+            let range = try Row.fetchOne(db, sql: "SELECT min(cursor) AS low, max(cursor) AS high FROM relay_notes WHERE account = ?",
+                                         arguments: [account.rawValue])
+            let low: Int64 = range?["low"] ?? 0, high: Int64 = range?["high"] ?? 0
+            let shift = max(high, 0) - min(low, 0) + 1
+            try db.execute(sql: "UPDATE relay_notes SET cursor = cursor - ? WHERE account = ?", arguments: [shift, account.rawValue])
+            try db.execute(sql: "UPDATE accounts SET relay_cursor = 0 WHERE id = ?", arguments: [account.rawValue])
+            return shift
+        }
+    }
+
     /// Forgets kept relay records that are done with (a share taken in, a request answered).
     public func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }

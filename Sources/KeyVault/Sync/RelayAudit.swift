@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
+
+/// Whether the relay still holds what this device knows it held. A relay file
+/// deleted and made anew, or a store restored from an old backup, is younger
+/// than this device's view of it: accepted silently, a new device would be
+/// told the account does not exist and another daemon could found it again.
+/// So each time the relay is opened this device checks, says what is missing
+/// (`status`: relay `behind`), and publishes its own copy of the log again.
+extension KeyVaultService {
+    /// After the relay was opened (at start, or again after a failure).
+    func auditRelay() async {
+        guard let relay else { return }
+        do {
+            // A store whose last cursor is below one this device read is not that store: read it from its start.
+            let last = try await relay.lastCursor()
+            let ahead = accounts.withLock { states in states.values.filter { $0.relayCursor > last }.map(\.record.id) }
+            for id in ahead.sorted() {
+                await owners.run(id) {
+                    do { try await restartReading(id) } catch {
+                        logger.error("could not restart reading the relay", metadata: ["account": "\(id)", "problem": "\(error)"])
+                    }
+                }
+            }
+            for id in accountIDs { try await checkRelayHolds(id) }
+            noteRelay(nil)
+        } catch {
+            noteRelay(error)
+        }
+    }
+
+    /// Publishes this device's copy of the account's log entries that the
+    /// relay lacks although this device knows it held them.
+    private func checkRelayHolds(_ id: AccountID) async throws {
+        guard let relay else { return }
+        try await owners.run(id) {
+            guard let state = accounts.withLock({ $0[id] }), state.logConfirmed > 0 else { return }
+            let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
+            let missing = (0..<state.logConfirmed).filter { !held.contains(UInt64($0)) }
+            guard !missing.isEmpty else { return }
+            logger.error("the relay lacks log entries this device knows it held; publishing this device's copy",
+                         metadata: ["account": "\(id)", "missing": "\(missing)"])
+            relayHealth.withLock { $0.behind[id] = RelayBehind(account: id.rawValue, missingEntries: missing, since: now(), republished: false) }
+            if state.relayCursor > 0 { try await restartReading(id) }
+            var published = true
+            // In order, one at a time: an entry another device published again meanwhile is left as it is.
+            for seq in missing {
+                do {
+                    try await relay.publish(.log(state.circle.entries[seq]))
+                } catch RelayError.logSeqTaken {
+                    // Published again by another device meanwhile, byte for byte, or taken by something else.
+                    let now = try await relay.all(.log, account: id)
+                    if !now.contains(where: { $0.record.logSeq == UInt64(seq) && $0.record.body == state.circle.entries[seq].encoded }) {
+                        published = false
+                    }
+                }
+            }
+            relayHealth.withLock { $0.behind[id]?.republished = published }
+        }
+    }
+
+    /// Reads the account from the relay's start again, the records kept for it renumbered below.
+    private func restartReading(_ id: AccountID) async throws {
+        let shift = try await vault.restartRelayReading(account: id)
+        update(id) { state in
+            state.relayCursor = 0
+            state.rowsSinceStoredCursor = 0
+            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.map { ($0.key - shift, $0.value) })
+        }
+    }
+}

@@ -161,6 +161,24 @@ struct HostileClientTests {
 }
 
 extension HostileClientTests {
+    @Test("SIGTERM answers a waiting read with the state as it is and exits 0, without waiting out the wait")
+    func stopEndsWaits() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
+        try await daemon.start()
+        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "stop", "passphrase": "pw"]).status == 200)
+        let waiting = try RawSocket(path: daemon.socket)
+        waiting.send("GET /v1/accounts/stop/keys/2?wait=300 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try await eventually {
+            (try await daemon.request("GET", "/v1/server").object["held"] as? [String: Any])?["waitingReads"] as? Int == 1
+        }
+        daemon.signal(SIGTERM)
+        let answer = try #require(try await waiting.readResponse(timeout: .seconds(30)), "answered before the wait ends: \(waiting.text)")
+        #expect(answer.state == "unknown", "generation 2 was never announced")
+        #expect(await daemon.stop() == 0)
+    }
+
     /// Polls a condition until `timeout`; a failure says so.
     static func eventuallyWithin(_ timeout: Duration, _ condition: () async throws -> Bool, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let end = ContinuousClock.now + timeout

@@ -63,8 +63,16 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        // The client closed its side: nothing it holds is waited for any longer.
-        if case ChannelEvent.inputClosed = event { connection.close() }
+        switch event {
+        case ChannelEvent.inputClosed:
+            // The client closed its side: nothing it holds is waited for any longer.
+            connection.close()
+        case is ChannelShouldQuiesceEvent:
+            // The daemon is stopping: a waiting read answers now, an event stream ends.
+            connection.close()
+        default:
+            break
+        }
         context.fireUserInboundEventTriggered(event)
     }
 

@@ -9,7 +9,8 @@ import KeyVaultStore
 /// `make bench`: the key read against a bare "hello" route on the same server
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),
 /// with 1, 8 and 64 keep-alive connections; unlock time at the default KDF
-/// cost beside raw Argon2id; key arrival and delivery per relay (SQLite, and
+/// cost beside raw Argon2id; memory per waiting read beside an idle
+/// connection's; key arrival and delivery per relay (SQLite, and
 /// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); restart and key arrival on
 /// an empty relay beside a crowded one, per relay; PostgreSQL appends with 1
 /// and 16 accounts at once; rotation drills on 3 and 10 devices; bulk
@@ -22,6 +23,7 @@ struct Bench {
         var drills = 20
         var bulkAccounts = 1000
         var bulkBudget = 300.0
+        var waitingReads = 1000
         // For working on one figure: the other sections are skipped (and their tables left empty), so
         // write such a run elsewhere than docs/BENCHMARKS.md.
         var only: Set<String>?
@@ -37,7 +39,8 @@ struct Bench {
             case "--bulk-accounts": bulkAccounts = Int(arguments.popFirst() ?? "") ?? bulkAccounts
             case "--bulk-setup-budget": bulkBudget = Double(arguments.popFirst() ?? "") ?? bulkBudget
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--only reads,unlock,propagation,crowding,appends,drills,bulk]")
+            case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--only reads,unlock,waits,propagation,crowding,appends,drills,bulk]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -89,6 +92,12 @@ struct Bench {
         say("unlock: \(Int(report.unlock.daemon * 1000)) ms, raw Argon2id \(Int(report.unlock.raw * 1000)) ms")
 
         server.cancel()
+        if runs("waits") {
+            report.waiting = try await WaitingMemoryBench.measure(count: waitingReads, in: dir + "/waits")
+            if let w = report.waiting {
+                say("waiting reads: \(String(format: "%.1f", w.waitingPerReadKiB)) KiB each, idle connections \(String(format: "%.1f", w.idlePerConnectionKiB)) KiB each; \(w.waitersAfterClose) waiters left after their clients closed")
+            }
+        }
         if runs("propagation") || runs("drills") { try await report.measurePropagation(in: dir, logger: logger) }
         if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
         if runs("appends") { await report.measureAppends(seconds: seconds) }
@@ -159,6 +168,7 @@ struct Report {
     var appendsMissing: String?
     var drills: [DrillBench.Result] = []
     var bulk: BulkRotationBench.Result?
+    var waiting: WaitingMemoryBench.Result?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
@@ -203,7 +213,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)
+            \(waitingSection)\(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

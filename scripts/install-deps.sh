@@ -2,7 +2,8 @@
 # Installs what building and testing keyvaultd needs and this machine lacks:
 # the C libraries (libsodium, OpenSSL, SQLite headers), curl (the demo and the
 # uid test), util-linux's setpriv and python3 (the independent recovery tool),
-# and a PostgreSQL server for the PostgreSQL relay tests (scripts/pg-cluster.sh).
+# a PostgreSQL server for the PostgreSQL relay tests (scripts/pg-cluster.sh), and
+# systemd-analyze (a test verifies dist/keyvaultd.service).
 set -euo pipefail
 need=()
 for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux python3; do
@@ -10,6 +11,7 @@ for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux pytho
 done
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)
 command -v psql >/dev/null || need+=(postgresql-client)
+command -v systemd-analyze >/dev/null || need+=(systemd)  # the unit test verifies dist/keyvaultd.service
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 SUDO=""

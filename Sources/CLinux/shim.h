@@ -8,3 +8,16 @@ static inline int kv_disable_core_dumps(void) {
     int b = prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
     return (a == 0 && b == 0) ? 0 : -1;
 }
+
+/* Raises the soft open-file limit to the hard one; returns the soft limit
+   then in force (RLIM_INFINITY as is; 0 if it cannot be read). */
+static inline unsigned long long kv_raise_file_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+    if (limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &limit);
+        if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 0;
+    }
+    return (unsigned long long)limit.rlim_cur;
+}

@@ -24,8 +24,19 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(help: "The relay shared with the account's other devices: sqlite:PATH (or a path). Without it, this device is on its own.")
     var relay: String?
 
+    @Option(name: .customLong("max-connections"), help: "Connections served at once (1 to 100000); past it an idle one is closed to make room, or the new one refused. Default: 1024.")
+    var maxConnections: Int = 1024
+
+    @Option(name: .customLong("request-timeout"), help: "Seconds (1 to 3600) a request has to arrive whole, head and body, from its first byte; then the connection is closed. Default: 10.")
+    var requestTimeout: Int = 10
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+
+    func validate() throws {
+        guard (1...100_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 100000") }
+        guard (1...3600).contains(requestTimeout) else { throw ValidationError("--request-timeout must be from 1 to 3600 seconds") }
+    }
 
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
@@ -35,11 +46,13 @@ struct Keyvaultd: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "keyvaultd")
-        let configuration = DaemonConfiguration(
+        var configuration = DaemonConfiguration(
             dataDirectory: dataDirectory ?? DefaultPaths.dataDirectory,
             socketPath: socket ?? SocketPath.defaultPath,
             policyDirectory: policy,
             relay: relay)
+        configuration.maxConnections = maxConnections
+        configuration.requestTimeout = .seconds(requestTimeout)
         do {
             try await KeyVaultDaemon.run(configuration, logger: logger)
         } catch let error as PolicyError {

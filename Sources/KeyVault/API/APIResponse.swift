@@ -36,6 +36,12 @@ enum APIResponse {
         // Encoding two strings cannot fail.
         try! json(refusal.state, RefusalBody(state: refusal.state, error: refusal.message), retryAfter: refusal.retryAfterSeconds)
     }
+
+    /// A refusal's body alone, for answers written below the router (`ConnectionGuard`).
+    static func body(_ refusal: Refusal) -> ByteBuffer {
+        // Encoding two strings cannot fail.
+        ByteBuffer(bytes: try! encoder.encode(RefusalBody(state: refusal.state, error: refusal.message)))
+    }
 }
 
 struct RefusalBody: Encodable {

@@ -1,19 +1,40 @@
 import Hummingbird
 import Logging
 import NIOCore
+import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
-/// The outermost layer: refuses browsers and unidentified callers before any
-/// routing, and turns every error into a contract answer. A `Refusal` renders
-/// as itself; Hummingbird's own errors become `invalid` or `unknown`; anything
-/// else is an opaque `error` that leaks nothing.
+/// The outermost layer: reads the whole body (every route, within the
+/// limit), refuses browsers and unidentified callers before any routing, and
+/// turns every error into a contract answer. A `Refusal` renders as itself;
+/// Hummingbird's own errors become `invalid` or `unknown`; anything else is an
+/// opaque `error` that leaks nothing.
 struct ContractMiddleware: RouterMiddleware {
     typealias Context = VaultRequestContext
     let logger: Logger
 
+    static let tooLarge = Refusal(.invalid, "the request body is larger than 64 KiB; nothing was done and the connection is closed")
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        // The body is read whole before anything else, so no route acts on a request that is too
+        // large, malformed or cut off, whether or not it reads its body.
+        var request = request
+        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
+            return Self.closing(Self.tooLarge)
+        }
+        do {
+            _ = try await request.collectBody(upTo: context.maxUploadSize)
+        } catch is NIOTooManyBytesError {
+            return Self.closing(Self.tooLarge)
+        } catch is HTTPParserError {
+            return Self.closing(ConnectionGuard.malformed)
+        } catch let error as RequestDeadlineExceeded {
+            return Self.closing(Refusal(.invalid, "the request did not arrive whole within \(error.seconds) s; the connection is closed"))
+        } catch {
+            return Self.closing(Refusal(.invalid, "the request body could not be read; the connection is closed"))
+        }
         // No web page may drive the daemon, whatever the socket's mode.
         if request.headers[.origin] != nil || request.headers[.referer] != nil {
             return APIResponse.refusal(Refusal(.forbidden, "requests from a web browser (with Origin or Referer) are refused"))
@@ -46,6 +67,13 @@ struct ContractMiddleware: RouterMiddleware {
             logger.error("request failed", metadata: ["path": "\(request.uri.path)", "error": "\(String(reflecting: type(of: error)))"])
             return APIResponse.refusal(Refusal(.error, "internal error; nothing was changed"))
         }
+    }
+
+    /// An answer after which the connection is closed (what is left of the request is not read).
+    static func closing(_ refusal: Refusal) -> Response {
+        var response = APIResponse.refusal(refusal)
+        response.headers[.connection] = "close"
+        return response
     }
 
     static func translate(_ error: HTTPError) -> Refusal {

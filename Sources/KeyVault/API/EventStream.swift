@@ -7,13 +7,16 @@ import KeyVaultStore
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
 /// `locked`, `unlocked`…), each `event: NAME` and one JSON `data:` line.
-/// A comment line every 15 s keeps idle connections open.
+/// A comment line every 15 s keeps idle connections open. The stream ends
+/// when the client goes away, or, after a last `forbidden` event, when a
+/// policy reload no longer allows the caller to follow the account.
 enum EventStream {
-    static func response(_ events: AsyncStream<AccountEvent>) -> Response {
+    static func response(_ events: AsyncStream<AccountEvent>, held: HeldRequest) -> Response {
         let body = ResponseBody { writer in
+            defer { held.release() }
             try await writer.write(ByteBuffer(string: ": keyvaultd events\n\n"))
+            let (merged, continuation) = AsyncStream<String>.makeStream()
             try await withThrowingTaskGroup(of: Void.self) { group in
-                let (merged, continuation) = AsyncStream<String>.makeStream()
                 group.addTask {
                     for await event in events { continuation.yield(render(event)) }
                     continuation.finish()
@@ -24,7 +27,13 @@ enum EventStream {
                         continuation.yield(": keep-alive\n\n")
                     }
                 }
-                for await chunk in merged { try await writer.write(ByteBuffer(string: chunk)) }
+                // Ending the held request (client gone, or the policy changed) finishes the stream.
+                try await held.whileHeld(onEnd: { end in
+                    if case .forbidden(let refusal) = end { continuation.yield(forbidden(refusal)) }
+                    continuation.finish()
+                }) {
+                    for await chunk in merged { try await writer.write(ByteBuffer(string: chunk)) }
+                }
                 group.cancelAll()
             }
             try await writer.finish(nil)
@@ -35,5 +44,11 @@ enum EventStream {
     static func render(_ event: AccountEvent) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: event.fields, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return "event: \(event.name)\ndata: \(data)\n\n"
+    }
+
+    /// The last event of a stream the policy no longer allows, in the contract's shape.
+    static func forbidden(_ refusal: Refusal) -> String {
+        let body = APIResponse.body(refusal)
+        return "event: forbidden\ndata: \(String(buffer: body))\n\n"
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Hummingbird
 import HTTPTypes
 import KeyVaultCrypto
@@ -32,13 +33,21 @@ struct GuardedRouter {
     }
 
     static func account(from context: VaultRequestContext) throws -> AccountID {
-        // Hummingbird has already percent-decoded the segment.
-        let raw = context.parameters.get("user") ?? ""
+        let raw = try parameter("user", context)
         do throws(InvalidInput) {
             return try AccountID(validating: raw)
         } catch {
             throw Refusal.invalid(error.message)
         }
+    }
+
+    /// A path segment captured by the route, percent-decoded (Hummingbird hands it over as sent).
+    static func parameter(_ name: String, _ context: VaultRequestContext) throws -> String {
+        let raw = context.parameters.get(name) ?? ""
+        guard let decoded = raw.removingPercentEncoding else {
+            throw Refusal.invalid("a path segment has a malformed percent-encoding (% must be followed by two hex digits of UTF-8)")
+        }
+        return decoded
     }
 
     static func authorize(_ policy: PolicyStore, _ context: VaultRequestContext, _ permission: Permission, account: AccountID?) throws {

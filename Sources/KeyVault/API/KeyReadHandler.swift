@@ -16,6 +16,10 @@ struct KeyReadHandler: Sendable {
     func read(_ request: Request, _ context: VaultRequestContext, _ account: AccountID, _ selector: KeySelector) async throws -> Response {
         let wait = try waitSeconds(request, context, account)
         let deadline = ContinuousClock.now + .seconds(wait)
+        // A waiting read is held on its connection: the client going away, or a reload of the
+        // policy that no longer lets it read or wait, ends the wait at once.
+        let held = wait > 0 ? context.connection.hold(.waitingRead, account: account, needs: [.read, .wait]) : nil
+        defer { held?.release() }
         while true {
             // Armed before the check, so a key that lands in between still wakes this read.
             let token = wait > 0 ? service.hub.arm(account) : nil
@@ -32,15 +36,20 @@ struct KeyReadHandler: Sendable {
             default: waitsForChange = false
             }
             let remaining = deadline - ContinuousClock.now
-            if waitsForChange, let token, remaining > .zero {
-                await service.hub.wait(account, token, seconds: Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18)
+            if waitsForChange, let token, let held, held.end == nil, remaining > .zero {
+                let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+                await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
+                    await service.hub.wait(account, token, seconds: seconds)
+                }
+                // A reload that took the permission away answers `forbidden`; a client gone gets the state as it is.
+                if case .forbidden(let refusal)? = held.end { throw refusal }
                 continue
             }
+            if let token { service.hub.disarm(account, token) }
+            if case .forbidden(let refusal)? = held?.end { throw refusal }
             if case .pending(let reason, let since) = availability {
-                if let token { service.hub.disarm(account, token) }
                 return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since), retryAfter: PendingBody.retrySeconds)
             }
-            if let token { service.hub.disarm(account, token) }
             return try render(availability, context, account)
         }
     }
@@ -65,7 +74,8 @@ struct KeyReadHandler: Sendable {
     private func waitSeconds(_ request: Request, _ context: VaultRequestContext, _ account: AccountID) throws -> Int {
         guard let raw = request.uri.queryParameters.get("wait") else { return 0 }
         let maximum = service.policy.current.maxWaitSeconds
-        guard let seconds = Int(raw), seconds >= 0, seconds <= maximum else {
+        // Plain digits only: no sign, no space, no fraction.
+        guard !raw.isEmpty, raw.utf8.count <= 10, raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let seconds = Int(raw), seconds <= maximum else {
             throw Refusal.invalid("wait must be a whole number of seconds from 0 to \(maximum)")
         }
         if seconds > 0 { try GuardedRouter.authorize(service.policy, context, .wait, account: account) }

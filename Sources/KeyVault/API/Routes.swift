@@ -82,7 +82,7 @@ enum Routes {
         }
         routes.on(.post, account: "/enrollments/{deviceId}/approve", permission: .approve) { request, context, account in
             let body = try await RequestBody.decode(ApproveBody.self, shape: ApproveBody.shape, from: request, context: context)
-            let deviceID = context.parameters.get("deviceId") ?? ""
+            let deviceID = try GuardedRouter.parameter("deviceId", context)
             guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
             let code = body.pairingCode.filter { $0 != "-" && $0 != " " }
             guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
@@ -92,7 +92,7 @@ enum Routes {
             return try APIResponse.ready(ApprovedBody(deviceId: deviceID, deviceName: name))
         }
         routes.on(.post, account: "/enrollments/{deviceId}/dismiss", permission: .approve) { _, context, account in
-            let deviceID = context.parameters.get("deviceId") ?? ""
+            let deviceID = try GuardedRouter.parameter("deviceId", context)
             guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
             try await service.dismissEnrollment(account, deviceID: deviceID)
             return try APIResponse.ready(DismissedBody(account: account.rawValue, deviceId: deviceID))
@@ -117,7 +117,7 @@ enum Routes {
             return try APIResponse.ready(RotatedBody(result))
         }
         routes.on(.delete, account: "/devices/{deviceId}", permission: .revoke) { _, context, account in
-            let deviceID = context.parameters.get("deviceId") ?? ""
+            let deviceID = try GuardedRouter.parameter("deviceId", context)
             guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
             let rotation = try await service.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
@@ -131,9 +131,9 @@ enum Routes {
         routes.on(.get, account: "/export", permission: .export) { _, _, account in
             try APIResponse.ready(ExportBody(export: try service.export(account)))
         }
-        routes.on(.get, account: "/events", permission: .subscribe) { _, _, account in
+        routes.on(.get, account: "/events", permission: .subscribe) { _, context, account in
             _ = try service.existing(account)
-            return EventStream.response(service.hub.events(account))
+            return EventStream.response(service.hub.events(account), held: context.connection.hold(.eventStream, account: account, needs: [.subscribe]))
         }
 
         let envelopes = EnvelopeHandler(service: service, audit: audit)
@@ -146,14 +146,14 @@ enum Routes {
 
         let keys = KeyReadHandler(service: service, audit: audit)
         routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
-            let id = context.parameters.get("keyId") ?? ""
+            let id = try GuardedRouter.parameter("keyId", context)
             guard HexID.isValid(id) else {
                 throw Refusal.invalid("a key ID is 32 lowercase hex characters")
             }
             return try await keys.read(request, context, account, .keyID(id))
         }
         routes.on(.get, account: "/keys/{selector}", permission: .read) { request, context, account in
-            let raw = context.parameters.get("selector") ?? ""
+            let raw = try GuardedRouter.parameter("selector", context)
             let selector: KeySelector
             if raw == "current" {
                 selector = .current

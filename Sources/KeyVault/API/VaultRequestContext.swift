@@ -3,17 +3,22 @@ import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
-/// The request context: who is calling (from the connection's peer
-/// credentials) and the body limit.
+/// The request context: the connection it came on, who is calling (from the
+/// connection's peer credentials) and the body limit.
 public struct VaultRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage
     public let peer: PeerCredentials?
+    /// Where a request the daemon holds open (a waiting read, an event stream) is filed.
+    let connection: Connection
 
     public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
-        peer = PeerCredentialRegistry.shared.lookup(source.channel)
+        // A channel not set up by the server (none is) would have no credentials, and be refused.
+        connection = ConnectionDirectory.shared.lookup(source.channel) ?? Connection()
+        peer = connection.peer
     }
 
     /// Request bodies are small JSON objects.
-    public var maxUploadSize: Int { 64 * 1024 }
+    public var maxUploadSize: Int { Self.maxBodySize }
+    static let maxBodySize = 64 * 1024
 }

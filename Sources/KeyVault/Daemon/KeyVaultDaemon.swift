@@ -17,6 +17,10 @@ public struct DaemonConfiguration: Sendable {
     public var policyDirectory: String?
     /// `--relay`: nil for a device on its own.
     public var relay: String?
+    /// `--max-connections`: connections served at once.
+    public var maxConnections = 1024
+    /// `--request-timeout`: a request must arrive whole this long after its first byte.
+    public var requestTimeout: Duration = .seconds(10)
 
     public init(dataDirectory: String, socketPath: String, policyDirectory: String?, relay: String? = nil) {
         self.dataDirectory = dataDirectory
@@ -34,6 +38,7 @@ public enum KeyVaultDaemon {
         // dump may carry a key.
         umask(0o077)
         if kv_disable_core_dumps() != 0 { logger.warning("could not disable core dumps") }
+        raiseFileLimit(for: configuration.maxConnections, logger: logger)
 
         let policy: Policy
         if let directory = configuration.policyDirectory {
@@ -59,7 +64,10 @@ public enum KeyVaultDaemon {
             _ = mkdir(socketDirectory, 0o700)
         }
         try SocketPath.claim(configuration.socketPath)
-        let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: configuration.socketPath), logger: logger) {
+        var options = KeyVaultServer.Options(socketPath: configuration.socketPath)
+        options.maxConnections = configuration.maxConnections
+        options.requestTimeout = configuration.requestTimeout
+        let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger) {
             logger.notice("keyvaultd ready", metadata: ["socket": "\(configuration.socketPath)", "version": "\(KeyVaultVersion.string)"])
             SystemdNotifier.notify("READY=1")
         }
@@ -79,6 +87,21 @@ public enum KeyVaultDaemon {
         await relay?.shutdown()
         unlink(configuration.socketPath)
         logger.notice("keyvaultd stopped")
+    }
+}
+
+extension KeyVaultDaemon {
+    /// Every connection is a descriptor, and a refused one too while it waits for its answer:
+    /// the soft limit is raised to the hard one, and a warning said if even that is short.
+    static func raiseFileLimit(for maxConnections: Int, logger: Logger) {
+        let limit = kv_raise_file_limit()
+        // Admitted and refused connections, and the daemon's own files (vault, relay, log).
+        let needed = UInt64(2 * maxConnections + 64)
+        if limit < needed {
+            logger.warning("the open-file limit is below what the connection limit needs", metadata: [
+                "nofile": "\(limit)", "needed": "\(needed)", "maxConnections": "\(maxConnections)",
+            ])
+        }
     }
 }
 

@@ -2,18 +2,24 @@ public import Hummingbird
 import HummingbirdCore
 public import Logging
 import NIOCore
+import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
-/// credentials read per connection, bounded headers and bodies, an idle
-/// timeout, and the contract middleware in front of every route.
+/// credentials read per connection, bounded connections, headers, bodies and
+/// request time, an idle timeout, and the contract middleware in front of
+/// every route.
 public enum KeyVaultServer {
     public struct Options: Sendable {
         public var socketPath: String
-        /// Closes connections idle between requests (and clients stalled in a request head).
+        /// Closes connections idle between requests.
         public var idleTimeout: Duration = .seconds(30)
+        /// A request must arrive whole (head and body) this long after its first byte, or the connection is closed.
+        public var requestTimeout: Duration = .seconds(10)
+        /// Connections served at once; see `ConnectionLimiter` for what happens past it.
+        public var maxConnections = 1024
         /// A bare `GET /hello` outside the policy, for `make bench` only; the daemon never sets it.
         public var benchmarkHelloRoute = false
 
@@ -24,22 +30,31 @@ public enum KeyVaultServer {
         service: KeyVaultService, options: Options, logger: Logger,
         onRunning: @escaping @Sendable () async -> Void = {}
     ) -> some ApplicationProtocol {
+        let limiter = ConnectionLimiter(limit: options.maxConnections)
+        // A reload ends the waiting reads and event streams the new policy no longer allows.
+        service.policy.onReload { policy in limiter.recheck(policy) }
+
         let router = Router(context: VaultRequestContext.self)
         router.add(middleware: ContractMiddleware(logger: logger))
         var audit = logger
         audit[metadataKey: "audit"] = "true"
         Routes.register(on: router, service: service, audit: audit)
+        ServerRoutes.register(on: router, service: service, limiter: limiter, options: options)
         if options.benchmarkHelloRoute {
             router.get("/hello") { _, _ in "hello" }
         }
-        let http1 = HTTP1Channel.Configuration(
-            additionalChannelHandlers: [PeerCredentialsHandler()],
-            idleTimeout: .init(options.idleTimeout),
-            httpDecoderConfiguration: .init(maxHeaderFieldSize: 16 * 1024, maxHeaderListSize: 32 * 1024, maxHeaderFieldCount: 64))
+        var decoderLimits = NIOHTTPDecoderLimitConfiguration()
+        decoderLimits.maxHeaderFieldSize = 16 * 1024
+        decoderLimits.maxHeaderListSize = 32 * 1024
+        decoderLimits.maxHeaderFieldCount = 64
+        let channel = VaultHTTPChannel.Configuration(
+            idleTimeout: options.idleTimeout,
+            guardSettings: .init(requestTimeout: .init(options.requestTimeout), limiter: limiter, logger: logger),
+            decoderLimits: decoderLimits)
         let path = options.socketPath
         return Application(
             router: router,
-            server: .http1(configuration: http1),
+            server: HTTPServerBuilder { responder in VaultHTTPChannel(responder: responder, configuration: channel) },
             configuration: .init(address: .unixDomainSocket(path: path), serverName: nil),
             onServerRunning: { _ in
                 SocketPath.restrict(path, group: service.policy.current.socketGroup)

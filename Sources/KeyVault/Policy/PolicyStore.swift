@@ -9,6 +9,7 @@ import KeyVaultStore
 /// The policy in force, swapped whole on reload so a request sees one policy.
 public final class PolicyStore: Sendable {
     private let state: Mutex<Policy>
+    private let observers = Mutex<[@Sendable (Policy) -> Void]>([])
     public let directory: String?
 
     public init(policy: Policy, directory: String?) {
@@ -18,12 +19,19 @@ public final class PolicyStore: Sendable {
 
     public var current: Policy { state.withLock { $0 } }
 
+    /// Called after each reload that succeeds, with the policy now in force
+    /// (the server re-checks the requests it holds open).
+    func onReload(_ observer: @escaping @Sendable (Policy) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
     /// Reloads from the directory; a bad policy throws and the old one stays.
     @discardableResult
     public func reload() throws(PolicyError) -> Policy {
         guard let directory else { return current }
         let policy = try PolicyLoader.load(directory: directory, selfUID: geteuid())
         state.withLock { $0 = policy }
+        for observer in observers.withLock({ $0 }) { observer(policy) }
         return policy
     }
 }

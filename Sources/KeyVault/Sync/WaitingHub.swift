@@ -51,7 +51,8 @@ public final class WaitingHub: Sendable {
         slots.withLock { _ = $0[account]?.removeValue(forKey: id) }
     }
 
-    private func fire(_ account: AccountID, _ id: UUID) {
+    /// Ends one waiter's wait now (its timer ran out, or its request ended).
+    func fire(_ account: AccountID, _ id: UUID) {
         let continuation = slots.withLock { slots -> CheckedContinuation<Void, Never>? in
             switch slots[account]?[id] {
             case .waiting(let c):
@@ -88,6 +89,13 @@ public final class WaitingHub: Sendable {
         if let event {
             listeners.withLock { for listener in ($0[account] ?? [:]).values { listener.yield(event) } }
         }
+    }
+
+    /// Waiters armed or waiting, and event listeners, across all accounts (`GET /v1/server`).
+    var counts: (waiters: Int, listeners: Int) {
+        let waiters = slots.withLock { $0.values.reduce(0) { $0 + $1.count } }
+        let listeners = listeners.withLock { $0.values.reduce(0) { $0 + $1.count } }
+        return (waiters, listeners)
     }
 
     /// The account's events until the stream is dropped.

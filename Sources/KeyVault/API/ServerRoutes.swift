@@ -1,0 +1,64 @@
+import Hummingbird
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
+
+/// `GET /v1/server`: the HTTP layer's limits and what clients hold now
+/// (connections, waiting reads, event streams, waiters in the hub), so an
+/// operator (and the tests) can see that nothing a client abandoned is kept.
+enum ServerRoutes {
+    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, limiter: ConnectionLimiter, options: KeyVaultServer.Options) {
+        let routes = GuardedRouter(router: router, policy: service.policy)
+        let limits = ServerBody.Limits(
+            maxConnections: options.maxConnections,
+            requestTimeoutSeconds: Double(options.requestTimeout.components.seconds),
+            idleTimeoutSeconds: Double(options.idleTimeout.components.seconds),
+            maxBodyBytes: VaultRequestContext.maxBodySize)
+        routes.on(.get, "/v1/server", permission: .status) { _, _ in
+            let counts = limiter.counts
+            var reads = 0, streams = 0
+            for connection in limiter.connections {
+                let held = connection.heldCounts()
+                reads += held.waitingReads
+                streams += held.eventStreams
+            }
+            let hub = service.hub.counts
+            return try APIResponse.ready(ServerBody(
+                limits: limits,
+                connections: .init(open: counts.open, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal),
+                held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners)))
+        }
+    }
+}
+
+struct ServerBody: Encodable {
+    struct Limits: Encodable {
+        var maxConnections: Int
+        var requestTimeoutSeconds: Double
+        var idleTimeoutSeconds: Double
+        var maxBodyBytes: Int
+    }
+
+    struct Connections: Encodable {
+        /// Admitted and open now, this request's own included.
+        var open: Int
+        /// Refused (over the limit, none idle), waiting to be answered and closed.
+        var refusedWaiting: Int
+        var refusedTotal: Int
+        /// Idle connections closed to make room for a new one, since the start.
+        var closedForRoomTotal: Int
+    }
+
+    struct Held: Encodable {
+        var waitingReads: Int
+        var eventStreams: Int
+        /// Slots in the waiting hub (each waiting read holds one while it waits).
+        var hubWaiters: Int
+        var hubListeners: Int
+    }
+
+    var state = ContractState.ready
+    var limits: Limits
+    var connections: Connections
+    var held: Held
+}

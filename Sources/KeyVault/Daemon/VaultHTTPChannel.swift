@@ -1,0 +1,75 @@
+import HummingbirdCore
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOHTTPTypes
+import NIOHTTPTypesHTTP1
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
+
+/// Hummingbird's HTTP/1 child channel with keyvaultd's guard in the pipeline:
+///
+///     RequestByteWatch → HTTP parser/encoder → ConnectionGuard →
+///     HTTP1ToHTTPServerCodec → HTTPConnectionStateHandler (idle timeout) → Hummingbird
+///
+/// The pipeline is Hummingbird's own (`HTTP1Channel.setup`), with the two
+/// handlers that need the HTTP/1 framing (version, keep-alive, parser errors)
+/// and the raw bytes placed where they can see them.
+struct VaultHTTPChannel: ServerChildChannel, HTTPChannelHandler {
+    typealias Value = NIOAsyncChannel<HTTPRequestPart, HTTPResponsePart>
+
+    struct Configuration: Sendable {
+        var idleTimeout: Duration
+        var guardSettings: ConnectionGuard.Settings
+        var decoderLimits: NIOHTTPDecoderLimitConfiguration
+    }
+
+    /// A connection closed at once: the limit and the refused ones waiting are full.
+    struct Dropped: Error {}
+
+    let responder: HTTPChannelHandler.Responder
+    let configuration: Configuration
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        channel.eventLoop.makeCompletedFuture {
+            let settings = configuration.guardSettings
+            let connection = Connection()
+            let admitted: Bool
+            switch settings.limiter.admit(channel, connection) {
+            case .admitted:
+                admitted = true
+                PeerCredentialsReader.read(channel, into: connection)
+                ConnectionDirectory.shared.register(channel, connection)
+                channel.closeFuture.whenComplete { _ in
+                    settings.limiter.closed(channel)
+                    ConnectionDirectory.shared.remove(channel)
+                    connection.close()
+                }
+            case .refused:
+                admitted = false
+                channel.closeFuture.whenComplete { _ in settings.limiter.refusedClosed() }
+            case .dropped:
+                channel.close(promise: nil)
+                throw Dropped()
+            }
+            let connectionGuard = ConnectionGuard(connection: connection, admitted: admitted, settings: settings)
+            let pipeline = channel.pipeline.syncOperations
+            try pipeline.addHandler(RequestByteWatch(connectionGuard))
+            try pipeline.configureHTTPServerPipeline(
+                withPipeliningAssistance: false,  // NIOAsyncChannel answers requests in order
+                withErrorHandling: false,  // ConnectionGuard answers protocol errors
+                withOutboundHeaderValidation: false,  // Swift HTTP Types validate already
+                withEncoderConfiguration: .init(),
+                withDecoderLimitConfiguration: configuration.decoderLimits)
+            try pipeline.addHandler(connectionGuard)
+            try pipeline.addHandler(HTTP1ToHTTPServerCodec(secure: false))
+            try pipeline.addHandler(HTTPConnectionStateHandler(idleTimeout: configuration.idleTimeout, logger: logger))
+            return try NIOAsyncChannel(wrappingChannelSynchronously: channel, configuration: .init(isOutboundHalfClosureEnabled: true))
+        }
+    }
+
+    func handle(value asyncChannel: Value, logger: Logger) async {
+        await handleHTTP(asyncChannel: asyncChannel, logger: logger)
+    }
+}

@@ -100,6 +100,7 @@ let package = Package(
             dependencies: [
                 "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "bench",
             swiftSettings: strict

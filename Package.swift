@@ -101,7 +101,8 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "NIOCore", package: "swift-nio")],
             resources: [.copy("vectors")],
             swiftSettings: strict
         ),

@@ -108,7 +108,8 @@ let package = Package(
         .testTarget(
             name: "KeyVaultTests",
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", .product(name: "GRDB", package: "GRDB.swift"),
-                           .product(name: "NIOHTTP1", package: "swift-nio")],
+                           .product(name: "NIOHTTP1", package: "swift-nio"),
+                           .product(name: "NIOCore", package: "swift-nio")],
             resources: [.copy("vectors")],
             swiftSettings: strict
         ),

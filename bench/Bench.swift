@@ -14,7 +14,7 @@ import KeyVaultStore
 /// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); restart and key arrival on
 /// an empty relay beside a crowded one, per relay; PostgreSQL appends with 1
 /// and 16 accounts at once; rotation drills on 3 and 10 devices; bulk
-/// rotation. Writes docs/BENCHMARKS.md.
+/// rotation; memory per unlocked account. Writes docs/BENCHMARKS.md.
 @main
 struct Bench {
     static func main() async throws {
@@ -24,6 +24,7 @@ struct Bench {
         var bulkAccounts = 1000
         var bulkBudget = 300.0
         var waitingReads = 1000
+        var memoryAccounts = 1000
         // For working on one figure: the other sections are skipped (and their tables left empty), so
         // write such a run elsewhere than docs/BENCHMARKS.md.
         var only: Set<String>?
@@ -38,9 +39,10 @@ struct Bench {
             case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills
             case "--bulk-accounts": bulkAccounts = Int(arguments.popFirst() ?? "") ?? bulkAccounts
             case "--bulk-setup-budget": bulkBudget = Double(arguments.popFirst() ?? "") ?? bulkBudget
+            case "--memory-accounts": memoryAccounts = Int(arguments.popFirst() ?? "") ?? memoryAccounts
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--only reads,unlock,waits,propagation,crowding,appends,drills,bulk]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--only reads,unlock,waits,propagation,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -103,6 +105,7 @@ struct Bench {
         if runs("appends") { await report.measureAppends(seconds: seconds) }
         if runs("drills") { try await report.measureDrills(drills, in: dir, logger: logger) }
         if runs("bulk") { try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger) }
+        if runs("memory") { try await report.measureMemory(accounts: memoryAccounts, in: dir, logger: logger) }
         try report.write(to: output)
         say("wrote \(output)")
         try? FileManager.default.removeItem(atPath: logPath)
@@ -169,6 +172,7 @@ struct Report {
     var drills: [DrillBench.Result] = []
     var bulk: BulkRotationBench.Result?
     var waiting: WaitingMemoryBench.Result?
+    var memory: MemoryBench.Result?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
@@ -213,7 +217,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)
+            \(waitingSection)\(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

@@ -7,8 +7,9 @@ import KeyVaultProtocol
 import KeyVaultStore
 
 /// Issue 4: rotating many accounts at once. Three devices on one relay, each
-/// in its own process (in one process they would share its memory-mapping
-/// limit, which 1,000 accounts' secrets on three devices exceed); device 0 creates the accounts and devices 1 and 2 enroll in each
+/// in its own process, as on three machines (when every secret had its own
+/// `sodium_malloc` region, 1,000 accounts on three devices in one process
+/// exceeded its memory-mapping limit); device 0 creates the accounts and devices 1 and 2 enroll in each
 /// (not timed, 8 accounts at a time, within a time budget). Timed: device 0
 /// rotates every account (`promote: now`, 16 at a time), then devices 1 and 2
 /// are asked for each new key by key ID with `?wait=` (again after 2 ms while
@@ -106,10 +107,10 @@ extension Report {
             ## Bulk rotation: \(bulk.requested) accounts, 3 devices each
 
             Three daemons on one SQLite relay file, each in its own process (`keyvault-bench --device`), as on three \
-            machines sharing a file: in one process they share its `vm.max_map_count` (\(bulk.maxMappings) here), and every \
-            secret a daemon holds is a `sodium_malloc` region with guard pages costing about four mappings, about 20 per \
-            account per device, so three daemons with 1,000 accounts each do not fit in one process (an earlier in-process \
-            run crashed there; after this run a device process held \(bulk.mappings) mappings). Not timed: device 1 creates the accounts and devices 2 \
+            machines sharing a file. Each process has its own `vm.max_map_count` (\(bulk.maxMappings) here); a daemon's \
+            secrets share locked regions of many slots, and after this run a device process held \(bulk.mappings) mappings \
+            (when every secret was its own `sodium_malloc` region, about 20 mappings per account per device, three daemons \
+            with 1,000 accounts each did not fit in one process). Not timed: device 1 creates the accounts and devices 2 \
             and 3 enroll in each and receive generation 1 (8 accounts at a time; \(Int(bulk.setupSeconds)) s here). Timed: \
             device 1 rotates every account with `{"promote":"now"}`, \(BulkRotationBench.rotateWorkers) requests at a time on \
             keep-alive connections; then devices 2 and 3 are each asked for every new key by key ID \

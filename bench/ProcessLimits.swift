@@ -3,10 +3,9 @@ import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
-/// A process's memory mappings against the kernel's limit. Every secret a
-/// daemon holds is a `sodium_malloc` region with guard pages, which costs
-/// several mappings; daemons in one process share its `vm.max_map_count`, and
-/// `sodium_malloc` fails (the daemon stops) when it is reached.
+/// A process's memory mappings against the kernel's limit
+/// (`vm.max_map_count`). A daemon's secrets share locked regions of many
+/// slots (three mappings per 64 KiB), so mappings no longer grow with each secret.
 enum ProcessLimits {
     /// Lines of /proc/PID/maps.
     static func mappings(of process: Int32) -> Int {

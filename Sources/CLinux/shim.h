@@ -21,3 +21,20 @@ static inline unsigned long long kv_raise_file_limit(void) {
     }
     return (unsigned long long)limit.rlim_cur;
 }
+
+/* RLIMIT_MEMLOCK, soft and hard; RLIM_INFINITY reads as UINT64_MAX. */
+static inline int kv_memlock_limit(unsigned long long *soft, unsigned long long *hard) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0) return -1;
+    *soft = limit.rlim_cur == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_cur;
+    *hard = limit.rlim_max == RLIM_INFINITY ? ~0ULL : (unsigned long long)limit.rlim_max;
+    return 0;
+}
+
+/* Raises RLIMIT_MEMLOCK's soft limit to its hard limit (which needs no privilege). */
+static inline int kv_raise_memlock_to_hard(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_MEMLOCK, &limit) != 0) return -1;
+    limit.rlim_cur = limit.rlim_max;
+    return setrlimit(RLIMIT_MEMLOCK, &limit);
+}

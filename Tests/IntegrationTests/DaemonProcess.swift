@@ -53,12 +53,13 @@ final class DaemonProcess: @unchecked Sendable {
         return root.path + "/.build/debug"
     }
 
-    /// Starts the daemon and waits until it answers on its socket.
-    func start(extraArguments: [String] = [], environment: [String: String] = [:], waitUntilReady: Bool = true) async throws {
-        let process = try ChildProcess(
-            Self.binaryDirectory + "/keyvaultd",
-            ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + (relay.map { ["--relay", $0] } ?? []) + extraArguments,
-            environment: environment, stdoutPath: logPath, stderrPath: logPath)
+    /// Starts the daemon and waits until it answers on its socket. `launcher`: a
+    /// command that execs the daemon in the same process (`prlimit … --`), so
+    /// `process.pid` is the daemon's.
+    func start(extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = [], waitUntilReady: Bool = true) async throws {
+        let command = launcher + [Self.binaryDirectory + "/keyvaultd"]
+            + ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + (relay.map { ["--relay", $0] } ?? []) + extraArguments
+        let process = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment, stdoutPath: logPath, stderrPath: logPath)
         self.process = process
         guard waitUntilReady else { return }
         for _ in 0..<400 {

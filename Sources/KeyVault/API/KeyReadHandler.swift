@@ -83,9 +83,6 @@ struct KeyReadHandler: Sendable {
     }
 }
 
-/// The `ready` answer for a key. Rendered by hand, on the hot path: every
-/// value is from a closed alphabet (account IDs, hex, base64, RFC 3339), so
-/// none needs escaping.
 /// `pending`: the key is expected here but has not arrived.
 struct PendingBody: Encodable {
     static let retrySeconds = 2
@@ -95,29 +92,33 @@ struct PendingBody: Encodable {
     var retryAfter = PendingBody.retrySeconds
 }
 
+/// The `ready` answer for a key. Rendered by hand, on the hot path: every
+/// value is from a closed alphabet (account IDs, hex, base64, RFC 3339), so
+/// none needs escaping.
 struct KeyBody {
-    var account: String
-    var generation: Int
-    var keyId: String
-    var key: String
-    var createdAt: Date
-    var current: Bool
+    var released: ReleasedKey
 
     init(_ released: ReleasedKey) {
-        account = released.account.rawValue
-        generation = released.generation.number
-        keyId = released.generation.keyID
-        key = released.key.base64EncodedString()
-        createdAt = released.generation.createdAt
-        current = released.isCurrent
+        self.released = released
     }
 
-    var json: String {
-        #"{"account":"\#(account)","createdAt":"\#(RFC3339.string(from: createdAt))","current":\#(current),"generation":\#(generation),"# +
-            #""key":"\#(key)","keyId":"\#(keyId)","state":"ready"}"#
+    /// The JSON, with the key's base64 written straight into a buffer that is
+    /// zeroed when NIO releases it (`ByteBufferAllocator.wiping`): no String
+    /// or other ordinary copy of the encoded key is made.
+    var buffer: ByteBuffer {
+        let generation = released.generation
+        let head = #"{"account":"\#(released.account.rawValue)","createdAt":"\#(RFC3339.string(from: generation.createdAt))","# +
+            #""current":\#(released.isCurrent),"generation":\#(generation.number),"key":""#
+        let tail = #"","keyId":"\#(generation.keyID)","state":"ready"}"#
+        let key = released.key.bytes
+        var buffer = ByteBufferAllocator.wiping.buffer(capacity: head.utf8.count + key.base64Count + 1 + tail.utf8.count)
+        buffer.writeString(head)
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: key.base64Count + 1) { key.writeBase64(into: $0) }
+        buffer.writeString(tail)
+        return buffer
     }
 
     var response: Response {
-        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: json)))
+        Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: buffer))
     }
 }

@@ -256,6 +256,7 @@ struct StatusBody: Encodable {
     /// nil for a device with no relay.
     var relay: RelayStatus?
     var accounts: [AccountStatus]
+    var lockedMemory = LockedMemoryStatus.current()
 }
 
 struct AccountBody: Encodable {

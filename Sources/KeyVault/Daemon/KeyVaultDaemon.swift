@@ -39,6 +39,8 @@ public enum KeyVaultDaemon {
         umask(0o077)
         if kv_disable_core_dumps() != 0 { logger.warning("could not disable core dumps") }
         raiseFileLimit(for: configuration.maxConnections, logger: logger)
+        // Secrets live in locked pages: the soft limit up to the hard one, and a refused mlock said out loud.
+        LockedMemory.prepare(logger: logger)
 
         let policy: Policy
         if let directory = configuration.policyDirectory {
@@ -58,6 +60,7 @@ public enum KeyVaultDaemon {
             ReopeningRelay(address: try RelayAddress(parsing: address), opener: { [relayLogger] in try await $0.open(logger: relayLogger) })
         }
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
+        LockedMemory.check(accounts: service.status().count, logger: logger)
 
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
         if !socketDirectory.isEmpty, !FileManager.default.fileExists(atPath: socketDirectory) {

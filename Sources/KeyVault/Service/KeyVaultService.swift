@@ -44,13 +44,8 @@ public final class KeyVaultService: Sendable {
     }
 
     public func status() -> [AccountStatus] {
-        accounts.withLock { states in
-            states.values.sorted { $0.record.id < $1.record.id }.map { state in
-                AccountStatus(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
-                              accessibility: state.record.accessibility.rawValue,
-                              currentGeneration: state.currentGeneration ?? 0, generations: state.generations.count)
-            }
-        }
+        // Sorted by ID without copying the states.
+        accounts.withLock { states in states.keys.sorted().map { AccountStatus(states[$0]!) } }
     }
 
     // MARK: Account lifecycle
@@ -291,8 +286,9 @@ public final class KeyVaultService: Sendable {
         }
     }
 
+    /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).
     func statusOf(_ id: AccountID) -> AccountStatus? {
-        status().first { $0.account == id.rawValue }
+        accounts.withLock { $0[id].map(AccountStatus.init) }
     }
 
     /// Checks a passphrase against the vault under the unlock back-off. A wrong
@@ -362,4 +358,12 @@ public struct AccountStatus: Sendable, Codable, Equatable {
     public var accessibility: String
     public var currentGeneration: Int
     public var generations: Int
+}
+
+extension AccountStatus {
+    init(_ state: AccountState) {
+        self.init(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
+                  accessibility: state.record.accessibility.rawValue,
+                  currentGeneration: state.currentGeneration ?? 0, generations: state.generations.count)
+    }
 }

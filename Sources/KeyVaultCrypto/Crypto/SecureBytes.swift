@@ -1,18 +1,21 @@
 internal import CSodium
 
-/// Secret bytes in guarded, locked memory (`sodium_malloc`: guard pages,
-/// `mlock`, excluded from core dumps) that are zeroed when released.
+/// Secret bytes in guarded, locked memory that are zeroed when released: a
+/// slot of the process's `LockedPool` (pages locked with `mlock`, excluded
+/// from core dumps, guard pages around each region of many slots), or a
+/// region of its own for a secret over 2 KiB.
 ///
 /// The bytes are written only while the value is being built, inside this
 /// layer, so sharing the finished value across tasks is safe. No pointer to
 /// them leaves the crypto layer.
 public final class SecureBytes: @unchecked Sendable {
-    private let pointer: UnsafeMutableRawPointer
+    private let slot: LockedPool.Slot
+    private var pointer: UnsafeMutableRawPointer { slot.pointer }
     public let count: Int
 
     /// Zero-filled secure memory of `count` bytes.
     package init(zeroedCount count: Int) {
-        pointer = Sodium.lockedAllocation(count)
+        slot = LockedPool.shared.allocate(count)
         self.count = count
     }
 
@@ -31,21 +34,21 @@ public final class SecureBytes: @unchecked Sendable {
 
     /// Builds the bytes in place: `body` writes them and returns how many it wrote.
     package init(capacity: Int, fill body: (UnsafeMutableRawBufferPointer) throws -> Int) rethrows {
-        let pointer = Sodium.lockedAllocation(capacity)
-        self.pointer = pointer
+        let slot = LockedPool.shared.allocate(capacity)
+        self.slot = slot
         do {
-            let written = try body(UnsafeMutableRawBufferPointer(start: pointer, count: capacity))
+            let written = try body(UnsafeMutableRawBufferPointer(start: slot.pointer, count: capacity))
             precondition(written <= capacity, "SecureBytes fill wrote past its capacity")
             self.count = written
         } catch {
-            sodium_free(pointer)
+            LockedPool.shared.release(slot)
             throw error
         }
     }
 
     deinit {
-        // sodium_free zeroes the region before unmapping it.
-        sodium_free(pointer)
+        // The pool zeroes the slot before anything else may use it.
+        LockedPool.shared.release(slot)
     }
 
     package func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
@@ -58,10 +61,28 @@ public final class SecureBytes: @unchecked Sendable {
         return withUnsafeBytes { a in other.withUnsafeBytes { b in ConstantTime.equal(a, b) } }
     }
 
-    /// The standard base64 form, for the one place a key leaves the daemon: a
-    /// `ready` answer to an authorised caller.
+    /// The standard base64 form, as a String (ordinary memory): for the CLI and
+    /// tests. The daemon writes a released key with `writeBase64(into:)`.
     public func base64EncodedString() -> String {
         withUnsafeBytes { Base64.encode($0) }
+    }
+
+    /// The length of the standard base64 form (padded, no terminator).
+    package var base64Count: Int { (count + 2) / 3 * 4 }
+
+    /// Writes the standard base64 form into `out` (at least `base64Count + 1`
+    /// bytes: libsodium ends it with a NUL, which is not counted) and answers
+    /// `base64Count`, with no copy in between: for the one place a key leaves
+    /// the daemon, a `ready` answer rendered into a buffer that is wiped when
+    /// released.
+    package func writeBase64(into out: UnsafeMutableRawBufferPointer) -> Int {
+        precondition(out.count > base64Count, "base64 output buffer too small")
+        withUnsafeBytes { bytes in
+            // Exactly the encoding and its NUL: libsodium zero-fills whatever room it is given past that.
+            _ = sodium_bin2base64(out.baseAddress!.assumingMemoryBound(to: CChar.self), base64Count + 1,
+                                  bytes.bindMemory(to: UInt8.self).baseAddress, count, sodium_base64_VARIANT_ORIGINAL)
+        }
+        return base64Count
     }
 
     /// Lowercase hex, for the CLI's `--raw hex`.

@@ -180,7 +180,12 @@ struct HalfDoneTests {
             if (listed["enrollments"] as? [[String: Any]])?.contains(where: { $0["deviceId"] as? String == deviceID }) == true { break }
             try await Task.sleep(for: .milliseconds(50))
         }
-        let approved = try await a.request("POST", "/v1/accounts/\(user)/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        // A lists the request as soon as it has read it; B's reveal may come in a pass later.
+        var approved = try await a.request("POST", "/v1/accounts/\(user)/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        for _ in 0..<100 where (approved["error"] ?? "").contains("has not answered yet") {
+            try await Task.sleep(for: .milliseconds(50))
+            approved = try await a.request("POST", "/v1/accounts/\(user)/enrollments/\(deviceID)/approve", json: ["pairingCode": code])
+        }
         return approved.status == 200 ? nil : "approve: \(approved.object); A lists \(listed)"
     }
 }

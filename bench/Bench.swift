@@ -23,7 +23,7 @@ struct Bench {
         var drills = 20
         var bulkAccounts = 1000
         var bulkBudget = 300.0
-        var waitingReads = 1000
+        var waitingReads = 10_000
         var memoryAccounts = 1000
         // For working on one figure: the other sections are skipped (and their tables left empty), so
         // write such a run elsewhere than docs/BENCHMARKS.md.

@@ -89,7 +89,10 @@ final class DeviceCircle: Sendable {
         policy.kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 64 * 1024)
         let service = try KeyVaultService(vault: try Vault(directory: vault), policy: PolicyStore(policy: policy, directory: nil),
                                           logger: logger, relay: relay)
-        let app = KeyVaultServer.makeApplication(service: service, options: .init(socketPath: socket), logger: logger)
+        var options = KeyVaultServer.Options(socketPath: socket)
+        // Room for the 10,000 waiting reads of the memory section (the daemon's own default is 1,024).
+        options.maxConnections = 16_384
+        let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
         return [Task { try await app.run() }, Task { await service.propagate() }]
     }
 

@@ -81,7 +81,7 @@ public final class PostgresRelay: Relay {
             do {
                 // Drained: a row sequence can come back before the statement ends, with its error (and
                 // the commit) still to come.
-                for try await _ in try await client.query(columns.insert, logger: logger) {}
+                for try await _ in try await client.execute(columns.insert, logger: logger) {}
             } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505"
                 && error.serverInfo?[.constraintName] == PostgresRelaySchema.logSeqIndex {
                 throw RelayError.logSeqTaken(records.lazy.compactMap(\.logSeq).first ?? 0)

@@ -119,19 +119,10 @@ enum WaitingMemoryBench {
     }
 
     private static func connectRaw(_ path: String) throws -> Int32 {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket(): errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+        switch SocketPath.connect(path) {
+        case .success(let fd): return fd
+        case .failure(let error): throw BenchError("connect(): errno \(error.code.rawValue)")
         }
-        let rc = withUnsafePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) } }
-        guard rc == 0 else {
-            close(fd)
-            throw BenchError("connect(): errno \(errno)")
-        }
-        return fd
     }
 
     /// Reads one small answer (the health JSON ends with `}`), blocking.

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVault
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -12,20 +13,9 @@ final class RawSocket {
     private(set) var sawEOF = false
 
     init(path: String) throws {
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
-        }
-        let rc = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else {
-            let error = errno
-            Glibc.close(fd)
-            throw TestFailure("connect() failed: errno \(error)")
+        switch SocketPath.connect(path) {
+        case .success(let fd): self.fd = fd
+        case .failure(let error): throw TestFailure("connect() failed: errno \(error.code.rawValue)")
         }
     }
 

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
@@ -43,18 +43,30 @@ public enum SocketPath {
 
     /// True when something accepts connections on the socket.
     public static func isAnswering(_ path: String) -> Bool {
+        guard case .success(let fd) = connect(path) else { return false }
+        close(fd)
+        return true
+    }
+
+    /// A stream socket connected to `path`: its descriptor (the caller closes
+    /// it), or the `errno` of the call that failed (nothing left open).
+    public static func connect(_ path: String) -> Result<Int32, POSIXError> {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return false }
-        defer { close(fd) }
+        guard fd >= 0 else { return .failure(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in
             for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
         }
         let rc = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
-        return rc == 0
+        guard rc == 0 else {
+            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            close(fd)
+            return .failure(failure)
+        }
+        return .success(fd)
     }
 
     /// 0600, or 0660 owned by the policy's group.

@@ -102,10 +102,15 @@ public final class SQLiteRelay: Relay {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
+    /// Whether `path` still names the file that was opened.
+    private static func isStill(_ opened: (dev: UInt64, ino: UInt64)?, at path: String) -> Bool {
+        guard let opened, let now = identity(of: path) else { return false }
+        return now == opened
+    }
+
     /// Throws `unreachable` if the file at `path` is no longer the one opened.
     private func checkSameFile() throws {
-        let now = Self.identity(of: path)
-        guard let opened, let now, opened == now else {
+        guard Self.isStill(opened, at: path) else {
             throw RelayError.unreachable("the relay file \(path) was deleted or replaced since it was opened")
         }
     }
@@ -183,7 +188,7 @@ public final class SQLiteRelay: Relay {
             var seen = start ?? 0
             for await _ in events {
                 // The file was deleted or replaced: a pass finds out (and the relay is opened afresh).
-                guard let opened, let now = Self.identity(of: path), now == opened else {
+                guard Self.isStill(opened, at: path) else {
                     continuation.yield(.any)
                     continue
                 }

@@ -25,6 +25,8 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
     ],
     targets: [
         // The C libraries, reached only through KeyVaultCrypto.
@@ -47,6 +49,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -115,7 +118,8 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault"],
+            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+                           .product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: strict
         ),
     ]

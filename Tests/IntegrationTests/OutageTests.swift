@@ -19,7 +19,7 @@ struct OutageTests {
 
     @Test("the server is down while a drill rotates: held keys are still served and status says since when; it comes back; the drill completes and every device holds every generation")
     func outageDuringDrill() async throws {
-        let circle = try await Circle(.postgres)
+        let circle = try await Circle(.service)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()

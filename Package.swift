@@ -108,6 +108,12 @@ let package = Package(
             path: "bench",
             swiftSettings: strict
         ),
+        // A local OpenID Connect issuer for the tests and the bench (never linked by what ships).
+        .target(
+            name: "KeyVaultTestSupport",
+            dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "KeyVaultTests",
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", .product(name: "GRDB", package: "GRDB.swift"),
@@ -119,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
-                           .product(name: "JWTKit", package: "jwt-kit")],
+                           "KeyVaultTestSupport"],
             swiftSettings: strict
         ),
     ]

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultTestSupport
 import KeyVaultClient
 #if canImport(Glibc)
 import Glibc

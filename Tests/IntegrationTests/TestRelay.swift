@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -101,7 +101,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],

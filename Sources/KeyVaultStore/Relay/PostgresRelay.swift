@@ -226,7 +226,7 @@ public final class PostgresRelay: Relay {
         return String(describing: error)
     }
 
-    private static func clientConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresClient.Configuration {
+    package static func clientConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresClient.Configuration {
         var out: PostgresClient.Configuration
         if let socket = configuration.unixSocketPath {
             out = .init(unixSocketPath: socket, username: configuration.user, password: configuration.password, database: configuration.database)

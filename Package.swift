@@ -150,7 +150,9 @@ let package = Package(
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "keyvault-relay",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "JWTKit", package: "jwt-kit")],
+                           .product(name: "JWTKit", package: "jwt-kit"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: strict
         ),
     ]

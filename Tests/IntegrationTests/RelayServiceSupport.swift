@@ -1,0 +1,212 @@
+import AsyncHTTPClient
+import Foundation
+import JWTKit
+import NIOCore
+import NIOHTTP1
+import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A test OpenID Connect issuer: an ES256 key, its JWKS in a file, and ID tokens signed with it.
+struct TestIssuer: Sendable {
+    static let issuer = "https://issuer.keyvault.test"
+    static let audience = "keyvault-test-app"
+    let jwksPath: String
+    private let keys: JWTKeyCollection
+    /// The same key ID, another key: a token it signs is wrongly signed.
+    private let impostor: JWTKeyCollection
+
+    struct Claims: JWTPayload {
+        var iss: IssuerClaim
+        var aud: AudienceClaim
+        var sub: SubjectClaim
+        var exp: ExpirationClaim
+        var iat: IssuedAtClaim
+        var nonce: String
+        func verify(using algorithm: some JWTAlgorithm) async throws {}
+    }
+
+    static func make(in root: String) async throws -> TestIssuer {
+        let key = ES256PrivateKey()
+        let parameters = try #require(key.publicKey.parameters)
+        let jwks = #"{"keys":[{"kty":"EC","crv":"P-256","kid":"test-1","alg":"ES256","use":"sig","x":"\#(parameters.x)","y":"\#(parameters.y)"}]}"#
+        let path = root + "/jwks.json"
+        try jwks.write(toFile: path, atomically: true, encoding: .utf8)
+        let keys = JWTKeyCollection()
+        await keys.add(ecdsa: key, kid: "test-1")
+        let impostor = JWTKeyCollection()
+        await impostor.add(ecdsa: ES256PrivateKey(), kid: "test-1")
+        return TestIssuer(jwksPath: path, keys: keys, impostor: impostor)
+    }
+
+    /// A token for `account` bound to `device`, with any claim overridden.
+    func token(for account: String, device: TestDevice, issuer: String = TestIssuer.issuer, audience: String = TestIssuer.audience,
+               expires: Date = Date().addingTimeInterval(600), nonce: String? = nil, wronglySigned: Bool = false) async throws -> String {
+        let claims = Claims(iss: .init(value: issuer), aud: .init(value: [audience]), sub: .init(value: account),
+                            exp: .init(value: expires), iat: .init(value: Date()), nonce: nonce ?? device.identityNonce)
+        return try await (wronglySigned ? impostor : keys).sign(claims, kid: "test-1")
+    }
+}
+
+/// A device of the tests: its keys, and signed requests made with them.
+struct TestDevice: Sendable {
+    let signing: SigningKey
+    let box: BoxSecretKey
+    let keys: DeviceKeys
+    var id: String { keys.deviceID }
+    var identityNonce: String { IdentityNonce.of(signing: keys.signing, box: keys.box) }
+
+    init(name: String = "device") {
+        signing = SigningKey.generate()
+        box = BoxSecretKey.generate()
+        keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: name)
+    }
+
+    /// The request's headers: Content-Digest, Signature-Input and Signature, signed now unless told otherwise.
+    func signedHeaders(method: String, path: String, query: String, body: [UInt8],
+                       created: Int64 = Int64(Date().timeIntervalSince1970), nonce: String = RequestSignature.randomNonce()) -> [(String, String)] {
+        let signature = RequestSignature(method: method, path: path, query: query, body: body, created: created, nonce: nonce, keyID: id)
+        return [("Content-Digest", signature.contentDigest), ("Signature-Input", signature.signatureInputHeader),
+                ("Signature", signature.signatureHeader(signedBy: signing))]
+    }
+}
+
+/// One HTTP answer: status and body.
+struct Answer: Sendable {
+    let status: Int
+    let body: [UInt8]
+    var text: String { String(decoding: body, as: UTF8.self) }
+    func json<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: Data(body)) }
+    var refusal: RelayWire.Refusal? { try? json(RelayWire.Refusal.self) }
+}
+
+/// A real `keyvault-relay` process on 127.0.0.1, port chosen by the kernel.
+final class RelayServiceProcess: @unchecked Sendable {
+    let process: ChildProcess
+    let port: Int
+    let logPath: String
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    static func start(store: String, issuer: TestIssuer, root: String, name: String) async throws -> RelayServiceProcess {
+        let out = root + "/\(name).out", log = root + "/\(name).log"
+        let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
+            "--store", store, "--listen", "127.0.0.1:0", "--plain-http",
+            "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience, "--identity-jwks", issuer.jwksPath,
+        ], stdoutPath: out, stderrPath: log)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+               let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                return RelayServiceProcess(process: process, port: port, logPath: log)
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.signal(SIGKILL)
+        let log = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        throw TestFailure("keyvault-relay did not start: \(log)")
+    }
+
+    private init(process: ChildProcess, port: Int, logPath: String) {
+        self.process = process
+        self.port = port
+        self.logPath = logPath
+    }
+
+    /// SIGTERM, and the exit status.
+    func stop() async -> Int32 {
+        process.signal(SIGTERM)
+        return await process.wait()
+    }
+
+    /// Sends a request signed by `device` (or unsigned), with headers added or replaced after signing.
+    func send(_ method: String, _ path: String, query: String = "", body: [UInt8] = [], as device: TestDevice?,
+              headers extra: [(String, String)] = [], signed: [(String, String)]? = nil, timeout: TimeAmount = .seconds(70)) async throws -> Answer {
+        var request = HTTPClientRequest(url: base + path + (query.isEmpty ? "" : "?" + query))
+        request.method = HTTPMethod(rawValue: method)
+        let signedHeaders = signed ?? device?.signedHeaders(method: method, path: path, query: query, body: body) ?? []
+        for (name, value) in signedHeaders { request.headers.replaceOrAdd(name: name, value: value) }
+        for (name, value) in extra { request.headers.replaceOrAdd(name: name, value: value) }
+        if !body.isEmpty {
+            request.headers.replaceOrAdd(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(bytes: body))
+        }
+        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+        let collected = try await response.body.collect(upTo: 16 << 20)
+        return Answer(status: Int(response.status.code), body: Array(collected.readableBytesView))
+    }
+
+    // The relay's routes, as a device calls them.
+
+    func candidacy(_ account: String, _ device: TestDevice, token: String) async throws -> Answer {
+        let body = JSONBody.encode(RelayWire.Candidacy(signing: device.keys.signing, box: device.keys.box, identityToken: token))
+        return try await send("POST", "/v1/accounts/\(account)/candidates", body: body, as: device)
+    }
+
+    func publish(_ account: String, _ records: [RelayRecord], as device: TestDevice) async throws -> Answer {
+        let body = JSONBody.encode(RelayWire.Publish(records: records.map(RelayWire.Record.init)))
+        return try await send("POST", "/v1/accounts/\(account)/records", body: body, as: device)
+    }
+
+    func read(_ account: String, after: Int64 = 0, wait: Int? = nil, as device: TestDevice) async throws -> Answer {
+        let query = "after=\(after)&limit=1000" + (wait.map { "&wait=\($0)" } ?? "")
+        return try await send("GET", "/v1/accounts/\(account)/records", query: query, as: device)
+    }
+
+    /// The rows, or a failure saying what answered instead.
+    func rows(_ account: String, after: Int64 = 0, wait: Int? = nil, as device: TestDevice) async throws -> [RelayRow] {
+        let answer = try await read(account, after: after, wait: wait, as: device)
+        guard answer.status == 200 else { throw TestFailure("read \(account): \(answer.status) \(answer.text)") }
+        let account = try AccountID(validating: account)
+        return try answer.json(RelayWire.Rows.self).rows.compactMap { $0.row(account: account) }
+    }
+}
+
+enum JSONBody {
+    static func encode(_ value: some Encodable) -> [UInt8] { Array(try! JSONEncoder().encode(value)) }
+}
+
+/// One test's relays: a store (SQLite file or a fresh PostgreSQL database), an issuer, two instances on it.
+struct RelayServiceFixture: Sendable {
+    let root: String
+    let issuer: TestIssuer
+    let a: RelayServiceProcess
+    let b: RelayServiceProcess
+
+    static func start(_ kind: RelayKind) async throws -> RelayServiceFixture {
+        var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
+        let root = String(cString: made)
+        let store = try await TestRelayStore.make(kind, in: root)
+        let issuer = try await TestIssuer.make(in: root)
+        let a = try await RelayServiceProcess.start(store: store.address, issuer: issuer, root: root, name: "a")
+        let b = try await RelayServiceProcess.start(store: store.address, issuer: issuer, root: root, name: "b")
+        return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
+    }
+
+    func stop() async {
+        #expect(await a.stop() == 0)
+        #expect(await b.stop() == 0)
+        try? FileManager.default.removeItem(atPath: root)
+    }
+
+    /// A new account: its first device becomes a candidate with a real token, then publishes the genesis.
+    func createAccount(_ account: String, on relay: RelayServiceProcess? = nil) async throws -> (TestDevice, CircleState) {
+        let relay = relay ?? a
+        let device = TestDevice(name: "first")
+        let filed = try await relay.candidacy(account, device, token: try await issuer.token(for: account, device: device))
+        #expect(filed.status == 200, "candidacy: \(filed.text)")
+        var circle = CircleState(account: try AccountID(validating: account))
+        let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID),
+                                                keyCreatedAt: UInt64(Date().timeIntervalSince1970 * 1000)),
+                                       signer: device.signing, signerID: device.id, at: Date())
+        try circle.apply(genesis)
+        let published = try await relay.publish(account, [.log(genesis)], as: device)
+        #expect(published.status == 200, "genesis: \(published.text)")
+        return (device, circle)
+    }
+}

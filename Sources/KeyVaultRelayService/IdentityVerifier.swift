@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import JWTKit
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -6,15 +6,15 @@ import KeyVaultProtocol
 /// Checks an OpenID Connect ID token offline against the issuer's keys
 /// (RELAY.md, "Identity: candidates"). Each failure is its own sentence; the
 /// token itself is never kept, logged or echoed.
-public struct IdentityVerifier: Sendable {
-    public let issuer: String
-    public let audience: String
+struct IdentityVerifier: Sendable {
+    let issuer: String
+    let audience: String
     private let keys: JWTKeyCollection
     /// A token that expired less than this long ago still passes (clocks differ).
     static let leeway: TimeInterval = 30
 
     /// `jwks` is the issuer's JSON Web Key Set document.
-    public init(issuer: String, audience: String, jwks: String) async throws {
+    init(issuer: String, audience: String, jwks: String) async throws {
         self.issuer = issuer
         self.audience = audience
         keys = JWTKeyCollection()

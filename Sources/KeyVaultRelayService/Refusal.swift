@@ -1,15 +1,15 @@
-public import Hummingbird
-public import KeyVaultProtocol
+import Hummingbird
+import KeyVaultProtocol
 import Foundation
 import NIOCore
 
 /// Every refusal the relay answers (RELAY.md, "Answers"), rendered in one
 /// place: a status, `{error, reason}`, and `Retry-After` where it applies.
 /// A reason never names another account, device or token.
-public struct Refusal: HTTPResponseError, Sendable {
-    public let status: HTTPResponse.Status
-    public let wire: RelayWire.Refusal
-    public var retryAfter: Int?
+struct Refusal: HTTPResponseError, Sendable {
+    let status: HTTPResponse.Status
+    let wire: RelayWire.Refusal
+    var retryAfter: Int?
 
     init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: UInt64? = nil, retryAfter: Int? = nil) {
         self.status = status
@@ -31,7 +31,7 @@ public struct Refusal: HTTPResponseError, Sendable {
     }
     static let unavailable = Refusal(.serviceUnavailable, "unavailable", "the store does not answer", retryAfter: 1)
 
-    public func response(from request: Request, context: some RequestContext) throws -> Response {
+    func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "application/json"
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }

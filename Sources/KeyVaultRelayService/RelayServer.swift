@@ -1,10 +1,12 @@
-public import Foundation
+import Foundation
 public import Logging
 import Hummingbird
+import HummingbirdCore
 import HummingbirdTLS
 import NIOCore
 import NIOSSL
 import ServiceLifecycle
+import UnixSignals
 import KeyVaultStore
 
 /// `keyvault-relay`'s whole process: open the store, serve until SIGTERM,
@@ -85,8 +87,9 @@ public struct RelayServer: Sendable {
                 FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
             },
             logger: logger)
+        let services: [any Service] = [app, WakeService(relay: relay, waiters: handlers.waiters)]
         let group = ServiceGroup(
-            services: [app, WakeService(relay: relay, waiters: handlers.waiters)],
+            services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger)
         do {

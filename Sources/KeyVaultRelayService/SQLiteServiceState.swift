@@ -38,7 +38,7 @@ final class SQLiteServiceState: ServiceState {
 
     func file(_ candidate: Candidate) async throws -> Filing {
         let account = candidate.account.rawValue, now = candidate.filedAt
-        return try await pool.write { db in
+        return try await pool.write { db -> Filing in
             try db.execute(sql: "DELETE FROM service_filings WHERE account = ? AND at <= ?", arguments: [account, now - Bounds.hourMillis])
             let filings = try Int64.fetchAll(db, sql: "SELECT at FROM service_filings WHERE account = ? ORDER BY at", arguments: [account])
             if filings.count >= Bounds.filingsPerHour {
@@ -64,7 +64,7 @@ final class SQLiteServiceState: ServiceState {
     func candidates(account: AccountID, now: Int64) async throws -> [Candidate] {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT signing, box, filed_at FROM service_candidates WHERE account = ? AND filed_at > ?",
-                             arguments: [account.rawValue, now - Bounds.candidateLifeMillis]).compactMap { row in
+                             arguments: [account.rawValue, now - Bounds.candidateLifeMillis]).compactMap { row -> Candidate? in
                 guard let signing = try? SigningPublicKey(rawRepresentation: [UInt8](row["signing"] as Data)),
                       let box = try? BoxPublicKey(rawRepresentation: [UInt8](row["box"] as Data)) else { return nil }
                 return Candidate(account: account, signing: signing, box: box, filedAt: row["filed_at"])

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HTTPTypes
 import KeyVaultCrypto
 import KeyVaultProtocol
 import RawStructuredFieldValues
@@ -30,7 +31,8 @@ struct SignedRequest: Sendable {
         guard ConstantTime.equal(digest, SHA256.hash(body)) else { throw .unsigned("Content-Digest does not match the body") }
 
         let params = try parameters(of: inputText)
-        guard abs(params.created - now) <= RequestSignature.window else {
+        let (skew, overflow) = params.created.subtractingReportingOverflow(now)
+        guard !overflow, skew <= RequestSignature.window, skew >= -RequestSignature.window else {
             throw .unsigned("the signature's created time is more than \(RequestSignature.window) s from the relay's clock")
         }
         guard let signatureBytes = try? byteSequence(of: signatureText, key: RequestSignature.label),
@@ -73,7 +75,7 @@ struct SignedRequest: Sendable {
         guard components == ["@method", "@path", "@query", "content-digest"] else {
             throw .unsigned("the signature must cover @method, @path, @query and content-digest, in that order")
         }
-        let names = list.rfc9651Parameters.map(\.0)
+        let names = list.rfc9651Parameters.map { $0.0 }
         guard names == ["created", "nonce", "keyid", "alg"],
               case .integer(let created)? = list.rfc9651Parameters["created"],
               case .string(let nonce)? = list.rfc9651Parameters["nonce"],

@@ -62,7 +62,7 @@ final class Waiters: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.signal(account, after: mark) }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            await group.next()
+            _ = await group.next()
             group.cancelAll()
         }
     }

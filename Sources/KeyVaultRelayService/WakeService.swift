@@ -11,8 +11,8 @@ struct WakeService: Service {
 
     func run() async throws {
         let wakeups = relay.wakeups()
-        await withGracefulShutdownHandler {
-            for await wake in wakeups.cancelOnGracefulShutdown() {
+        try await withGracefulShutdownHandler {
+            for try await wake in wakeups.cancelOnGracefulShutdown() {
                 switch wake {
                 case .accounts(let accounts): waiters.wake(accounts)
                 case .any, .opened: waiters.wakeAll()

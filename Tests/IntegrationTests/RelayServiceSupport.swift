@@ -107,8 +107,8 @@ final class RelayServiceProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         process.signal(SIGKILL)
-        let log = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        throw TestFailure("keyvault-relay did not start: \(log)")
+        let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        throw TestFailure("keyvault-relay did not start: \(said)")
     }
 
     private init(process: ChildProcess, port: Int, logPath: String) {

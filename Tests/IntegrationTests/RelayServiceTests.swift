@@ -35,7 +35,7 @@ struct RelayServiceTests {
             let account = "alice"
             let accountID = try AccountID(validating: account)
             var (first, circle) = try await f.createAccount(account, on: f.a)
-            _ = try await f.createAccount("bob", on: f.a)
+            let (bob, _) = try await f.createAccount("bob", on: f.a)
             let second = TestDevice(name: "second")
             let filed = try await f.b.candidacy(account, second, token: try await f.issuer.token(for: account, device: second))
             #expect(filed.status == 200)
@@ -47,9 +47,8 @@ struct RelayServiceTests {
             let started = ContinuousClock.now
             let held = Task { try await f.a.rows(account, after: last, wait: 20, as: first) }
             try await Task.sleep(for: .milliseconds(300))
-            let bobDevice = TestDevice()
-            let bobFiled = try await f.b.candidacy("bob", bobDevice, token: try await f.issuer.token(for: "bob", device: bobDevice))
-            #expect(bobFiled.status == 200)
+            let bobShare = RelayRecord.share(account: try AccountID(validating: "bob"), recipient: bob.id, sealed: Random.bytes(100))
+            #expect(try await f.b.publish("bob", [bobShare], as: bob).status == 200)
             let secret = Random.bytes(32)
             let request = EnrollmentRequest.make(account: accountID, device: second.keys, signer: second.signing,
                                                  headHash: circle.headHash, secret: secret, at: Date())

@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 import NIOCore
 import NIOSSL
-import PostgresNIO
+package import PostgresNIO
 import KeyVaultCrypto
 public import KeyVaultProtocol
 

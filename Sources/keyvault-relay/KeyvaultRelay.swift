@@ -4,6 +4,7 @@ import KeyVaultRelayService
 import Logging
 
 /// `keyvault-relay`: the relay service (docs/RELAY.md).
+@main
 struct KeyvaultRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyvault-relay",
@@ -67,4 +68,3 @@ struct KeyvaultRelay: AsyncParsableCommand {
     }
 }
 
-await KeyvaultRelay.main()

@@ -7,7 +7,10 @@ enum JSON {
 
     static func encode(_ value: some Encodable) -> [UInt8] {
         // Encoding our own wire types cannot fail; a failure is a bug in them.
-        guard let data = try? JSONEncoder().encode(value) else { preconditionFailure("a wire type did not encode") }
+        // Sorted keys: one refusal is the same bytes every time (a stranger compares answers).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        guard let data = try? encoder.encode(value) else { preconditionFailure("a wire type did not encode") }
         return [UInt8](data)
     }
 

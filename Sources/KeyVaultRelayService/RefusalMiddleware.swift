@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import Logging
 import KeyVaultProtocol
 
@@ -13,6 +14,9 @@ struct RefusalMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let refusal as Refusal {
             throw refusal
+        } catch is NIOTooManyBytesError {
+            // What `collect(upTo:)` throws for a body over the limit.
+            throw Refusal.tooLarge
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw Refusal.tooLarge
         } catch let error as HTTPError where error.status == .notFound || error.status == .methodNotAllowed {

@@ -78,6 +78,7 @@ struct TestDevice: Sendable {
 struct Answer: Sendable {
     let status: Int
     let body: [UInt8]
+    var retryAfter: String? = nil
     var text: String { String(decoding: body, as: UTF8.self) }
     func json<T: Decodable>(_ type: T.Type) throws -> T { try JSONDecoder().decode(type, from: Data(body)) }
     var refusal: RelayWire.Refusal? { try? json(RelayWire.Refusal.self) }
@@ -137,7 +138,8 @@ final class RelayServiceProcess: @unchecked Sendable {
         }
         let response = try await HTTPClient.shared.execute(request, timeout: timeout)
         let collected = try await response.body.collect(upTo: 16 << 20)
-        return Answer(status: Int(response.status.code), body: Array(collected.readableBytesView))
+        return Answer(status: Int(response.status.code), body: Array(collected.readableBytesView),
+                      retryAfter: response.headers.first(name: "Retry-After"))
     }
 
     // The relay's routes, as a device calls them.
@@ -191,6 +193,11 @@ struct RelayServiceFixture: Sendable {
     func stop() async {
         #expect(await a.stop() == 0)
         #expect(await b.stop() == 0)
+        // No identity token (a JWT starts "eyJ") ever reaches a log.
+        for relay in [a, b] {
+            let log = (try? String(contentsOfFile: relay.logPath, encoding: .utf8)) ?? ""
+            #expect(!log.contains("eyJ"), "a token in \(relay.logPath)")
+        }
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -261,10 +261,49 @@ struct RelayServiceTests {
             let otherQuery = d1.signedHeaders(method: "GET", path: path, query: "after=5", body: [])
             #expect(try await f.a.send("GET", path, query: "after=0", as: d1, signed: otherQuery).status == 401)
 
+            // Over 1 MiB: too large, whoever signs it.
+            let huge = [UInt8](repeating: 0x20, count: (1 << 20) + 10)
+            let tooLarge = try await f.a.send("POST", path, body: huge, as: d1)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.refusal?.error == "too-large")
+
             // Only the one accepted write landed.
             let after = try await f.b.rows(account, as: d1)
             #expect(after.count == before.count + 1)
             #expect(Array(after.prefix(before.count)) == before)
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// The store goes away: reads, writes and health answer 503 `unavailable` with Retry-After, never 500
+    /// and never a refusal that blames the device; when it is back, the same requests succeed.
+    @Test func storeOutageAnswersUnavailable() async throws {
+        let f = try await RelayServiceFixture.start(.postgres)
+        do {
+            let (first, _) = try await f.createAccount("olga")
+            try await OutageTests.cluster("stop")
+            do {
+                let read = try await f.a.read("olga", as: first)
+                #expect(read.status == 503)
+                #expect(read.refusal?.error == "unavailable")
+                #expect(read.retryAfter == "1")
+                let write = try await f.b.publish("olga", [.share(account: try AccountID(validating: "olga"), recipient: first.id,
+                                                                  sealed: Random.bytes(100))], as: first)
+                #expect(write.status == 503)
+                #expect(try await f.a.send("GET", "/v1/health", as: nil).status == 503)
+            } catch {
+                try await OutageTests.cluster("start")
+                throw error
+            }
+            try await OutageTests.cluster("start")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try await f.a.send("GET", "/v1/health", as: nil).status != 200, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await f.a.rows("olga", as: first).count == 1)
         } catch {
             await f.stop()
             throw error

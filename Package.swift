@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "KeyVaultProtocol", targets: ["KeyVaultProtocol"]),
         .executable(name: "keyvaultd", targets: ["keyvaultd"]),
         .executable(name: "keyvault", targets: ["keyvault"]),
+        .executable(name: "keyvault-relay", targets: ["keyvault-relay"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -25,8 +26,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
+        .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The C libraries, reached only through KeyVaultCrypto.
@@ -68,6 +71,37 @@ let package = Package(
                 .product(name: "NIOHTTPTypesHTTP1", package: "swift-nio-extras"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The relay service: signed requests, identity tokens, who may do what, push.
+        // Stands on the protocol and the relay stores; nothing of the daemon.
+        .target(
+            name: "KeyVaultRelayService",
+            dependencies: [
+                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "RawStructuredFieldValues", package: "swift-http-structured-headers"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "keyvault-relay",
+            dependencies: [
+                "KeyVaultRelayService",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
         ),
@@ -125,7 +159,11 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
-                           "KeyVaultTestSupport"],
+                           "KeyVaultTestSupport", "keyvault-relay",
+                           .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                           .product(name: "JWTKit", package: "jwt-kit"),
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: strict
         ),
     ]

@@ -2,7 +2,7 @@ public import Foundation
 public import Logging
 import NIOCore
 import NIOSSL
-import PostgresNIO
+package import PostgresNIO
 import KeyVaultCrypto
 public import KeyVaultProtocol
 
@@ -226,7 +226,7 @@ public final class PostgresRelay: Relay {
         return String(describing: error)
     }
 
-    private static func clientConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresClient.Configuration {
+    package static func clientConfiguration(_ configuration: PostgresRelayConfiguration) throws -> PostgresClient.Configuration {
         var out: PostgresClient.Configuration
         if let socket = configuration.unixSocketPath {
             out = .init(unixSocketPath: socket, username: configuration.user, password: configuration.password, database: configuration.database)

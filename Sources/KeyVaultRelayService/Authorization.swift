@@ -1,0 +1,112 @@
+import Foundation
+import KeyVaultCrypto
+import KeyVaultProtocol
+
+/// RELAY.md "Who may do what", as pure functions of the account's verified
+/// circle, the signer's standing in it and the records: no I/O, no clock.
+enum Authorization {
+    /// Who the signer is within the account; nil: nobody the account knows.
+    enum Standing: Equatable {
+        case member(SigningPublicKey)
+        case candidate(SigningPublicKey)
+
+        var key: SigningPublicKey {
+            switch self {
+            case .member(let key), .candidate(let key): return key
+            }
+        }
+
+        static func of(_ keyID: String, circle: CircleState, candidates: [Candidate]) -> Standing? {
+            if circle.isTrusted(keyID), let member = circle.members[keyID] { return .member(member.keys.signing) }
+            if let candidate = candidates.first(where: { $0.deviceID == keyID }) { return .candidate(candidate.signing) }
+            return nil
+        }
+    }
+
+    /// The records of a batch to store, in order, or the refusal of the whole
+    /// batch. `ownRequests` are the signer's requests already stored (for a
+    /// reveal). A log entry already stored with the same bytes is dropped:
+    /// a repeated request stores it once.
+    static func publish(_ records: [RelayRecord], signer keyID: String, isCandidate: Bool, circle start: CircleState,
+                        ownRequests: [EnrollmentRequest]) throws(Refusal) -> [RelayRecord] {
+        var circle = start
+        var requests = ownRequests
+        var out: [RelayRecord] = []
+        for record in records {
+            // The running circle: a genesis earlier in the batch makes its device a member for the rest.
+            let isMember = circle.isTrusted(keyID)
+            guard isMember || isCandidate else { throw .forbidden }
+            guard record.account == circle.account else { throw .invalid("a record for another account") }
+            guard (record.kind == .share) == (record.recipient != nil) else { throw .invalid("recipient is for a share, and only a share") }
+            guard (record.kind == .log) == (record.logSeq != nil) else { throw .invalid("logSeq is for a log entry, and only a log entry") }
+            switch record.kind {
+            case .log:
+                let entry = try decoded { () throws(ProtocolError) in try LogEntry.decode(record.body) }
+                guard entry.seq == record.logSeq, entry.account == circle.account else {
+                    throw .invalid("logSeq or the account differs from the encoded entry's")
+                }
+                if entry.seq < circle.nextSeq {
+                    guard circle.entries[Int(entry.seq)].hash == entry.hash else { throw .logSeqTaken(entry.seq) }
+                    continue
+                }
+                if entry.seq == 0 {
+                    guard isCandidate, case .genesis(let device, _, _, _) = entry.body, device.deviceID == keyID else { throw .forbidden }
+                } else {
+                    guard isMember else { throw .forbidden }
+                }
+                try decoded { () throws(ProtocolError) in try circle.apply(entry) }
+            case .request:
+                guard isCandidate, !isMember else { throw .forbidden }
+                let request = try decoded { () throws(ProtocolError) in try EnrollmentRequest.decode(record.body) }
+                guard request.account == circle.account else { throw .invalid("a request for another account") }
+                guard request.device.deviceID == keyID else { throw .forbidden }
+                requests.append(request)
+            case .reveal:
+                guard isCandidate, !isMember else { throw .forbidden }
+                guard let hash = EnrollmentReveal.requestHash(of: record.body) else { throw .invalid("a reveal that does not decode") }
+                guard let request = requests.first(where: { $0.hash == hash }) else { throw .forbidden }
+                _ = try decoded { () throws(ProtocolError) in try EnrollmentReveal.decode(record.body, request: request) }
+            case .challenge:
+                guard isMember else { throw .forbidden }
+                _ = try decoded { () throws(ProtocolError) in try EnrollmentChallenge.accept(record.body, in: circle) }
+            case .share:
+                guard isMember else { throw .forbidden }
+                guard let recipient = record.recipient, recipient.utf8.count == 32, Hex.decode(recipient) != nil, !record.body.isEmpty else {
+                    throw .invalid("a share needs a recipient device ID and a sealed body")
+                }
+            case .ack:
+                guard isMember, let member = circle.members[keyID] else { throw .forbidden }
+                let ack = try decoded { () throws(ProtocolError) in try ShareAck.decode(record.body) }
+                guard ack.account == circle.account else { throw .invalid("an ack for another account") }
+                guard ack.deviceID == keyID else { throw .forbidden }
+                guard ack.isSigned(by: member.keys.signing) else { throw .invalid("the ack's signature does not verify") }
+            }
+            out.append(record)
+        }
+        return out
+    }
+
+    /// Whether the signer may read this stored record: a member reads all; a
+    /// candidate the log, challenges, reveals, its own requests and shares to it.
+    static func mayRead(_ record: RelayRecord, reader keyID: String, standing: Standing) -> Bool {
+        switch standing {
+        case .member: return true
+        case .candidate:
+            switch record.kind {
+            case .log, .challenge, .reveal: return true
+            case .request: return (try? EnrollmentRequest.decode(record.body))?.device.deviceID == keyID
+            case .share: return record.recipient == keyID
+            case .ack: return false
+            }
+        }
+    }
+
+    /// A protocol check that failed is the client's record: `invalid`, with what failed.
+    private static func decoded<T>(_ body: () throws(ProtocolError) -> T) throws(Refusal) -> T {
+        do {
+            return try body()
+        } catch {
+            throw .invalid("a record does not verify: \(error)")
+        }
+    }
+}

@@ -1,0 +1,177 @@
+import Foundation
+import Hummingbird
+import Logging
+import NIOCore
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
+
+/// The routes' work: check the signature against the account, decide with
+/// `Authorization`, then touch the store. One instance per process; it holds
+/// no state a device depends on beyond caches the store can rebuild.
+final class RelayHandlers: Sendable {
+    let relay: any Relay
+    let state: any ServiceState
+    let views: VerifiedViews
+    let waiters: Waiters
+    let identity: IdentityVerifier
+    let logger: Logger
+
+    static let maxBody = 1 << 20
+    static let maxBatch = 1000
+    static let maxWait = 60
+
+    init(relay: any Relay, state: any ServiceState, identity: IdentityVerifier, logger: Logger) {
+        self.relay = relay
+        self.state = state
+        self.views = VerifiedViews(relay: relay, logger: logger)
+        self.waiters = Waiters()
+        self.identity = identity
+        self.logger = logger
+    }
+
+    // MARK: Routes
+
+    func health() async throws -> Response {
+        _ = try await relay.lastCursor()
+        return JSON.response(["state": "ready"])
+    }
+
+    func candidacy(_ request: Request, account: String) async throws -> Response {
+        let account = try Self.account(account)
+        let now = Date()
+        let (signed, body) = try await Self.signed(request, now: now)
+        let candidacy = try JSON.decode(RelayWire.Candidacy.self, from: body)
+        guard let signingBytes = Base64.decode(candidacy.signing), let boxBytes = Base64.decode(candidacy.box),
+              let signing = try? SigningPublicKey(rawRepresentation: signingBytes),
+              let box = try? BoxPublicKey(rawRepresentation: boxBytes) else {
+            throw Refusal.invalid("signing and box must be 32-byte public keys in base64")
+        }
+        let deviceID = Candidate.deviceID(signing: signing, box: box)
+        guard signed.keyID == deviceID else { throw Refusal.unsigned("keyid must be the device ID of the keys in the body") }
+        guard signed.isValid(by: signing) else { throw Refusal.unsigned("the signature does not verify") }
+        try await identity.verify(candidacy.identityToken, account: account, signing: signing, box: box, now: now)
+        try await claim(signed)
+        let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
+        switch try await state.file(candidate) {
+        case .filed: break
+        case .tooMany(let retryAfter): throw Refusal.tooMany(retryAfter: retryAfter)
+        }
+        let exists = !(try await views.circle(of: account).isEmpty)
+        logger.info("candidate filed", metadata: ["account": "\(account)", "device": "\(deviceID)"])
+        return JSON.response(RelayWire.Candidate(candidate: deviceID, accountExists: exists))
+    }
+
+    func publish(_ request: Request, account: String) async throws -> Response {
+        let account = try Self.account(account)
+        let (signed, body) = try await Self.signed(request, now: Date())
+        let publish = try JSON.decode(RelayWire.Publish.self, from: body)
+        guard (1...Self.maxBatch).contains(publish.records.count) else { throw Refusal.invalid("a batch holds 1 to 1,000 records") }
+        var records: [RelayRecord] = []
+        for wire in publish.records {
+            guard let record = wire.record(account: account) else { throw Refusal.invalid("a record's kind or body is not valid") }
+            records.append(record)
+        }
+        let (circle, standing) = try await authenticate(signed, account: account)
+        var ownRequests: [EnrollmentRequest] = []
+        if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
+            ownRequests = try await relay.all(.request, account: account).compactMap { try? EnrollmentRequest.decode($0.record.body) }
+                .filter { $0.device.deviceID == signed.keyID }
+        }
+        let isCandidate: Bool
+        switch standing {
+        case .candidate: isCandidate = true
+        case .member:
+            let now = Self.millis(Date())
+            isCandidate = try await state.candidates(account: account, now: now).contains { $0.deviceID == signed.keyID }
+        }
+        let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
+        if !toStore.isEmpty {
+            do {
+                try await relay.publish(batch: toStore)
+            } catch RelayError.logSeqTaken(let seq) {
+                throw Refusal.logSeqTaken(seq)
+            }
+            // Our own readers at once; other instances through the store's wake-ups.
+            waiters.wake([account])
+        }
+        return JSON.response(RelayWire.Published(stored: toStore.count))
+    }
+
+    func read(_ request: Request, account: String) async throws -> Response {
+        let account = try Self.account(account)
+        let query = request.uri.queryParameters
+        let after = try Self.number(query["after"], "after", default: 0, in: 0...Int64.max)
+        let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
+        let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
+        let (signed, _) = try await Self.signed(request, now: Date())
+        let (_, standing) = try await authenticate(signed, account: account)
+        let deadline = ContinuousClock.now + .seconds(wait)
+        while true {
+            let mark = waiters.mark(account)
+            let rows = try await visibleRows(account: account, after: after, limit: limit, reader: signed.keyID, standing: standing)
+            if !rows.isEmpty || ContinuousClock.now >= deadline || waiters.isDraining {
+                return JSON.response(RelayWire.Rows(rows: rows.map(RelayWire.Row.init)))
+            }
+            await waiters.wait(account, after: mark, until: deadline)
+        }
+    }
+
+    // MARK: Checks
+
+    /// The signer's standing in the account, its signature checked and its nonce spent.
+    /// An account that does not exist and a signer it does not know are one answer.
+    private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
+        let circle = try await views.circle(of: account)
+        var standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: [])
+        if standing == nil {
+            let candidates = try await state.candidates(account: account, now: Self.millis(Date()))
+            standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: candidates)
+        }
+        guard let standing else { throw Refusal.forbidden }
+        guard signed.isValid(by: standing.key) else { throw Refusal.unsigned("the signature does not verify") }
+        try await claim(signed)
+        return (circle, standing)
+    }
+
+    private func claim(_ signed: SignedRequest) async throws {
+        guard try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) else {
+            throw Refusal.unsigned("the nonce was used before")
+        }
+    }
+
+    /// The rows the reader may see after `after`, skipping past rows it may not see.
+    private func visibleRows(account: AccountID, after: Int64, limit: Int, reader: String,
+                             standing: Authorization.Standing) async throws -> [RelayRow] {
+        var cursor = after
+        while true {
+            let rows = try await relay.rows(account: account, after: cursor, limit: limit)
+            let visible = rows.filter { Authorization.mayRead($0.record, reader: reader, standing: standing) }
+            guard visible.isEmpty, let last = rows.last, rows.count == limit else { return visible }
+            cursor = last.cursor
+        }
+    }
+
+    // MARK: Parsing
+
+    private static func signed(_ request: Request, now: Date) async throws -> (SignedRequest, [UInt8]) {
+        let buffer = try await request.body.collect(upTo: maxBody)
+        let body = Array(buffer.readableBytesView)
+        let signed = try SignedRequest.parse(method: request.method.rawValue, target: request.head.path ?? "/",
+                                             headers: request.headers, body: body, now: Int64(now.timeIntervalSince1970))
+        return (signed, body)
+    }
+
+    private static func account(_ raw: String) throws(Refusal) -> AccountID {
+        guard let account = try? AccountID(validating: raw) else { throw .invalid("the account ID is not valid") }
+        return account
+    }
+
+    private static func number(_ text: Substring?, _ name: String, default value: Int64, in range: ClosedRange<Int64>) throws(Refusal) -> Int64 {
+        guard let text else { return value }
+        guard let number = Int64(text), range.contains(number) else { throw .invalid("\(name) must be a whole number in \(range.lowerBound)...\(range.upperBound)") }
+        return number
+    }
+
+    static func millis(_ date: Date) -> Int64 { Int64(date.timeIntervalSince1970 * 1000) }
+}

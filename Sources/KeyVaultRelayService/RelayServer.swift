@@ -1,0 +1,132 @@
+import Foundation
+public import Logging
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import NIOCore
+import NIOSSL
+import ServiceLifecycle
+import UnixSignals
+import KeyVaultStore
+import KeyVaultProtocol
+
+/// `keyvault-relay`'s whole process: open the store, serve until SIGTERM,
+/// drain, close the store.
+public struct RelayServer: Sendable {
+    public struct Configuration: Sendable {
+        public var store: String
+        public var host: String
+        public var port: Int
+        /// PEM certificate chain and key; nil with `--plain-http`.
+        public var tls: (certificate: String, key: String)?
+        public var issuer: String
+        public var audience: String
+        /// A JWKS file (a URL is not supported yet).
+        public var jwks: String
+
+        public init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
+                    issuer: String, audience: String, jwks: String) {
+            self.store = store
+            self.host = host
+            self.port = port
+            self.tls = tls
+            self.issuer = issuer
+            self.audience = audience
+            self.jwks = jwks
+        }
+    }
+
+    public struct StartError: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let configuration: Configuration
+    public let logger: Logger
+
+    public init(configuration: Configuration, logger: Logger) {
+        self.configuration = configuration
+        self.logger = logger
+    }
+
+    /// Runs until SIGTERM or SIGINT; prints `listening on HOST:PORT` to stdout once it accepts connections.
+    public func run() async throws {
+        let identity = try await loadIdentity()
+        let tls = try configuration.tls.map(Self.tlsConfiguration)
+        let address = try RelayAddress(parsing: configuration.store)
+        if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
+        let relay = try await address.open(logger: logger)
+        let state: any ServiceState
+        do {
+            switch address {
+            case .sqlite(let path): state = try SQLiteServiceState(path: path)
+            case .postgres(let postgres): state = try await PostgresServiceState.open(postgres, logger: logger)
+            case .service: preconditionFailure("refused above")
+            }
+        } catch {
+            await relay.shutdown()
+            throw error
+        }
+        let handlers = RelayHandlers(relay: relay, state: state, identity: identity, logger: logger)
+        let router = Router()
+        router.add(middleware: RefusalMiddleware(logger: logger))
+        router.get("/v1/health") { _, _ in try await handlers.health() }
+        router.post("/v1/accounts/:account/candidates") { request, context in
+            try await handlers.candidacy(request, account: try context.parameters.require("account"))
+        }
+        router.post("/v1/accounts/:account/records") { request, context in
+            try await handlers.publish(request, account: try context.parameters.require("account"))
+        }
+        router.get("/v1/accounts/:account/records") { request, context in
+            try await handlers.read(request, account: try context.parameters.require("account"))
+        }
+        let host = configuration.host
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(75)))
+        let app = Application(
+            router: router,
+            server: try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1,
+            configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? 0
+                FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+            },
+            logger: logger)
+        let services: [any Service] = [app, WakeService(relay: relay, waiters: handlers.waiters)]
+        let group = ServiceGroup(
+            services: services,
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger)
+        do {
+            try await group.run()
+        } catch {
+            await state.shutdown()
+            await relay.shutdown()
+            throw error
+        }
+        await state.shutdown()
+        await relay.shutdown()
+    }
+
+    private func loadIdentity() async throws -> IdentityVerifier {
+        let source = configuration.jwks
+        if source.hasPrefix("https://") || source.hasPrefix("http://") {
+            throw StartError(description: "--identity-jwks: fetching a URL is not supported yet; give a file holding the issuer's JWKS")
+        }
+        let text: String
+        do {
+            text = try String(contentsOfFile: source, encoding: .utf8)
+        } catch {
+            throw StartError(description: "--identity-jwks: cannot read \(source)")
+        }
+        do {
+            return try await IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, jwks: text)
+        } catch {
+            throw StartError(description: "--identity-jwks: \(source) is not a JSON Web Key Set this relay can use (\(error))")
+        }
+    }
+
+    private static func tlsConfiguration(_ files: (certificate: String, key: String)) throws -> TLSConfiguration {
+        let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
+        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+    }
+}

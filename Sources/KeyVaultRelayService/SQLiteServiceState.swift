@@ -1,0 +1,76 @@
+import Foundation
+import GRDB
+import KeyVaultCrypto
+import KeyVaultProtocol
+
+/// Nonces and candidacies in the relay's own SQLite file, beside its records
+/// (tables of their own, created if missing; the records' migrator is not touched).
+final class SQLiteServiceState: ServiceState {
+    private let pool: DatabasePool
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.label = "relay-service"
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try pool.write { db in
+            try db.execute(sql: """
+                CREATE TABLE IF NOT EXISTS service_nonces (
+                    keyid TEXT NOT NULL, nonce TEXT NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (keyid, nonce));
+                CREATE INDEX IF NOT EXISTS service_nonces_created ON service_nonces (created);
+                CREATE TABLE IF NOT EXISTS service_candidates (
+                    account TEXT NOT NULL, device_id TEXT NOT NULL, signing BLOB NOT NULL, box BLOB NOT NULL,
+                    filed_at INTEGER NOT NULL, PRIMARY KEY (account, device_id));
+                CREATE TABLE IF NOT EXISTS service_filings (account TEXT NOT NULL, at INTEGER NOT NULL);
+                CREATE INDEX IF NOT EXISTS service_filings_account ON service_filings (account, at);
+                """)
+        }
+    }
+
+    func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM service_nonces WHERE created < ?", arguments: [created - Bounds.nonceLife])
+            try db.execute(sql: "INSERT OR IGNORE INTO service_nonces (keyid, nonce, created) VALUES (?, ?, ?)",
+                           arguments: [keyID, nonce, created])
+            return db.changesCount == 1
+        }
+    }
+
+    func file(_ candidate: Candidate) async throws -> Filing {
+        let account = candidate.account.rawValue, now = candidate.filedAt
+        return try await pool.write { db -> Filing in
+            try db.execute(sql: "DELETE FROM service_filings WHERE account = ? AND at <= ?", arguments: [account, now - Bounds.hourMillis])
+            let filings = try Int64.fetchAll(db, sql: "SELECT at FROM service_filings WHERE account = ? ORDER BY at", arguments: [account])
+            if filings.count >= Bounds.filingsPerHour {
+                return .tooMany(retryAfter: Bounds.retryAfter(oldestFiling: filings[0], now: now))
+            }
+            try db.execute(sql: "INSERT INTO service_filings (account, at) VALUES (?, ?)", arguments: [account, now])
+            try db.execute(sql: """
+                INSERT INTO service_candidates (account, device_id, signing, box, filed_at) VALUES (?, ?, ?, ?, ?)
+                ON CONFLICT (account, device_id) DO UPDATE SET filed_at = excluded.filed_at
+                """, arguments: [account, candidate.deviceID, Data(candidate.signing.rawRepresentation),
+                                 Data(candidate.box.rawRepresentation), now])
+            try db.execute(sql: "DELETE FROM service_candidates WHERE account = ? AND filed_at <= ?",
+                           arguments: [account, now - Bounds.candidateLifeMillis])
+            // The ninth evicts the oldest: junk never crowds out the newest device.
+            try db.execute(sql: """
+                DELETE FROM service_candidates WHERE account = ? AND device_id <> ? AND device_id NOT IN (
+                    SELECT device_id FROM service_candidates WHERE account = ? ORDER BY filed_at DESC LIMIT ?)
+                """, arguments: [account, candidate.deviceID, account, Bounds.liveCandidates])
+            return .filed
+        }
+    }
+
+    func candidates(account: AccountID, now: Int64) async throws -> [Candidate] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT signing, box, filed_at FROM service_candidates WHERE account = ? AND filed_at > ?",
+                             arguments: [account.rawValue, now - Bounds.candidateLifeMillis]).compactMap { row -> Candidate? in
+                guard let signing = try? SigningPublicKey(rawRepresentation: [UInt8](row["signing"] as Data)),
+                      let box = try? BoxPublicKey(rawRepresentation: [UInt8](row["box"] as Data)) else { return nil }
+                return Candidate(account: account, signing: signing, box: box, filedAt: row["filed_at"])
+            }
+        }
+    }
+
+    func shutdown() async {}
+}

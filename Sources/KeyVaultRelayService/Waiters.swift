@@ -1,0 +1,98 @@
+import Foundation
+import KeyVaultProtocol
+import Synchronization
+
+/// Held reads, by account. A read takes a `mark` before it reads the store;
+/// if it found nothing it waits until a wake-up for its account comes after
+/// that mark (so a record landing between the read and the wait is not
+/// missed), or until its deadline. Wake-ups for other accounts cost it nothing.
+final class Waiters: Sendable {
+    struct Mark: Sendable, Equatable {
+        var epoch: UInt64
+        var generation: UInt64
+    }
+
+    private struct State {
+        /// Bumped by a wake-up of every account (`any`, `opened`) and by draining.
+        var epoch: UInt64 = 0
+        var generations: [AccountID: UInt64] = [:]
+        var waiting: [AccountID: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        /// Waits not yet registered, and those among them cancelled before they were.
+        var pending: Set<UInt64> = []
+        var cancelled: Set<UInt64> = []
+        var nextID: UInt64 = 0
+        var draining = false
+
+        func mark(_ account: AccountID) -> Mark { Mark(epoch: epoch, generation: generations[account] ?? 0) }
+    }
+
+    private let state = Mutex(State())
+
+    func mark(_ account: AccountID) -> Mark { state.withLock { $0.mark(account) } }
+
+    var isDraining: Bool { state.withLock { $0.draining } }
+
+    /// Records of these accounts landed.
+    func wake(_ accounts: Set<AccountID>) {
+        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            var out: [CheckedContinuation<Void, Never>] = []
+            for account in accounts {
+                state.generations[account, default: 0] += 1
+                if let waiting = state.waiting.removeValue(forKey: account) { out += waiting.values }
+            }
+            return out
+        }
+        resumed.forEach { $0.resume() }
+    }
+
+    /// Anything may have landed (or the server stops): every held read answers.
+    func wakeAll(draining: Bool = false) {
+        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.epoch += 1
+            if draining { state.draining = true }
+            let out = state.waiting.values.flatMap(\.values)
+            state.waiting = [:]
+            return out
+        }
+        resumed.forEach { $0.resume() }
+    }
+
+    /// Returns when a wake-up for `account` came after `mark`, at `deadline`, or when the task is cancelled.
+    func wait(_ account: AccountID, after mark: Mark, until deadline: ContinuousClock.Instant) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await self.signal(account, after: mark) }
+            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
+            _ = await group.next()
+            group.cancelAll()
+        }
+    }
+
+    private func signal(_ account: AccountID, after mark: Mark) async {
+        let id = state.withLock { state -> UInt64 in
+            state.nextID += 1
+            state.pending.insert(state.nextID)
+            return state.nextID
+        }
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let now = state.withLock { state -> Bool in
+                    state.pending.remove(id)
+                    if state.cancelled.remove(id) != nil || state.draining || state.mark(account) != mark { return true }
+                    state.waiting[account, default: [:]][id] = continuation
+                    return false
+                }
+                if now { continuation.resume() }
+            }
+        } onCancel: {
+            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+                if let continuation = state.waiting[account]?.removeValue(forKey: id) {
+                    if state.waiting[account]?.isEmpty == true { state.waiting[account] = nil }
+                    return continuation
+                }
+                if state.pending.contains(id) { state.cancelled.insert(id) }
+                return nil
+            }
+            continuation?.resume()
+        }
+    }
+}

@@ -1,0 +1,25 @@
+import KeyVaultStore
+import ServiceLifecycle
+
+/// Carries the store's wake-ups to the held reads of the accounts they name.
+/// On graceful shutdown it answers every held read at once: it is listed
+/// after the HTTP server, so the group stops it first, and the server then
+/// drains answers that are already on their way.
+struct WakeService: Service {
+    let relay: any Relay
+    let waiters: Waiters
+
+    func run() async throws {
+        let wakeups = relay.wakeups()
+        try await withGracefulShutdownHandler {
+            for try await wake in wakeups.cancelOnGracefulShutdown() {
+                switch wake {
+                case .accounts(let accounts): waiters.wake(accounts)
+                case .any, .opened: waiters.wakeAll()
+                }
+            }
+        } onGracefulShutdown: {
+            waiters.wakeAll(draining: true)
+        }
+    }
+}

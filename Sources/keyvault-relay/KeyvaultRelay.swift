@@ -1,0 +1,70 @@
+import ArgumentParser
+import Foundation
+import KeyVaultRelayService
+import Logging
+
+/// `keyvault-relay`: the relay service (docs/RELAY.md).
+@main
+struct KeyvaultRelay: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "keyvault-relay",
+        abstract: "Stores relay records, checks who may touch which account, and pushes records to waiting devices.")
+
+    @Option(help: "sqlite:PATH or postgres://USER@HOST:PORT/DB")
+    var store: String
+
+    @Option(help: "HOST:PORT to listen on (port 0: any free port, printed when ready)")
+    var listen: String
+
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain")
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key")
+    var tlsKey: String?
+
+    @Flag(name: .customLong("plain-http"), help: "Serve HTTP without TLS (behind a TLS terminator)")
+    var plainHTTP = false
+
+    @Option(name: .customLong("identity-issuer"), help: "The OpenID Connect issuer (iss) accounts are bound to")
+    var identityIssuer: String
+
+    @Option(name: .customLong("identity-audience"), help: "The audience (aud) identity tokens must name")
+    var identityAudience: String
+
+    @Option(name: .customLong("identity-jwks"), help: "A file holding the issuer's JSON Web Key Set")
+    var identityJWKS: String
+
+    func validate() throws {
+        switch (plainHTTP, tlsCert, tlsKey) {
+        case (true, nil, nil), (false, .some, .some): break
+        case (true, _, _): throw ValidationError("--plain-http and --tls-cert/--tls-key exclude each other")
+        case (false, _, _): throw ValidationError("give both --tls-cert and --tls-key, or --plain-http")
+        }
+        _ = try hostAndPort()
+    }
+
+    func hostAndPort() throws -> (String, Int) {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+            throw ValidationError("--listen takes HOST:PORT")
+        }
+        var host = String(listen[..<colon])
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return (host, port)
+    }
+
+    func run() async throws {
+        LoggingSystem.bootstrap(StreamLogHandler.standardError)
+        var logger = Logger(label: "keyvault.relay")
+        logger.logLevel = .info
+        let (host, port) = try hostAndPort()
+        let configuration = RelayServer.Configuration(
+            store: store, host: host, port: port, tls: tlsCert.flatMap { cert in tlsKey.map { (cert, $0) } },
+            issuer: identityIssuer, audience: identityAudience, jwks: identityJWKS)
+        do {
+            try await RelayServer(configuration: configuration, logger: logger).run()
+        } catch let error as RelayServer.StartError {
+            throw ValidationError(error.description)
+        }
+    }
+}
+

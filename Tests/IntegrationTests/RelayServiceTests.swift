@@ -1,0 +1,370 @@
+import Foundation
+import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+
+/// `keyvault-relay` as devices meet it (docs/RELAY.md): real processes, two
+/// instances on one store (SQLite file or PostgreSQL database), real ES256
+/// identity tokens from a test issuer. Every refusal is checked to have
+/// changed nothing by reading the account as a member afterwards.
+@Suite("RelayService", .serialized)
+struct RelayServiceTests {
+    /// RELAY.md's vector: seed 0x00…1f, the GET in the spec (signature computed independently, with Python's `cryptography`).
+    @Test func signatureBaseMatchesTheSpecVector() throws {
+        let key = try SigningKey(seed: SecureBytes(copying: (0..<32).map { UInt8($0) }))
+        let signature = RequestSignature(method: "get", path: "/v1/accounts/alice/records", query: "after=0&limit=500", body: [],
+                                         created: 1_767_225_600, nonce: "AAECAwQFBgcICQoLDA0ODw==", keyID: "00112233445566778899aabbccddeeff")
+        let base = """
+            "@method": GET
+            "@path": /v1/accounts/alice/records
+            "@query": ?after=0&limit=500
+            "content-digest": sha-256=:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=:
+            "@signature-params": ("@method" "@path" "@query" "content-digest");created=1767225600;nonce="AAECAwQFBgcICQoLDA0ODw==";keyid="00112233445566778899aabbccddeeff";alg="ed25519"
+            """
+        #expect(String(decoding: signature.base, as: UTF8.self) == base)
+        #expect(signature.signatureHeader(signedBy: key)
+                == "kv=:yOlMiGUoHGM7/INHd2CmgAClfZc+7D+ZPmC+MPkHJTCHvD8KYavnE5cEff3A0H0SrfNmRg0mcMoaUXjSxQ/NAw==:")
+    }
+
+    /// The whole enrollment through two instances: candidate, request, challenge, reveal, approval, share, ack;
+    /// a held read on one instance woken by a write on the other, and not by another account's write; SIGTERM answers held reads.
+    @Test(arguments: RelayKind.allCases)
+    func enrollmentAcrossInstances(_ kind: RelayKind) async throws {
+        let f = try await RelayServiceFixture.start(kind)
+        do {
+            let account = "alice"
+            let accountID = try AccountID(validating: account)
+            var (first, circle) = try await f.createAccount(account, on: f.a)
+            let (bob, _) = try await f.createAccount("bob", on: f.a)
+            let second = TestDevice(name: "second")
+            let filed = try await f.b.candidacy(account, second, token: try await f.issuer.token(for: account, device: second))
+            #expect(filed.status == 200)
+            #expect(try filed.json(RelayWire.Candidate.self).accountExists == true)
+            #expect(try filed.json(RelayWire.Candidate.self).candidate == second.id)
+
+            // A held read on A; another account's write leaves it held; the request on B wakes it.
+            let last = try #require(try await f.a.rows(account, as: first).last?.cursor)
+            let started = ContinuousClock.now
+            let held = Task { try await f.a.rows(account, after: last, wait: 20, as: first) }
+            try await Task.sleep(for: .milliseconds(300))
+            let bobShare = RelayRecord.share(account: try AccountID(validating: "bob"), recipient: bob.id, sealed: Random.bytes(100))
+            #expect(try await f.b.publish("bob", [bobShare], as: bob).status == 200)
+            let secret = Random.bytes(32)
+            let request = EnrollmentRequest.make(account: accountID, device: second.keys, signer: second.signing,
+                                                 headHash: circle.headHash, secret: secret, at: Date())
+            #expect(try await f.b.publish(account, [.request(request)], as: second).status == 200)
+            let woken = try await held.value
+            #expect(woken.map(\.record.kind) == [.request])
+            #expect(ContinuousClock.now - started < .seconds(10))
+
+            let challenge = EnrollmentChallenge.make(request: request, challenger: first.id, signer: first.signing)
+            #expect(try await f.a.publish(account, [.challenge(challenge)], as: first).status == 200)
+            let seen = try await f.b.rows(account, as: second)
+            #expect(seen.map(\.record.kind) == [.log, .request, .challenge])
+            let reveal = EnrollmentReveal.make(request: request, challenge: challenge, secret: secret, signer: second.signing)
+            #expect(try await f.b.publish(account, [.reveal(reveal)], as: second).status == 200)
+
+            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing, signerID: first.id, at: Date())
+            try circle.apply(approve)
+            #expect(try await f.a.publish(account, [.log(approve)], as: first).status == 200)
+            // Repeated (a lost answer): accepted, stored once.
+            let again = try await f.b.publish(account, [.log(approve)], as: first)
+            #expect(again.status == 200)
+            #expect(try again.json(RelayWire.Published.self).stored == 0)
+
+            let current = try #require(circle.current)
+            let header = KeyShare.Header(account: accountID, generation: current.generation, keyID: current.keyID, createdAt: current.createdAt,
+                                         sender: first.id, recipient: second.id)
+            let sealed = KeyShare(header: header, key: SecretKey.generate()).seal(signer: first.signing, to: second.keys.box)
+            #expect(try await f.a.publish(account, [.share(account: accountID, recipient: second.id, sealed: sealed)], as: first).status == 200)
+            let ack = ShareAck.make(account: accountID, generation: current.generation, keyID: current.keyID, deviceID: second.id,
+                                    signer: second.signing, at: Date())
+            #expect(try await f.b.publish(account, [.ack(ack)], as: second).status == 200)
+
+            // Two devices write entry 2: the first lands, the other (other bytes, same number) is refused as taken.
+            let revokeFirst = circle.nextEntry(.revoke(deviceID: first.id), signer: second.signing, signerID: second.id, at: Date())
+            let otherEntry = circle.nextEntry(.announce(generation: 2, keyID: Random.bytes(16), keyCreatedAt: 1), signer: first.signing,
+                                              signerID: first.id, at: Date())
+            #expect(try await f.a.publish(account, [.log(otherEntry)], as: first).status == 200)
+            let taken = try await f.b.publish(account, [.log(revokeFirst)], as: second)
+            #expect(taken.status == 409)
+            #expect(taken.refusal?.error == "log-seq-taken")
+            #expect(taken.refusal?.seq == 2)
+
+            let all = try await f.b.rows(account, as: second)
+            #expect(all.map(\.record.kind) == [.log, .request, .challenge, .reveal, .log, .share, .ack, .log])
+
+            // Another candidate reads the log, challenges and reveals, not others' requests, shares or acks.
+            let third = TestDevice(name: "third")
+            #expect(try await f.a.candidacy(account, third, token: try await f.issuer.token(for: account, device: third)).status == 200)
+            #expect(try await f.a.rows(account, as: third).map(\.record.kind) == [.log, .challenge, .reveal, .log, .log])
+
+            // SIGTERM answers a held read at once, with what there is.
+            let end = try #require(all.last?.cursor)
+            let drained = Task { try await f.b.read(account, after: end, wait: 30, as: second) }
+            try await Task.sleep(for: .milliseconds(300))
+            let stopping = ContinuousClock.now
+            #expect(await f.b.stop() == 0)
+            let answer = try await drained.value
+            #expect(answer.status == 200)
+            #expect(try answer.json(RelayWire.Rows.self).rows.isEmpty)
+            #expect(ContinuousClock.now - stopping < .seconds(5))
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// A member of Y touches X: appends to its log, posts a share, posts an ack, reads it, probes whether it
+    /// exists; a genesis without a token. All refused, the strangers' probes answered like a missing account.
+    @Test(arguments: RelayKind.allCases)
+    func strangersAreRefused(_ kind: RelayKind) async throws {
+        let f = try await RelayServiceFixture.start(kind)
+        do {
+            let (x1, xCircle) = try await f.createAccount("xavier")
+            let (y1, _) = try await f.createAccount("yolanda", on: f.b)
+            let x = try AccountID(validating: "xavier")
+            let before = try await f.a.rows("xavier", as: x1)
+
+            let intrusion = xCircle.nextEntry(.approve(device: y1.keys, requestHash: [UInt8](repeating: 0, count: 32)),
+                                              signer: y1.signing, signerID: y1.id, at: Date())
+            let forbidden = try await f.a.publish("xavier", [.log(intrusion)], as: y1)
+            #expect(forbidden.status == 403)
+            #expect(forbidden.refusal?.error == "forbidden")
+            #expect(try await f.b.publish("xavier", [.share(account: x, recipient: y1.id, sealed: Random.bytes(200))], as: y1).body == forbidden.body)
+            let ack = ShareAck.make(account: x, generation: 1, keyID: try #require(xCircle.current).keyID, deviceID: y1.id, signer: y1.signing, at: Date())
+            #expect(try await f.a.publish("xavier", [.ack(ack)], as: y1).body == forbidden.body)
+
+            // Reading X, and reading or writing an account that does not exist: one answer.
+            let read = try await f.a.read("xavier", as: y1)
+            #expect(read.status == 403)
+            let missing = try await f.a.read("nobody-at-all", as: y1)
+            #expect(missing.status == read.status && missing.body == read.body)
+            let missingWrite = try await f.b.publish("nobody-at-all", [.share(account: try AccountID(validating: "nobody-at-all"),
+                                                                                recipient: y1.id, sealed: Random.bytes(200))], as: y1)
+            #expect(missingWrite.status == 403 && missingWrite.body == forbidden.body)
+            // A held read by a stranger is refused before it waits.
+            #expect(try await f.a.read("xavier", wait: 30, as: y1).status == 403)
+
+            // A genesis for a new account from a device that never showed a token; a candidacy without one.
+            let z = TestDevice()
+            var zCircle = CircleState(account: try AccountID(validating: "zed"))
+            let genesis = zCircle.nextEntry(.genesis(device: z.keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 1),
+                                            signer: z.signing, signerID: z.id, at: Date())
+            try zCircle.apply(genesis)
+            #expect(try await f.a.publish("zed", [.log(genesis)], as: z).status == 403)
+            let tokenless = try await f.a.candidacy("zed", z, token: "")
+            #expect(tokenless.status == 401)
+            #expect(tokenless.refusal?.error == "identity")
+            #expect(try await f.b.publish("zed", [.log(genesis)], as: z).status == 403)
+
+            // Nothing changed: X as its member reads what it read before; zed has no log (a genuine candidate is told so).
+            #expect(try await f.b.rows("xavier", as: x1) == before)
+            let genuine = TestDevice()
+            let filed = try await f.a.candidacy("zed", genuine, token: try await f.issuer.token(for: "zed", device: genuine))
+            #expect(try filed.json(RelayWire.Candidate.self).accountExists == false)
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// Identity tokens: wrong audience, wrong issuer, expired, wrongly signed, another account's, bound to
+    /// other keys: each 401 `identity` saying which, and the device is no candidate afterwards.
+    @Test(arguments: RelayKind.allCases)
+    func identityTokensAreChecked(_ kind: RelayKind) async throws {
+        let f = try await RelayServiceFixture.start(kind)
+        do {
+            let account = "carol"
+            let other = TestDevice()
+            let cases: [(String, @Sendable (TestDevice) async throws -> String)] = [
+                ("another audience", { try await f.issuer.token(for: account, device: $0, audience: "someone-else") }),
+                ("another issuer", { try await f.issuer.token(for: account, device: $0, issuer: "https://evil.example") }),
+                ("expired", { try await f.issuer.token(for: account, device: $0, expires: Date().addingTimeInterval(-120)) }),
+                ("signature does not verify", { try await f.issuer.token(for: account, device: $0, wronglySigned: true) }),
+                ("another account", { try await f.issuer.token(for: "mallory", device: $0) }),
+                ("other device keys", { try await f.issuer.token(for: account, device: $0, nonce: other.identityNonce) }),
+                ("not a JWT", { _ in "not-a-token" }),
+            ]
+            for (expected, token) in cases {
+                let device = TestDevice()
+                let answer = try await f.a.candidacy(account, device, token: try await token(device))
+                #expect(answer.status == 401, "\(expected): \(answer.text)")
+                #expect(answer.refusal?.error == "identity")
+                #expect(answer.refusal?.reason.contains(expected) == true, "\(expected): \(answer.text)")
+                // Not a candidate: its genesis is forbidden.
+                var circle = CircleState(account: try AccountID(validating: account))
+                let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 1),
+                                               signer: device.signing, signerID: device.id, at: Date())
+                try circle.apply(genesis)
+                #expect(try await f.b.publish(account, [.log(genesis)], as: device).status == 403)
+            }
+            // The account was never made: its genuine first device is told so, and makes it.
+            let genuine = TestDevice()
+            let filed = try await f.b.candidacy(account, genuine, token: try await f.issuer.token(for: account, device: genuine))
+            #expect(filed.status == 200)
+            #expect(try filed.json(RelayWire.Candidate.self).accountExists == false)
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// Signed requests: a bare user-ID header, a replay on the same and on the other instance, a stale or
+    /// future `created`, a Content-Digest that does not match the body. Each 401 `unsigned`, nothing stored.
+    @Test(arguments: RelayKind.allCases)
+    func signedRequestsAreChecked(_ kind: RelayKind) async throws {
+        let f = try await RelayServiceFixture.start(kind)
+        do {
+            let account = "dora"
+            let (d1, _) = try await f.createAccount(account)
+            let before = try await f.a.rows(account, as: d1)
+            let path = "/v1/accounts/\(account)/records"
+
+            let bare = try await f.a.send("GET", path, query: "after=0", as: nil, headers: [("X-Apple-User-Id", account)])
+            #expect(bare.status == 401)
+            #expect(bare.refusal?.error == "unsigned")
+            let share = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(.share(account: try AccountID(validating: account),
+                                                                                            recipient: d1.id, sealed: Random.bytes(100)))]))
+            #expect(try await f.b.send("POST", path, body: share, as: nil, headers: [("X-Apple-User-Id", account)]).status == 401)
+
+            // One signed request, three times: A accepts it once; A and B refuse it again.
+            let headers = d1.signedHeaders(method: "GET", path: path, query: "after=0", body: [])
+            #expect(try await f.a.send("GET", path, query: "after=0", as: d1, signed: headers).status == 200)
+            let replayed = try await f.a.send("GET", path, query: "after=0", as: d1, signed: headers)
+            #expect(replayed.status == 401)
+            #expect(replayed.refusal?.reason.contains("nonce") == true)
+            #expect(try await f.b.send("GET", path, query: "after=0", as: d1, signed: headers).status == 401)
+            // A replayed write is not stored twice either.
+            let write = d1.signedHeaders(method: "POST", path: path, query: "", body: share)
+            #expect(try await f.a.send("POST", path, body: share, as: d1, signed: write).status == 200)
+            #expect(try await f.b.send("POST", path, body: share, as: d1, signed: write).status == 401)
+
+            let now = Int64(Date().timeIntervalSince1970)
+            for created in [now - 120, now + 120] {
+                let stale = d1.signedHeaders(method: "GET", path: path, query: "after=0", body: [], created: created)
+                let answer = try await f.a.send("GET", path, query: "after=0", as: d1, signed: stale)
+                #expect(answer.status == 401)
+                #expect(answer.refusal?.reason.contains("created") == true)
+            }
+
+            let other = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(.share(account: try AccountID(validating: account),
+                                                                                            recipient: d1.id, sealed: Random.bytes(100)))]))
+            let digestFor = d1.signedHeaders(method: "POST", path: path, query: "", body: share)
+            let badDigest = try await f.b.send("POST", path, body: other, as: d1, signed: digestFor)
+            #expect(badDigest.status == 401)
+            #expect(badDigest.refusal?.reason.contains("Content-Digest") == true)
+            // Signed over another query than the one sent.
+            let otherQuery = d1.signedHeaders(method: "GET", path: path, query: "after=5", body: [])
+            #expect(try await f.a.send("GET", path, query: "after=0", as: d1, signed: otherQuery).status == 401)
+
+            // Over 1 MiB: too large, whoever signs it.
+            let huge = [UInt8](repeating: 0x20, count: (1 << 20) + 10)
+            let tooLarge = try await f.a.send("POST", path, body: huge, as: d1)
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.refusal?.error == "too-large")
+
+            // Only the one accepted write landed.
+            let after = try await f.b.rows(account, as: d1)
+            #expect(after.count == before.count + 1)
+            #expect(Array(after.prefix(before.count)) == before)
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// The store goes away: reads, writes and health answer 503 `unavailable` with Retry-After, never 500
+    /// and never a refusal that blames the device; when it is back, the same requests succeed.
+    @Test func storeOutageAnswersUnavailable() async throws {
+        let f = try await RelayServiceFixture.start(.service)
+        do {
+            let (first, _) = try await f.createAccount("olga")
+            try await OutageTests.cluster("stop")
+            do {
+                let read = try await f.a.read("olga", as: first)
+                #expect(read.status == 503)
+                #expect(read.refusal?.error == "unavailable")
+                #expect(read.retryAfter == "1")
+                let write = try await f.b.publish("olga", [.share(account: try AccountID(validating: "olga"), recipient: first.id,
+                                                                  sealed: Random.bytes(100))], as: first)
+                #expect(write.status == 503)
+                #expect(try await f.a.send("GET", "/v1/health", as: nil).status == 503)
+            } catch {
+                try await OutageTests.cluster("start")
+                throw error
+            }
+            try await OutageTests.cluster("start")
+            let deadline = ContinuousClock.now + .seconds(20)
+            while try await f.a.send("GET", "/v1/health", as: nil).status != 200, ContinuousClock.now < deadline {
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            #expect(try await f.a.rows("olga", as: first).count == 1)
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+
+    /// 1,000 candidacies for X with no valid token (on both instances) count for nothing: a genuine device
+    /// still becomes a candidate and makes the account. Then the bounds: 8 live candidates, 60 an hour.
+    @Test func junkCannotCrowdOutAGenuineDevice() async throws {
+        let f = try await RelayServiceFixture.start(.service)
+        do {
+            let account = "erin"
+            let someoneElse = TestDevice()
+            let junkToken = try await f.issuer.token(for: account, device: someoneElse)
+            try await withThrowingTaskGroup(of: Int.self) { group in
+                for worker in 0..<16 {
+                    group.addTask {
+                        var refused = 0
+                        for n in 0..<(1000 / 16 + (worker < 1000 % 16 ? 1 : 0)) {
+                            let device = TestDevice()
+                            let relay = (worker + n) % 2 == 0 ? f.a : f.b
+                            let answer = try await relay.candidacy(account, device, token: n % 3 == 0 ? "junk.junk.junk" : junkToken)
+                            if answer.status == 401 { refused += 1 }
+                        }
+                        return refused
+                    }
+                }
+                var refused = 0
+                for try await count in group { refused += count }
+                #expect(refused == 1000)
+            }
+            let (first, _) = try await f.createAccount(account, on: f.b)
+            #expect(try await f.a.rows(account, as: first).count == 1)
+
+            // Eight live candidates: the ninth filing evicts the oldest, which may no longer read.
+            var candidates: [TestDevice] = []
+            for _ in 0..<9 {
+                let device = TestDevice()
+                #expect(try await f.a.candidacy(account, device, token: try await f.issuer.token(for: account, device: device)).status == 200)
+                candidates.append(device)
+                try await Task.sleep(for: .milliseconds(3))  // distinct filing times
+            }
+            // The first device's own candidacy was the first of all; it is a member now, so it still reads.
+            #expect(try await f.a.read(account, as: candidates[0]).status == 403)
+            #expect(try await f.b.read(account, as: candidates[8]).status == 200)
+            #expect(try await f.b.read(account, as: candidates[1]).status == 200)
+
+            // Sixty accepted an hour (first's own and the nine so far count): the sixty-first is refused.
+            for _ in 0..<50 {
+                let device = TestDevice()
+                #expect(try await f.b.candidacy(account, device, token: try await f.issuer.token(for: account, device: device)).status == 200)
+            }
+            let device = TestDevice()
+            let tooMany = try await f.a.candidacy(account, device, token: try await f.issuer.token(for: account, device: device))
+            #expect(tooMany.status == 429)
+            #expect(tooMany.refusal?.error == "too-many")
+        } catch {
+            await f.stop()
+            throw error
+        }
+        await f.stop()
+    }
+}

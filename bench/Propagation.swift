@@ -21,11 +21,11 @@ enum PropagationBench {
     /// Two in-process devices on `relay`. For each account: device 1 enrolls, a
     /// key read on device 1 waits, device 0 approves; the time runs from the
     /// approve request being sent to the waiting read being answered.
-    static func arrival(enrollments: Int, relay: BenchRelay, logger: Logger) async throws -> Arrival {
-        try await DeviceCircle.with(devices: 2, relay: relay, name: "arrival", logger: logger) { circle in
+    static func arrival(enrollments: Int, relay: BenchRelay, logger: Logger, accountPrefix: String = "arrival") async throws -> Arrival {
+        try await DeviceCircle.with(devices: 2, relay: relay, name: accountPrefix, logger: logger) { circle in
             var samples: [Double] = []
             for i in 0..<enrollments {
-                let user = "arrival\(i)"
+                let user = "\(accountPrefix)\(i)"
                 try await circle.createAccount(user)
                 let (device, code) = try await circle.requestEnrollment(user, device: 1)
                 let waiter = Task { () -> ContinuousClock.Instant in

@@ -112,7 +112,10 @@ struct Bench {
             }
         }
         if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
-        if runs("appends") { await report.measureAppends(seconds: seconds) }
+        if runs("appends") {
+            await report.measureAppends(seconds: seconds)
+            await report.measureServiceAppends(seconds: seconds, logger: logger)
+        }
         if runs("drills") { try await report.measureDrills(drills, in: dir, logger: logger) }
         if runs("bulk") { try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger) }
         if runs("memory") { try await report.measureMemory(accounts: memoryAccounts, in: dir, logger: logger) }
@@ -184,6 +187,8 @@ struct Report {
     var waiting: WaitingMemoryBench.Result?
     var serviceWaiting: ServiceWaitingBench.Result?
     var serviceWaitingMissing: String?
+    var serviceAppends: [ServiceAppendsBench.Row] = []
+    var serviceAppendsMissing: String?
     var memory: MemoryBench.Result?
 
     func write(to path: String) throws {
@@ -229,7 +234,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

@@ -37,6 +37,9 @@ public final class HTTPRelay: Relay {
         var lastProblem = ""
         /// The highest cursor seen per account, where a held read resumes.
         var seen: [AccountID: Int64] = [:]
+        /// What a held read was answered with, by account and the cursor it read after: the
+        /// read its wake-up causes is answered from here instead of asking the service again.
+        var prefetched: [AccountID: (after: Int64, rows: [RelayRow])] = [:]
         var subscribers: [Int: AsyncStream<RelayWake>.Continuation] = [:]
         var nextSubscriber = 0
         var watchers: [AccountID: Task<Void, Never>] = [:]
@@ -92,6 +95,11 @@ public final class HTTPRelay: Relay {
 
     public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         guard credentials.signer(for: account) != nil else { return [] }
+        let prefetched = state.withLock { state -> [RelayRow]? in
+            guard let held = state.prefetched.removeValue(forKey: account), held.after == cursor, held.rows.count <= limit else { return nil }
+            return held.rows
+        }
+        if let prefetched { return prefetched }
         return try await read(account: account, after: cursor, limit: limit, wait: 0)
     }
 
@@ -163,7 +171,10 @@ public final class HTTPRelay: Relay {
             do {
                 let rows = try await read(account: account, after: after, limit: 1000, wait: Self.holdSeconds)
                 delay = 0.25
-                if !rows.isEmpty { announce(.accounts([account])) }
+                if !rows.isEmpty {
+                    state.withLock { $0.prefetched[account] = (after, rows) }
+                    announce(.accounts([account]))
+                }
             } catch RelayError.needsUnlock {
                 return
             } catch let error as RelayError where error.isAnswer {

@@ -91,10 +91,11 @@ final class RelayServiceProcess: @unchecked Sendable {
     let logPath: String
     var base: String { "http://127.0.0.1:\(port)" }
 
-    static func start(store: String, issuer: TestIssuer, root: String, name: String) async throws -> RelayServiceProcess {
+    static func start(store: String, issuer: TestIssuer, root: String, name: String,
+                      transport: [String] = ["--plain-http"]) async throws -> RelayServiceProcess {
         let out = root + "/\(name).out", log = root + "/\(name).log"
         let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
-            "--store", store, "--listen", "127.0.0.1:0", "--plain-http",
+            "--store", store, "--listen", "127.0.0.1:0"] + transport + [
             "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience, "--identity-jwks", issuer.jwksPath,
         ], stdoutPath: out, stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(30)

@@ -1,4 +1,9 @@
+import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -309,6 +314,43 @@ struct RelayServiceTests {
             throw error
         }
         await f.stop()
+    }
+
+    /// TLS from PEM files: health over HTTPS. A JWKS URL (not supported yet) and a missing transport stop the start with a reason.
+    @Test func startsWithTLSAndRefusesWhatItCannotDo() async throws {
+        var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let issuer = try await TestIssuer.make(in: root)
+        let made = try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                      "-keyout", root + "/key.pem", "-out", root + "/cert.pem", "-days", "1",
+                                                      "-subj", "/CN=127.0.0.1"])
+        #expect(made.status == 0, "openssl: \(made.err)")
+        let relay = try await RelayServiceProcess.start(store: "sqlite:" + root + "/relay.sqlite", issuer: issuer, root: root, name: "tls",
+                                                        transport: ["--tls-cert", root + "/cert.pem", "--tls-key", root + "/key.pem"])
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(certificateVerification: .none))
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(relay.port)/v1/health"), timeout: .seconds(10))
+            #expect(response.status.code == 200)
+            let body = try await response.body.collect(upTo: 1024)
+            #expect(String(buffer: body) == #"{"state":"ready"}"#)
+        } catch {
+            try await client.shutdown()
+            _ = await relay.stop()
+            throw error
+        }
+        try await client.shutdown()
+        #expect(await relay.stop() == 0)
+
+        let binary = DaemonProcess.binaryDirectory + "/keyvault-relay"
+        let common = ["--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0",
+                      "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience]
+        let url = try await run(binary, common + ["--plain-http", "--identity-jwks", "https://issuer.example/keys"])
+        #expect(url.status != 0)
+        #expect(url.err.contains("not supported yet"), "\(url.err)")
+        let neither = try await run(binary, common + ["--identity-jwks", issuer.jwksPath])
+        #expect(neither.status != 0)
+        #expect(neither.err.contains("--plain-http"), "\(neither.err)")
     }
 
     /// 1,000 candidacies for X with no valid token (on both instances) count for nothing: a genuine device

@@ -17,10 +17,11 @@ test: deps
 demo: build
 	@./scripts/demo.sh
 
-# The bench measures the PostgreSQL relay beside the embedded one, so it runs
-# under a throwaway PostgreSQL cluster too (removed afterwards).
+# The bench measures the relay service (on PostgreSQL) beside the embedded relay,
+# so it runs under a throwaway PostgreSQL cluster too (removed afterwards).
 bench: deps
 	swift build -c release --product keyvault-bench
+	swift build -c release --product keyvault-relay
 	./scripts/with-test-postgres.sh "$$(swift build -c release --show-bin-path)/keyvault-bench" --output docs/BENCHMARKS.md
 
 clean:

@@ -26,10 +26,10 @@ let package = Package(
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.7.1"),
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
     ],
     targets: [
         // The C libraries, reached only through KeyVaultCrypto.
@@ -52,6 +52,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -134,11 +135,17 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "bench",
+            swiftSettings: strict
+        ),
+        // A local OpenID Connect issuer for the tests and the bench (never linked by what ships).
+        .target(
+            name: "KeyVaultTestSupport",
+            dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
             swiftSettings: strict
         ),
         .testTarget(
@@ -152,9 +159,8 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
-                           "keyvault-relay",
+                           "KeyVaultTestSupport", "keyvault-relay",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                           .product(name: "JWTKit", package: "jwt-kit"),
                            .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTP1", package: "swift-nio")],
             swiftSettings: strict

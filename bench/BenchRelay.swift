@@ -1,60 +1,126 @@
 import Foundation
+import Logging
 import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
+import KeyVaultClient
+import KeyVaultTestSupport
 
-/// Where a bench's in-process devices keep their relay: one SQLite file, or a
-/// fresh database on the PostgreSQL server named by KEYVAULT_TEST_POSTGRES
-/// (`make bench` starts a throwaway cluster and sets it). Each device opens
-/// its own connection to it, as separate daemons would.
+/// Where a bench's devices keep their relay: one SQLite file, or the relay
+/// service (`keyvault-relay`, started here) on a fresh database of the
+/// PostgreSQL server named by KEYVAULT_TEST_POSTGRES (`make bench` starts a
+/// throwaway cluster and sets it). Each device has its own connection to it,
+/// as separate daemons would.
 struct BenchRelay: Sendable {
     enum Kind: String, Sendable, CaseIterable {
         case sqlite = "SQLite (embedded)"
-        case postgres = "PostgreSQL (loopback)"
+        case postgres = "relay service (PostgreSQL, loopback)"
     }
 
     let kind: Kind
-    /// A `--relay` address.
+    /// A device's `--relay`: the file, or the service's URL.
     let address: String
+    /// The store itself, as an operator (or a crowd of other accounts) writes it: the file, or the database.
+    let storeAddress: String
     /// The server and database to drop afterwards (PostgreSQL only).
     private let database: (server: String, name: String)?
+    /// The service and the issuer its accounts are bound to (the service only).
+    private let service: Process?
+    let issuer: TestIdentityIssuer?
 
     /// A relay file in `directory` (created if missing).
     static func sqlite(in directory: String) throws -> BenchRelay {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return BenchRelay(kind: .sqlite, address: "sqlite:" + directory + "/relay.sqlite", database: nil)
+        let address = "sqlite:" + directory + "/relay.sqlite"
+        return BenchRelay(kind: .sqlite, address: address, storeAddress: address, database: nil, service: nil, issuer: nil)
     }
 
-    /// A fresh database on the server, created with psql (as the integration tests do).
-    static func postgres(server: String) throws -> BenchRelay {
+    /// A fresh database on the server, created with psql (as the integration tests do); with
+    /// `service`, a `keyvault-relay` on it (beside this binary) that the devices reach.
+    static func postgres(server: String, service: Bool) async throws -> BenchRelay {
         guard var url = URLComponents(string: server) else { throw BenchError("KEYVAULT_TEST_POSTGRES is not a URL: \(server)") }
         let name = "kv_bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         try psql(server, "CREATE DATABASE \(name)")
         url.path = "/" + name
-        return BenchRelay(kind: .postgres, address: url.string!, database: (server, String(name)))
+        let store = url.string!
+        guard service else {
+            return BenchRelay(kind: .postgres, address: store, storeAddress: store, database: (server, String(name)), service: nil, issuer: nil)
+        }
+        let folder = NSTemporaryDirectory() + "keyvault-bench-issuer-\(name)"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let issuer = try await TestIdentityIssuer.make(in: folder)
+        let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log")
+        return BenchRelay(kind: .postgres, address: "http://127.0.0.1:\(port)", storeAddress: store, database: (server, String(name)),
+                          service: process, issuer: issuer)
     }
 
-    /// The PostgreSQL relay if KEYVAULT_TEST_POSTGRES is set and a database can be created; else why not.
-    static func postgresFromEnvironment() -> Result<BenchRelay, BenchError> {
+    /// The PostgreSQL store (through the service when `service`) if KEYVAULT_TEST_POSTGRES is set and a database can be created; else why not.
+    static func postgresFromEnvironment(service: Bool) async -> Result<BenchRelay, BenchError> {
         guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], !server.isEmpty else {
             return .failure(BenchError("KEYVAULT_TEST_POSTGRES is not set (`make bench` starts a throwaway cluster and sets it)"))
         }
         do {
-            return .success(try postgres(server: server))
+            return .success(try await postgres(server: server, service: service))
         } catch {
-            return .failure(BenchError("could not create a database on KEYVAULT_TEST_POSTGRES: \(error)"))
+            return .failure(BenchError("could not start the PostgreSQL relay on KEYVAULT_TEST_POSTGRES: \(error)"))
         }
     }
 
-    /// One device's own connection to the relay.
+    /// A connection to the store itself (not through the service).
     func open() async throws -> any Relay {
-        try await RelayAddress(parsing: address).open()
+        try await RelayAddress(parsing: storeAddress).open()
     }
 
-    /// Drops the database (the SQLite file goes with its directory).
+    /// One device's own relay, as `keyvaultd --relay address` makes it.
+    static func deviceRelay(_ address: String, logger: Logger) async throws -> (relay: any Relay, credentials: RelayCredentials?) {
+        switch try RelayAddress(parsing: address) {
+        case .service(let urls):
+            let credentials = RelayCredentials()
+            return (try HTTPRelay(urls: urls, certificateAuthority: nil, credentials: credentials, logger: logger), credentials)
+        case let store:
+            return (try await store.open(logger: logger), nil)
+        }
+    }
+
+    /// With the service: the sign-in an app would do for `user` on the device at `socket`.
+    func identityToken(for user: String, device request: (String) async throws -> HTTPResult) async throws -> String? {
+        guard let issuer else { return nil }
+        let answer = try await request("/v1/accounts/\(user)/identity-nonce")
+        guard let nonce = answer.object["nonce"] as? String else { throw BenchError("identity-nonce for \(user): \(answer.text)") }
+        return try await issuer.token(account: user, nonce: nonce)
+    }
+
+    /// Stops the service and drops the database (the SQLite file goes with its directory).
     func remove() {
+        if let service, service.isRunning {
+            service.terminate()
+            service.waitUntilExit()
+        }
         if let database { try? Self.psql(database.server, "DROP DATABASE IF EXISTS \(database.name) WITH (FORCE)") }
+    }
+
+    /// `keyvault-relay` on 127.0.0.1, an ephemeral port read from its "listening on" line.
+    private static func startService(store: String, issuer: TestIdentityIssuer, log: String) async throws -> (Process, Int) {
+        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/keyvault-relay"
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: binary)
+        process.arguments = ["--store", store, "--listen", "127.0.0.1:0", "--plain-http"] + issuer.relayArguments
+        process.standardOutput = FileHandle(forWritingAtPath: log)
+        process.standardError = FileHandle(forWritingAtPath: log)
+        try process.run()
+        for _ in 0..<400 {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.contains("listening on") }),
+               let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+                return (process, port)
+            }
+            guard process.isRunning else { throw BenchError("keyvault-relay exited: \(text)") }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        process.terminate()
+        throw BenchError("keyvault-relay did not start listening (\(binary))")
     }
 
     private static func psql(_ server: String, _ statement: String) throws {

@@ -33,8 +33,9 @@ final class ChildDevice: @unchecked Sendable {
         _ = FileManager.default.createFile(atPath: vault + ".log", contents: nil)
         let logFile = FileHandle(forWritingAtPath: vault + ".log")!
         LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: logFile) }
-        let relay = try await RelayAddress(parsing: address).open()
-        _ = try DeviceCircle.startDevice(vault: vault, socket: socket, relay: relay, logger: Logger(label: "keyvaultd"))
+        let logger = Logger(label: "keyvaultd")
+        let relay = try await BenchRelay.deviceRelay(address, logger: logger)
+        _ = try DeviceCircle.startDevice(vault: vault, socket: socket, relay: relay.relay, credentials: relay.credentials, logger: logger)
         // A thread of its own blocks on standard input (empty data at end of file), not a task.
         Thread.detachNewThread {
             while !FileHandle.standardInput.availableData.isEmpty {}

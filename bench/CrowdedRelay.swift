@@ -60,10 +60,10 @@ enum CrowdBench {
     }
 
     /// Both circles on `kind`; `relay` makes a fresh relay (a file in a folder, or a database).
-    static func run(kind: BenchRelay.Kind, relay: (String) throws -> BenchRelay, logger: Logger) async throws -> Result {
-        let emptyRelay = try relay("crowd-empty")
+    static func run(kind: BenchRelay.Kind, relay: (String) async throws -> BenchRelay, logger: Logger) async throws -> Result {
+        let emptyRelay = try await relay("crowd-empty")
         defer { emptyRelay.remove() }
-        let crowdedRelay = try relay("crowd-full")
+        let crowdedRelay = try await relay("crowd-full")
         defer { crowdedRelay.remove() }
         let tag = kind == .sqlite ? "sqlite" : "pg"
         return try await DeviceCircle.with(devices: 2, relay: emptyRelay, name: "crowd-empty-\(tag)", logger: logger) { empty -> Result in
@@ -232,7 +232,7 @@ extension Report {
             var figures = CrowdFigures(kind: kind)
             do {
                 let result = try await CrowdBench.run(kind: kind, relay: { name in
-                    try kind == .sqlite ? BenchRelay.sqlite(in: directory + "/" + name) : BenchRelay.postgresFromEnvironment().get()
+                    try kind == .sqlite ? BenchRelay.sqlite(in: directory + "/" + name) : await BenchRelay.postgresFromEnvironment(service: true).get()
                 }, logger: logger)
                 figures.result = result
                 func line(_ what: String, _ e: [Double], _ c: [Double]) -> String {

@@ -65,9 +65,9 @@ final class DeviceCircle: Sendable {
             let socket = directory + "/device\(device).sock"
             switch placement {
             case .inProcess:
-                let opened = try await relay.open()
-                running[device] = Running(relay: opened, tasks: try startDevice(vault: directory + "/device\(device)", socket: socket,
-                                                                                  relay: opened, logger: logger))
+                let opened = try await BenchRelay.deviceRelay(relay.address, logger: logger)
+                running[device] = Running(relay: opened.relay, tasks: try startDevice(vault: directory + "/device\(device)", socket: socket,
+                                                                                        relay: opened.relay, credentials: opened.credentials, logger: logger))
             case .processes:
                 children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address))
             }
@@ -84,11 +84,11 @@ final class DeviceCircle: Sendable {
     }
 
     /// One device in this process: its server and its propagation, as tasks to cancel.
-    static func startDevice(vault: String, socket: String, relay: any Relay, logger: Logger) throws -> [Task<Void, any Error>] {
+    static func startDevice(vault: String, socket: String, relay: any Relay, credentials: RelayCredentials?, logger: Logger) throws -> [Task<Void, any Error>] {
         var policy = Policy.builtInDefault(selfUID: geteuid())
         policy.kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 64 * 1024)
         let service = try KeyVaultService(vault: try Vault(directory: vault), policy: PolicyStore(policy: policy, directory: nil),
-                                          logger: logger, relay: relay)
+                                          logger: logger, relay: relay, relayCredentials: credentials)
         var options = KeyVaultServer.Options(socketPath: socket)
         // Room for the 10,000 waiting reads of the memory section (the daemon's own default is 1,024).
         options.maxConnections = 16_384
@@ -147,15 +147,22 @@ final class DeviceCircle: Sendable {
     func startDevice(_ device: Int) async throws {
         guard running.withLock({ $0[device] == nil }) else { throw BenchError("device \(device) runs already") }
         try SocketPath.claim(sockets[device])  // as the daemon does; the file is gone already (stopDevice), so nothing is probed
-        let opened = try await relay.open()
+        let opened = try await BenchRelay.deviceRelay(relay.address, logger: logger)
         let tasks: [Task<Void, any Error>]
         do {
-            tasks = try Self.startDevice(vault: directory + "/device\(device)", socket: sockets[device], relay: opened, logger: logger)
+            tasks = try Self.startDevice(vault: directory + "/device\(device)", socket: sockets[device], relay: opened.relay,
+                                         credentials: opened.credentials, logger: logger)
         } catch {
-            await opened.shutdown()
+            await opened.relay.shutdown()
             throw error
         }
-        running.withLock { $0[device] = Running(relay: opened, tasks: tasks) }
+        running.withLock { $0[device] = Running(relay: opened.relay, tasks: tasks) }
+    }
+
+    /// A JSON object's text, without the fields that are nil.
+    static func json(_ fields: [String: String?]) -> String {
+        let present = fields.compactMapValues { $0 }
+        return String(decoding: (try? JSONSerialization.data(withJSONObject: present)) ?? Data("{}".utf8), as: UTF8.self)
     }
 
     /// One request on a fresh connection to `device`; `body` is JSON text.
@@ -165,14 +172,16 @@ final class DeviceCircle: Sendable {
 
     /// The account's first device: device 0.
     func createAccount(_ user: String) async throws {
-        let created = try await request(0, "POST", "/v1/accounts", #"{"user":"\#(user)","passphrase":"p0"}"#)
+        let token = try await relay.identityToken(for: user) { try await self.request(0, "POST", $0) }
+        let created = try await request(0, "POST", "/v1/accounts", Self.json(["user": user, "passphrase": "p0", "identityToken": token]))
         guard created.status == 200 else { throw BenchError("create \(user): \(created.text)") }
     }
 
     /// `device` asks to join; returns once device 0 lists the request.
     func requestEnrollment(_ user: String, device: Int) async throws -> (deviceID: String, code: String) {
+        let token = try await relay.identityToken(for: user) { try await self.request(device, "POST", $0) }
         let ticket = try await request(device, "POST", "/v1/accounts/\(user)/enroll",
-                                       #"{"user":"\#(user)","passphrase":"p\#(device)","deviceName":"device\#(device)"}"#)
+                                       Self.json(["passphrase": "p\(device)", "deviceName": "device\(device)", "identityToken": token]))
         let fields = ticket.object
         guard let deviceID = fields["deviceId"] as? String, let code = fields["pairingCode"] as? String else {
             throw BenchError("enroll \(user) on device \(device): \(ticket.text)")

@@ -102,15 +102,15 @@ extension Report {
         for kind in BenchRelay.Kind.allCases {
             var figures = RelayFigures(kind: kind)
             do {
-                func relay(_ name: String) throws -> BenchRelay {
-                    try kind == .sqlite ? BenchRelay.sqlite(in: directory + "/" + name) : BenchRelay.postgresFromEnvironment().get()
+                func relay(_ name: String) async throws -> BenchRelay {
+                    try kind == .sqlite ? BenchRelay.sqlite(in: directory + "/" + name) : await BenchRelay.postgresFromEnvironment(service: true).get()
                 }
-                let arrivalRelay = try relay("arrival-relay")
+                let arrivalRelay = try await relay("arrival-relay")
                 defer { arrivalRelay.remove() }
                 let arrival = try await PropagationBench.arrival(enrollments: Self.arrivalEnrollments, relay: arrivalRelay, logger: logger)
                 figures.arrival = arrival
                 say("\(kind.rawValue) arrival: p50 \(Int(arrival.percentile(0.5) * 1000)) ms, p99 \(Int(arrival.percentile(0.99) * 1000)) ms")
-                let deliveryRelay = try relay("delivery-relay")
+                let deliveryRelay = try await relay("delivery-relay")
                 defer { deliveryRelay.remove() }
                 let delivery = try await PropagationBench.delivery(recipients: Self.deliveryRecipients, relay: deliveryRelay)
                 figures.delivery = delivery

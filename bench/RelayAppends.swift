@@ -32,7 +32,7 @@ enum AppendBench {
 
     /// The limit: `writers` writers appending the same rows with one plain INSERT each, for `seconds`.
     static func runPlain(writers: Int, seconds: Double, relay address: BenchRelay) async throws -> Row {
-        guard case .postgres(let configuration) = try RelayAddress(parsing: address.address) else { throw BenchError("not a PostgreSQL relay") }
+        guard case .postgres(let configuration) = try RelayAddress(parsing: address.storeAddress) else { throw BenchError("not a PostgreSQL relay") }
         // The relay's table, made by opening the relay once.
         await (try await address.open()).shutdown()
         var options = PostgresClient.Configuration(host: configuration.host, port: configuration.port, username: configuration.user,
@@ -121,7 +121,7 @@ enum AppendBench {
 
 extension Report {
     mutating func measureAppends(seconds: Double) async {
-        switch BenchRelay.postgresFromEnvironment() {
+        switch await BenchRelay.postgresFromEnvironment(service: false) {
         case .failure(let why):
             appendsMissing = why.description
         case .success(let relay):

@@ -446,6 +446,33 @@ def ack_signed(account, generation, kid: bytes, device, received_at) -> bytes:
 
 # --- the vectors ------------------------------------------------------------
 
+def relay_request_vector(seed: bytes, signing_public: bytes, box_public: bytes, signer_id: str) -> dict:
+    """docs/RELAY.md, "Signed requests": an RFC 9421 ed25519 signature over a
+    GET of the records, and the identity nonce of the same device."""
+    import base64
+    import hashlib
+    body = b""
+    digest = "sha-256=:" + base64.b64encode(hashlib.sha256(body).digest()).decode() + ":"
+    nonce = base64.b64encode(bytes(range(16))).decode()
+    params = ('("@method" "@path" "@query" "content-digest");created=1795300000;nonce="%s";keyid="%s";alg="ed25519"'
+              % (nonce, signer_id))
+    lines = ['"@method": GET', '"@path": /v1/accounts/alice/records', '"@query": ?after=0&limit=500',
+             '"content-digest": ' + digest, '"@signature-params": ' + params]
+    base = "\n".join(lines).encode()
+    _, secret = ed25519_keypair(seed)
+    signature = ed25519_sign(secret, base)
+    assert ed25519_verify(signing_public, signature, base)
+    return {
+        "method": "GET", "path": "/v1/accounts/alice/records", "query": "after=0&limit=500",
+        "created": 1795300000, "nonce": nonce, "keyid": signer_id,
+        "contentDigest": digest,
+        "signatureInput": "kv=" + params,
+        "signatureBase": base.decode(),
+        "signature": "kv=:" + base64.b64encode(signature).decode() + ":",
+        "identityNonce": hashlib.sha256(signing_public + box_public).hexdigest(),
+    }
+
+
 def compute() -> dict:
     account = "alice"
     seed_a, seed_b = b"\x01" * 32, b"\x02" * 32
@@ -581,6 +608,7 @@ def compute() -> dict:
         "shareHeaderHex": header.hex(),
         "sharePlaintextHex": share_plain.hex(),
         "ackHex": ack.hex(),
+        "relayRequest": relay_request_vector(seed_a, sign_pk_a, box_pk_a, id_a),
         "cases": negative,
     }
 

@@ -52,12 +52,15 @@ public struct RelayServer: Sendable {
         let identity = try await loadIdentity()
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)
+        // A relay service is what this is, not a store it can stand on.
+        if case .service = address { throw StartError(description: "--store takes sqlite:PATH or postgres://…, not a relay service's URL") }
         let relay = try await address.open(logger: logger)
         let state: any ServiceState
         do {
             switch address {
             case .sqlite(let path): state = try SQLiteServiceState(path: path)
             case .postgres(let postgres): state = try await PostgresServiceState.open(postgres, logger: logger)
+            case .service: preconditionFailure("refused above")
             }
         } catch {
             await relay.shutdown()

@@ -13,11 +13,14 @@ struct Enroll: AsyncParsableCommand {
     var deviceName: String
     @Option(help: "Read this device's passphrase for the account from this file (first line).")
     var passphraseFile: String?
+    @OptionGroup var identity: IdentityTokenOption
 
     func run() async throws {
         let id = try account.validated()
         let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "Passphrase for \(id) on this device: ", confirm: true)
-        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enroll", json: ["passphrase": passphrase, "deviceName": deviceName])
+        var body = ["passphrase": passphrase, "deviceName": deviceName]
+        if let token = try identity.read() { body["identityToken"] = token }
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enroll", json: body)
         if let code = answer.field("pairingCode") {
             StandardError.print("""
                 Pairing code: \(code.prefix(3)) \(code.suffix(3))

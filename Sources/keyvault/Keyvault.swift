@@ -53,6 +53,23 @@ struct DeviceIDOption: ParsableArguments {
     }
 }
 
+/// With a relay service, the person's sign-in: an ID token read from a file (never from the command line).
+struct IdentityTokenOption: ParsableArguments {
+    @Option(name: .customLong("identity-token-file"),
+            help: "A file holding the OpenID Connect ID token of the sign-in (its nonce: `keyvault account identity-nonce`); needed with a relay service.")
+    var identityTokenFile: String?
+
+    func read() throws -> String? {
+        guard let path = identityTokenFile else { return nil }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ValidationError("cannot read --identity-token-file \(path)")
+        }
+        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty else { throw ValidationError("--identity-token-file \(path) is empty") }
+        return token
+    }
+}
+
 struct AccountOption: ParsableArguments {
     @Option(name: [.short, .long], help: "The account (user ID).")
     var account: String
@@ -78,7 +95,20 @@ struct Status: AsyncParsableCommand {
 }
 
 struct AccountCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "account", abstract: "Manage accounts.", subcommands: [Create.self])
+    static let configuration = CommandConfiguration(commandName: "account", abstract: "Manage accounts.", subcommands: [Create.self, IdentityNonce.self])
+
+    struct IdentityNonce: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "identity-nonce",
+            abstract: "Print the nonce the sign-in must carry to create or join this account through a relay service.")
+        @OptionGroup var socket: SocketOptions
+        @OptionGroup var account: AccountOption
+
+        func run() async throws {
+            let id = try account.validated()
+            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/identity-nonce").finish()
+        }
+    }
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create an account on its first device (genesis).")
@@ -90,11 +120,13 @@ struct AccountCommand: AsyncParsableCommand {
         var deviceName: String?
         @Option(help: "Read the passphrase from this file (first line).")
         var passphraseFile: String?
+        @OptionGroup var identity: IdentityTokenOption
 
         func run() async throws {
             let id = try account.validated()
             let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for \(id): ", confirm: true)
             var body: [String: String] = ["user": id, "passphrase": passphrase]
+            if let token = try identity.read() { body["identityToken"] = token }
             if let accessibility { body["accessibility"] = accessibility }
             if let deviceName { body["deviceName"] = deviceName }
             try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts", json: body).finish()

@@ -21,8 +21,11 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(help: "A policy folder of *.toml files. Default: the built-in policy, the same as the shipped policy/.")
     var policy: String?
 
-    @Option(help: "The relay shared with the account's other devices: sqlite:PATH (or a path). Without it, this device is on its own.")
-    var relay: String?
+    @Option(help: "The relay shared with the account's other devices: sqlite:PATH (or a path) on one host, or a relay service https://HOST:PORT (repeat it to fail over between instances). Without it, this device is on its own.")
+    var relay: [String] = []
+
+    @Option(name: .customLong("relay-ca"), help: "A PEM certificate authority to trust for the relay service (a private CA).")
+    var relayCA: String?
 
     @Option(name: .customLong("max-connections"), help: "Connections served at once (1 to 100000); past it an idle one is closed to make room, or the new one refused. Default: 1024.")
     var maxConnections: Int = 1024
@@ -49,8 +52,9 @@ struct Keyvaultd: AsyncParsableCommand {
         var configuration = DaemonConfiguration(
             dataDirectory: dataDirectory ?? DefaultPaths.dataDirectory,
             socketPath: socket ?? SocketPath.defaultPath,
-            policyDirectory: policy,
-            relay: relay)
+            policyDirectory: policy)
+        configuration.relays = relay
+        configuration.relayCertificateAuthority = relayCA
         configuration.maxConnections = maxConnections
         configuration.requestTimeout = .seconds(requestTimeout)
         do {

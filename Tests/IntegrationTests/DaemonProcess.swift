@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultTestSupport
 import KeyVaultClient
 #if canImport(Glibc)
 import Glibc
@@ -28,11 +29,19 @@ final class DaemonProcess: @unchecked Sendable {
     var socket: String { root + "/kv.sock" }
     var logPath: String { root + "/daemon.log" }
     private(set) var process: ChildProcess?
-    /// `--relay` for this daemon, if any.
-    var relay: String?
+    /// `--relay` options for this daemon (several: instances of one relay service).
+    var relays: [String] = []
+    /// `--relay` for this daemon, if any (the first of several).
+    var relay: String? {
+        get { relays.first }
+        set { relays = newValue.map { [$0] } ?? [] }
+    }
+    /// With a relay service: the test's issuer, whose tokens this device's
+    /// account creations and enrollments carry as a person's sign-in would.
+    var identityIssuer: TestIdentityIssuer?
 
     init(policy: String = DaemonProcess.testPolicy, relay: String? = nil) throws {
-        self.relay = relay
+        relays = relay.map { [$0] } ?? []
         var template = Array("/tmp/kvtest-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         root = String(cString: made)
@@ -58,7 +67,7 @@ final class DaemonProcess: @unchecked Sendable {
     /// `process.pid` is the daemon's.
     func start(extraArguments: [String] = [], environment: [String: String] = [:], launcher: [String] = [], waitUntilReady: Bool = true) async throws {
         let command = launcher + [Self.binaryDirectory + "/keyvaultd"]
-            + ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + (relay.map { ["--relay", $0] } ?? []) + extraArguments
+            + ["--data-dir", dataDirectory, "--socket", socket, "--policy", policyDirectory] + relays.flatMap { ["--relay", $0] } + extraArguments
         let process = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment, stdoutPath: logPath, stderrPath: logPath)
         self.process = process
         guard waitUntilReady else { return }
@@ -89,9 +98,27 @@ final class DaemonProcess: @unchecked Sendable {
     }
 
     func request(_ method: String, _ path: String, json: [String: Any]? = nil, headers: [(String, String)] = []) async throws -> Reply {
+        var json = json
+        if let issuer = identityIssuer, method == "POST", var fields = json, fields["identityToken"] == nil,
+           let account = Self.signInAccount(path: path, fields: fields) {
+            // What an app does: ask the daemon for the nonce, sign in with it, pass the token on.
+            let nonce = try await request("POST", "/v1/accounts/\(account)/identity-nonce")
+            if let value = nonce["nonce"] {
+                fields["identityToken"] = try await issuer.token(account: account, nonce: value)
+                json = fields
+            }
+        }
         let body = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) }
         let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body, headers: headers)
         return Reply(result)
+    }
+
+    /// The account a creation or an enrollment names (nil: another request).
+    private static func signInAccount(path: String, fields: [String: Any]) -> String? {
+        if path == "/v1/accounts" { return fields["user"] as? String }
+        let parts = path.split(separator: "/")
+        if parts.count == 4, parts[0] == "v1", parts[1] == "accounts", parts[3] == "enroll" { return String(parts[2]) }
+        return nil
     }
 
     func logText() -> String {

@@ -26,7 +26,9 @@ final class Circle: @unchecked Sendable {
     }
 
     func device(policy: String = DaemonProcess.testPolicy) async throws -> DaemonProcess {
-        let daemon = try DaemonProcess(policy: policy, relay: relay)
+        let daemon = try DaemonProcess(policy: policy)
+        daemon.relays = store.addresses(forDevice: devices.count)
+        daemon.identityIssuer = store.issuer
         try await daemon.start()
         devices.append(daemon)
         return daemon
@@ -34,6 +36,7 @@ final class Circle: @unchecked Sendable {
 
     func remove() {
         for device in devices { device.remove() }
+        store.stop()
         try? FileManager.default.removeItem(atPath: root)
     }
 

@@ -5,8 +5,9 @@ import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
-/// PostgreSQL goes away in the middle of a rotation drill and comes back.
-@Suite("A PostgreSQL outage during a drill", .serialized)
+/// A relay-service instance dies in the middle of a rotation drill; then
+/// PostgreSQL goes away in the middle of another and comes back.
+@Suite("Outages of the relay service during drills", .serialized)
 struct OutageTests {
     static func cluster(_ command: String) async throws {
         guard let dir = ProcessInfo.processInfo.environment["KEYVAULT_TEST_PG_DIR"], !dir.isEmpty else {
@@ -17,9 +18,9 @@ struct OutageTests {
         guard result.status == 0 else { throw TestFailure("pg-cluster.sh \(command): \(result.err)") }
     }
 
-    @Test("the server is down while a drill rotates: held keys are still served and status says since when; it comes back; the drill completes and every device holds every generation")
+    @Test("one relay instance is killed during a drill, which completes through the other; then PostgreSQL is down while a drill rotates: held keys are still served and status says since when; it comes back; the drill completes and every device holds every generation")
     func outageDuringDrill() async throws {
-        let circle = try await Circle(.postgres)
+        let circle = try await Circle(.service)
         defer { circle.remove() }
         let a = try await circle.device()
         let b = try await circle.device()
@@ -31,6 +32,15 @@ struct OutageTests {
         for device in [b, c] { #expect(try await device.request("GET", "/v1/accounts/outage/keys/1?wait=20")["key"] == first) }
 
         let cli = DaemonProcess.binaryDirectory + "/keyvault"
+        // A's first instance dies as its drill starts: every device fails over to the other.
+        let failover = Task { try await run(cli, ["drill", "rotate", "--account", "outage", "--deadline", "60s", "--json", "--socket", a.socket]) }
+        await circle.store.services[0].kill9()
+        let failedOver = try await failover.value
+        #expect(failedOver.status == 0, "drill through the other instance: \(failedOver.out) \(failedOver.err) A: \(a.logText().suffix(2000))")
+        let firstReport = try #require(try JSONSerialization.jsonObject(with: Data(failedOver.out.utf8)) as? [String: Any], "\(failedOver.out)")
+        let rotatedID = try #require(firstReport["keyId"] as? String, "\(firstReport)")
+        let rotated = try #require(try await a.request("GET", "/v1/accounts/outage/keys/id/\(rotatedID)")["key"])
+
         var restarted = false
         var drill: Task<(status: Int32, out: String, err: String), any Error>?
         do {
@@ -64,6 +74,7 @@ struct OutageTests {
         let second = try #require(try await a.request("GET", "/v1/accounts/outage/keys/id/\(keyID)")["key"])
         for device in [a, b, c] {
             #expect(try await device.request("GET", "/v1/accounts/outage/keys/1")["key"] == first)
+            #expect(try await device.request("GET", "/v1/accounts/outage/keys/id/\(rotatedID)?wait=30")["key"] == rotated)
             #expect(try await device.request("GET", "/v1/accounts/outage/keys/id/\(keyID)?wait=30")["key"] == second)
         }
         try await eventually { (try await a.request("GET", "/v1/status").object["relay"] as? [String: Any])?["state"] as? String == "reachable" }

@@ -1,6 +1,6 @@
 import AsyncHTTPClient
 import Foundation
-import JWTKit
+import KeyVaultTestSupport
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -10,44 +10,13 @@ import KeyVaultProtocol
 import Glibc
 #endif
 
-/// A test OpenID Connect issuer: an ES256 key, its JWKS in a file, and ID tokens signed with it.
-struct TestIssuer: Sendable {
-    static let issuer = "https://issuer.keyvault.test"
-    static let audience = "keyvault-test-app"
-    let jwksPath: String
-    private let keys: JWTKeyCollection
-    /// The same key ID, another key: a token it signs is wrongly signed.
-    private let impostor: JWTKeyCollection
-
-    struct Claims: JWTPayload {
-        var iss: IssuerClaim
-        var aud: AudienceClaim
-        var sub: SubjectClaim
-        var exp: ExpirationClaim
-        var iat: IssuedAtClaim
-        var nonce: String
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
-    }
-
-    static func make(in root: String) async throws -> TestIssuer {
-        let key = ES256PrivateKey()
-        let parameters = try #require(key.publicKey.parameters)
-        let jwks = #"{"keys":[{"kty":"EC","crv":"P-256","kid":"test-1","alg":"ES256","use":"sig","x":"\#(parameters.x)","y":"\#(parameters.y)"}]}"#
-        let path = root + "/jwks.json"
-        try jwks.write(toFile: path, atomically: true, encoding: .utf8)
-        let keys = JWTKeyCollection()
-        await keys.add(ecdsa: key, kid: "test-1")
-        let impostor = JWTKeyCollection()
-        await impostor.add(ecdsa: ES256PrivateKey(), kid: "test-1")
-        return TestIssuer(jwksPath: path, keys: keys, impostor: impostor)
-    }
-
-    /// A token for `account` bound to `device`, with any claim overridden.
-    func token(for account: String, device: TestDevice, issuer: String = TestIssuer.issuer, audience: String = TestIssuer.audience,
-               expires: Date = Date().addingTimeInterval(600), nonce: String? = nil, wronglySigned: Bool = false) async throws -> String {
-        let claims = Claims(iss: .init(value: issuer), aud: .init(value: [audience]), sub: .init(value: account),
-                            exp: .init(value: expires), iat: .init(value: Date()), nonce: nonce ?? device.identityNonce)
-        return try await (wronglySigned ? impostor : keys).sign(claims, kid: "test-1")
+extension TestIdentityIssuer {
+    /// A token for `account` bound to `device`'s keys unless `nonce` says otherwise.
+    func token(for account: String, device: TestDevice, issuer: String = TestIdentityIssuer.issuer,
+               audience: String = TestIdentityIssuer.audience, expiresIn: TimeInterval = 600, nonce: String? = nil,
+               wronglySigned: Bool = false) async throws -> String {
+        try await token(account: account, nonce: nonce ?? device.identityNonce, issuer: issuer, audience: audience,
+                        expiresIn: expiresIn, wronglySigned: wronglySigned)
     }
 }
 
@@ -84,51 +53,12 @@ struct Answer: Sendable {
     var refusal: RelayWire.Refusal? { try? json(RelayWire.Refusal.self) }
 }
 
-/// A real `keyvault-relay` process on 127.0.0.1, port chosen by the kernel.
-final class RelayServiceProcess: @unchecked Sendable {
-    let process: ChildProcess
-    let port: Int
-    let logPath: String
-    var base: String { "http://127.0.0.1:\(port)" }
-
-    static func start(store: String, issuer: TestIssuer, root: String, name: String,
-                      transport: [String] = ["--plain-http"]) async throws -> RelayServiceProcess {
-        let out = root + "/\(name).out", log = root + "/\(name).log"
-        let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
-            "--store", store, "--listen", "127.0.0.1:0"] + transport + [
-            "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience, "--identity-jwks", issuer.jwksPath,
-        ], stdoutPath: out, stderrPath: log)
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
-            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
-               let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
-                return RelayServiceProcess(process: process, port: port, logPath: log)
-            }
-            guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        process.signal(SIGKILL)
-        let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        throw TestFailure("keyvault-relay did not start: \(said)")
-    }
-
-    private init(process: ChildProcess, port: Int, logPath: String) {
-        self.process = process
-        self.port = port
-        self.logPath = logPath
-    }
-
-    /// SIGTERM, and the exit status.
-    func stop() async -> Int32 {
-        process.signal(SIGTERM)
-        return await process.wait()
-    }
-
+/// A device's calls to a `keyvault-relay` instance.
+extension RelayServiceProcess {
     /// Sends a request signed by `device` (or unsigned), with headers added or replaced after signing.
     func send(_ method: String, _ path: String, query: String = "", body: [UInt8] = [], as device: TestDevice?,
               headers extra: [(String, String)] = [], signed: [(String, String)]? = nil, timeout: TimeAmount = .seconds(70)) async throws -> Answer {
-        var request = HTTPClientRequest(url: base + path + (query.isEmpty ? "" : "?" + query))
+        var request = HTTPClientRequest(url: url + path + (query.isEmpty ? "" : "?" + query))
         request.method = HTTPMethod(rawValue: method)
         let signedHeaders = signed ?? device?.signedHeaders(method: method, path: path, query: query, body: body) ?? []
         for (name, value) in signedHeaders { request.headers.replaceOrAdd(name: name, value: value) }
@@ -173,21 +103,47 @@ enum JSONBody {
     static func encode(_ value: some Encodable) -> [UInt8] { Array(try! JSONEncoder().encode(value)) }
 }
 
+/// The stores these tests run the relay on.
+enum RelayStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+    var testDescription: String { rawValue }
+}
+
 /// One test's relays: a store (SQLite file or a fresh PostgreSQL database), an issuer, two instances on it.
 struct RelayServiceFixture: Sendable {
     let root: String
-    let issuer: TestIssuer
+    let issuer: TestIdentityIssuer
     let a: RelayServiceProcess
     let b: RelayServiceProcess
 
-    static func start(_ kind: RelayKind) async throws -> RelayServiceFixture {
+    static func start(_ kind: RelayStoreKind) async throws -> RelayServiceFixture {
         var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         let root = String(cString: made)
-        let store = try await TestRelayStore.make(kind, in: root)
-        let issuer = try await TestIssuer.make(in: root)
-        let a = try await RelayServiceProcess.start(store: store.address, issuer: issuer, root: root, name: "a")
-        let b = try await RelayServiceProcess.start(store: store.address, issuer: issuer, root: root, name: "b")
+        let store: String
+        switch kind {
+        case .sqlite:
+            store = "sqlite:" + root + "/relay.sqlite"
+        case .postgres:
+            guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], var url = URLComponents(string: server) else {
+                throw TestFailure("KEYVAULT_TEST_POSTGRES is not set: run `make test`, or scripts/with-test-postgres.sh swift test …")
+            }
+            let database = "kvrelay_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
+            let created = try await run("/usr/bin/psql", [server, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(database)"])
+            guard created.status == 0 else { throw TestFailure("psql: \(created.err)") }
+            url.path = "/" + database
+            store = url.string!
+        }
+        let issuer = try await TestIdentityIssuer.make(in: root)
+        let a = RelayServiceProcess(store: store, issuer: issuer, logPath: root + "/relay-a.log")
+        let b = RelayServiceProcess(store: store, issuer: issuer, logPath: root + "/relay-b.log")
+        try await a.start()
+        do {
+            try await b.start()
+        } catch {
+            a.remove()
+            throw error
+        }
         return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
     }
 
@@ -196,12 +152,10 @@ struct RelayServiceFixture: Sendable {
         #expect(await b.stop() == 0)
         // No identity token (a JWT starts "eyJ") ever reaches a log.
         for relay in [a, b] {
-            let log = (try? String(contentsOfFile: relay.logPath, encoding: .utf8)) ?? ""
-            #expect(!log.contains("eyJ"), "a token in \(relay.logPath)")
+            #expect(!relay.logText().contains("eyJ"), "a token in \(relay.logPath)")
         }
         try? FileManager.default.removeItem(atPath: root)
     }
-
     /// A new account: its first device becomes a candidate with a real token, then publishes the genesis.
     func createAccount(_ account: String, on relay: RelayServiceProcess? = nil) async throws -> (TestDevice, CircleState) {
         let relay = relay ?? a

@@ -42,6 +42,24 @@ struct SystemdUnitTests {
         #expect(result.out.isEmpty, "\(result.out)")
     }
 
+    @Test("systemd-analyze verify accepts the relay service's unit too (with the built keyvault-relay)")
+    func relayUnitVerifies() async throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.analyze) else {
+            Issue.record("systemd-analyze is not installed (\(Self.analyze)): run `make deps` (it installs systemd)")
+            return
+        }
+        let folder = NSTemporaryDirectory() + "kvrelayunit-\(getpid())"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let text = try String(contentsOfFile: Self.repository + "/dist/keyvault-relay.service", encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/bin/keyvault-relay", with: DaemonProcess.binaryDirectory + "/keyvault-relay")
+        #expect(text.contains("NoNewPrivileges=yes") && text.contains("ProtectSystem=strict") && text.contains("LimitCORE=0"))
+        try text.write(toFile: folder + "/keyvault-relay.service", atomically: true, encoding: .utf8)
+        let result = try await run(Self.analyze, ["verify", "--man=no", folder + "/keyvault-relay.service"])
+        #expect(result.status == 0, "systemd-analyze verify: \(result.err)")
+        #expect(result.err.isEmpty, "warnings: \(result.err)")
+    }
+
     @Test("it is Type=notify and hardened as the README says")
     func hardened() throws {
         let lines = Set(try Self.unit().split(separator: "\n").map(String.init))

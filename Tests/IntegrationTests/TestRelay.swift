@@ -1,4 +1,8 @@
 import Foundation
+import KeyVaultTestSupport
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyVault
 import Testing
 import KeyVaultCrypto
@@ -6,8 +10,10 @@ import KeyVaultProtocol
 import KeyVaultStore
 
 /// The relays the multi-device suites run against: each test runs once per kind.
+/// `service`: two `keyvault-relay` instances on one PostgreSQL database, the
+/// devices spread over both (each lists the other instance to fail over to).
 enum RelayKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
+    case sqlite, service
     var testDescription: String { rawValue }
 }
 
@@ -16,23 +22,39 @@ enum RelayKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 /// KEYVAULT_TEST_POSTGRES; without it the PostgreSQL cases fail, they do not skip).
 struct TestRelayStore: Sendable {
     let kind: RelayKind
-    /// `--relay` for a daemon.
-    let address: String
+    /// `--relay` for a daemon (with a service: its first instance).
+    var address: String { kind == .sqlite ? "sqlite:" + sqlitePath : services[0].url }
     /// A `--relay` of the same kind that cannot be reached: a daemon given it is cut off.
     let unreachableAddress: String
     private let sqlitePath: String
     private let databaseURL: String
+    /// The service's instances, and the issuer its accounts are bound to.
+    let services: [RelayServiceProcess]
+    let issuer: TestIdentityIssuer?
 
     /// The records table, as the tests' SQL names it.
     var table: String { kind == .sqlite ? "records" : "keyvault_records" }
+
+    /// `--relay` options for the `index`th device: with a service, one instance first
+    /// and the other to fail over to, alternating, so devices are spread over both.
+    func addresses(forDevice index: Int) -> [String] {
+        guard kind == .service else { return [address] }
+        let first = index % services.count
+        return [services[first].url] + services.indices.filter { $0 != first }.map { services[$0].url }
+    }
+
+    /// Stops the service's instances (nothing to do for a file).
+    func stop() {
+        for service in services { service.remove() }
+    }
 
     static func make(_ kind: RelayKind, in root: String) async throws -> TestRelayStore {
         let path = root + "/relay.sqlite"
         switch kind {
         case .sqlite:
-            return TestRelayStore(kind: kind, address: "sqlite:" + path, unreachableAddress: "sqlite:" + root + "/not-mounted/relay.sqlite",
-                                  sqlitePath: path, databaseURL: "")
-        case .postgres:
+            return TestRelayStore(kind: kind, unreachableAddress: "sqlite:" + root + "/not-mounted/relay.sqlite",
+                                  sqlitePath: path, databaseURL: "", services: [], issuer: nil)
+        case .service:
             guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], var url = URLComponents(string: server) else {
                 throw TestFailure("KEYVAULT_TEST_POSTGRES is not set: run `make test`, or scripts/with-test-postgres.sh swift test …")
             }
@@ -40,15 +62,22 @@ struct TestRelayStore: Sendable {
             let created = try await run("/usr/bin/psql", [server, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(database)"])
             guard created.status == 0 else { throw TestFailure("psql: \(created.err)") }
             url.path = "/" + database
-            var dead = url
-            dead.port = 1  // nothing listens on port 1
-            return TestRelayStore(kind: kind, address: url.string!, unreachableAddress: dead.string!, sqlitePath: "", databaseURL: url.string!)
+            let issuer = try await TestIdentityIssuer.make(in: root)
+            var services: [RelayServiceProcess] = []
+            for index in 0..<2 {
+                let service = RelayServiceProcess(store: url.string!, issuer: issuer, logPath: root + "/relay-\(index).log")
+                try await service.start()
+                services.append(service)
+            }
+            // Nothing listens on port 1.
+            return TestRelayStore(kind: kind, unreachableAddress: "http://127.0.0.1:1", sqlitePath: "", databaseURL: url.string!,
+                                  services: services, issuer: issuer)
         }
     }
 
-    /// The test's own connection to the store, to play the untrusted relay.
+    /// The test's own connection to the store, to play the untrusted relay (or its operator).
     func open() async throws -> any Relay {
-        try await RelayAddress(parsing: address).open()
+        try await RelayAddress(parsing: kind == .sqlite ? address : databaseURL).open()
     }
 
     /// Everything the store holds, as bytes to scan: the SQLite files, or the
@@ -61,7 +90,7 @@ struct TestRelayStore: Sendable {
                 out += try Data(contentsOf: URL(fileURLWithPath: root + "/" + name))
             }
             return out
-        case .postgres:
+        case .service:
             let result = try await run("/usr/bin/psql", [databaseURL, "-X", "-qAt", "-c", "COPY \(table) TO STDOUT"])
             #expect(result.status == 0, "psql: \(result.err)")
             return Data(result.out.utf8)

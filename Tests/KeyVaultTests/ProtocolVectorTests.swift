@@ -23,6 +23,11 @@ struct ProtocolVectorTests {
         var deviceIdA, deviceIdB, boxPublicKeyB, genesisHex, genesisHash, requestHex, requestHash, pairingCode, approveHex, approveHash: String
         var pairingSecretHex, challengeHex, challengeHash, revealHex: String
         var cases: [Case]
+        struct RelayRequest: Decodable {
+            var method, path, query, nonce, keyid, contentDigest, signatureInput, signatureBase, signature, identityNonce: String
+            var created: Int64
+        }
+        var relayRequest: RelayRequest
     }
 
     /// PROTOCOL.md, "Test vectors", "Cases".
@@ -38,6 +43,26 @@ struct ProtocolVectorTests {
         case .rollback: return "rollback"
         case .invalid: return "invalid"
         }
+    }
+
+    @Test("a relay-service request's RFC 9421 signature and a device's identity nonce match the independent implementation (RELAY.md)")
+    func relayServiceRequest() throws {
+        let v = try Vectors.load("protocol.json", as: File.self)
+        let r = v.relayRequest
+        let signing = try SigningKey(seed: SecureBytes(copying: Array(repeating: UInt8(0x01), count: 32)))
+        let box = try BoxSecretKey(secret: SecureBytes(copying: Array(repeating: UInt8(0x03), count: 32)))
+        #expect(DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "").deviceID == r.keyid)
+        let signature = RequestSignature(method: r.method, path: r.path, query: r.query, body: [], created: r.created, nonce: r.nonce, keyID: r.keyid)
+        #expect(signature.contentDigest == r.contentDigest)
+        #expect(signature.signatureInputHeader == r.signatureInput)
+        #expect(String(decoding: signature.base, as: UTF8.self) == r.signatureBase)
+        #expect(signature.signatureHeader(signedBy: signing) == r.signature)
+        let raw = try #require(Base64.decode(String(r.signature.dropFirst(4).dropLast())))
+        #expect(signature.isValid(signature: raw, by: signing.publicKey))
+        var moved = signature
+        moved.path = "/v1/accounts/bob/records"
+        #expect(!moved.isValid(signature: raw, by: signing.publicKey), "the path is covered")
+        #expect(IdentityNonce.of(signing: signing.publicKey, box: box.publicKey) == r.identityNonce)
     }
 
     @Test("identifiers, hashes and the pairing code match the independent implementation")

@@ -18,6 +18,18 @@ struct RelayAddressTests {
         #expect(throws: RelayError.self) { try RelayAddress(parsing: "mysql://h/db", environment: noEnv) }
     }
 
+    @Test("relay service URLs: https anywhere, plain http only on this machine, several to fail over")
+    func service() throws {
+        #expect(try RelayAddress(parsing: "https://relay.example:8443", environment: noEnv) == .service(urls: ["https://relay.example:8443"]))
+        #expect(try RelayAddress(parsing: "http://127.0.0.1:9000", environment: noEnv) == .service(urls: ["http://127.0.0.1:9000"]))
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "http://relay.example:9000", environment: noEnv) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "https://relay.example/v1", environment: noEnv) }
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: "https://user@relay.example", environment: noEnv) }
+        let both = try RelayAddress(parsing: ["https://a.example", "https://b.example"], environment: noEnv)
+        #expect(both == .service(urls: ["https://a.example", "https://b.example"]))
+        #expect(throws: RelayError.self) { try RelayAddress(parsing: ["https://a.example", "sqlite:/x"], environment: noEnv) }
+    }
+
     @Test("a full postgres URL, percent-decoded")
     func full() throws {
         let address = try RelayAddress(parsing: "postgres://kv%40app:p%3Ass%2Fw@db.example:6543/relay%20one", environment: noEnv)

@@ -57,6 +57,11 @@ struct ContractMiddleware: RouterMiddleware {
             let why = VaultError.storageFailure(error) ?? ""
             logger.error("vault storage failed", metadata: ["path": "\(request.uri.path)", "problem": "\(why)"])
             return APIResponse.refusal(Refusal(.error, "\(why); nothing was changed, try again once there is room"))
+        } catch RelayError.identity(let why) {
+            // The person's sign-in did not prove this account: said as the contract's `denied`.
+            return APIResponse.refusal(Refusal(.denied, "the relay service refused the identity token: \(why); nothing was changed"))
+        } catch RelayError.refused(let why) {
+            return APIResponse.refusal(Refusal(.denied, "the relay service refused this device: \(why); nothing was changed"))
         } catch let error as RelayError {
             // What needs the relay now (enrolling, say) says so; what can wait for it is queued, not refused.
             return APIResponse.refusal(Refusal(.error, "\(error); nothing was changed, try again once it is back"))

@@ -32,6 +32,18 @@ struct GuardedRouter {
         }
     }
 
+    /// A route either of two permissions opens.
+    func on(_ method: HTTPRequest.Method, account path: String, permission: Permission, orPermission other: Permission, _ handler: @escaping AccountHandler) {
+        let policy = self.policy
+        router.on(RouterPath("/v1/accounts/{user}" + path), method: method) { request, context in
+            let account = try Self.account(from: context)
+            if (try? Self.authorize(policy, context, other, account: account)) == nil {
+                try Self.authorize(policy, context, permission, account: account)
+            }
+            return try await handler(request, context, account)
+        }
+    }
+
     static func account(from context: VaultRequestContext) throws -> AccountID {
         let raw = try parameter("user", context)
         do throws(InvalidInput) {

@@ -11,7 +11,8 @@ struct CreateAccountBody: Decodable {
     var passphrase: String
     var accessibility: String?
     var deviceName: String?
-    static let shape = #"{"user": string, "passphrase": string, "accessibility": "whenUnlocked" | "afterFirstUnlock" (optional)}"#
+    var identityToken: String?
+    static let shape = #"{"user": string, "passphrase": string, "accessibility": "whenUnlocked" | "afterFirstUnlock" (optional), "deviceName": string (optional), "identityToken": string (with a relay service)}"#
 }
 
 struct PassphraseBody: Decodable {
@@ -28,7 +29,8 @@ struct ChangePassphraseBody: Decodable {
 struct EnrollBody: Decodable {
     var passphrase: String
     var deviceName: String
-    static let shape = #"{"passphrase": string, "deviceName": string}"#
+    var identityToken: String?
+    static let shape = #"{"passphrase": string, "deviceName": string, "identityToken": string (with a relay service)}"#
 }
 
 struct RecoveryKitBody: Decodable {

@@ -36,7 +36,7 @@ enum Routes {
             } ?? .whenUnlocked
             let passphrase = try RequestBody.passphrase(body.passphrase, field: "passphrase")
             let status = try await service.createAccount(account, passphrase: passphrase, accessibility: accessibility,
-                                                         deviceName: try RequestBody.deviceName(body.deviceName))
+                                                         deviceName: try RequestBody.deviceName(body.deviceName), identityToken: body.identityToken)
             return try APIResponse.ready(AccountBody(account: status))
         }
 
@@ -73,9 +73,14 @@ enum Routes {
         routes.on(.post, account: "/enroll", permission: .enroll) { request, context, account in
             let body = try await RequestBody.decode(EnrollBody.self, shape: EnrollBody.shape, from: request, context: context)
             let name = try RequestBody.deviceName(body.deviceName)
-            let ticket = try await service.enroll(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"), deviceName: name)
+            let ticket = try await service.enroll(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"), deviceName: name,
+                                                  identityToken: body.identityToken)
             return try APIResponse.json(.pending, EnrollAnswer(deviceId: ticket.deviceID, pairingCode: ticket.pairingCode, since: ticket.since),
                                         retryAfter: PendingBody.retrySeconds)
+        }
+        // Before a sign-in that creates or joins the account: either permission may ask.
+        routes.on(.post, account: "/identity-nonce", permission: .enroll, orPermission: .create) { _, _, account in
+            try APIResponse.ready(IdentityNonceBody(account: account.rawValue, nonce: service.identityNonce(account)))
         }
         routes.on(.get, account: "/enrollments", permission: .approve) { _, _, account in
             try APIResponse.ready(EnrollmentsBody(enrollments: try service.enrollments(account)))
@@ -232,6 +237,12 @@ struct RevokedBody: Encodable {
 struct EnrollmentsBody: Encodable {
     var state = ContractState.ready
     var enrollments: [KeyVaultService.EnrollmentListing]
+}
+
+struct IdentityNonceBody: Encodable {
+    var state = ContractState.ready
+    var account: String
+    var nonce: String
 }
 
 struct ApprovedBody: Encodable {

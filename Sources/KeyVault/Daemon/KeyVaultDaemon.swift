@@ -15,8 +15,10 @@ public struct DaemonConfiguration: Sendable {
     public var socketPath: String
     /// nil: the built-in default policy (the same as the shipped `policy/`).
     public var policyDirectory: String?
-    /// `--relay`: nil for a device on its own.
-    public var relay: String?
+    /// `--relay`: none for a device on its own; several name instances of one relay service.
+    public var relays: [String]
+    /// `--relay-ca`: a PEM certificate authority the relay service's certificate chains to.
+    public var relayCertificateAuthority: String?
     /// `--max-connections`: connections served at once.
     public var maxConnections = 1024
     /// `--request-timeout`: a request must arrive whole this long after its first byte.
@@ -26,7 +28,7 @@ public struct DaemonConfiguration: Sendable {
         self.dataDirectory = dataDirectory
         self.socketPath = socketPath
         self.policyDirectory = policyDirectory
-        self.relay = relay
+        self.relays = relay.map { [$0] } ?? []
     }
 }
 
@@ -56,10 +58,24 @@ public enum KeyVaultDaemon {
         // on first use, and the vault is served meanwhile.
         var relayLogger = logger
         relayLogger.logLevel = max(logger.logLevel, .notice)  // the driver's every failed connection, at info, is noise in an outage
-        let relay = try configuration.relay.map { address in
-            ReopeningRelay(address: try RelayAddress(parsing: address), opener: { [relayLogger] in try await $0.open(logger: relayLogger) })
+        var credentials: RelayCredentials?
+        var relay: (any Relay)?
+        if !configuration.relays.isEmpty {
+            switch try RelayAddress(parsing: configuration.relays) {
+            case .service(let urls):
+                // The service is reached per request, signed with each account's device key: nothing to open.
+                let signing = RelayCredentials()
+                credentials = signing
+                relay = try HTTPRelay(urls: urls, certificateAuthority: configuration.relayCertificateAuthority,
+                                      credentials: signing, logger: relayLogger)
+            case .postgres:
+                throw RelayError.badAddress("devices no longer log in to PostgreSQL: run keyvault-relay --store postgres://… "
+                    + "and give this daemon --relay https://HOST:PORT (see the README's upgrade notes)")
+            case let address:
+                relay = ReopeningRelay(address: address, opener: { [relayLogger] in try await $0.open(logger: relayLogger) })
+            }
         }
-        let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay)
+        let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay, relayCredentials: credentials)
         LockedMemory.check(accounts: service.status().count, logger: logger)
 
         let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent

@@ -34,8 +34,9 @@ extension KeyVaultService {
     /// On a new device: make this device's identity for the account, publish
     /// a signed request, and answer with the pairing code. Asking again while
     /// the request waits answers the same request.
-    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, waitForCode seconds: Double = 10) async throws -> EnrollmentTicket {
-        let ticket = try await publishEnrollment(id, passphrase: passphrase, deviceName: deviceName)
+    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil,
+                       waitForCode seconds: Double = 10) async throws -> EnrollmentTicket {
+        let ticket = try await publishEnrollment(id, passphrase: passphrase, deviceName: deviceName, identityToken: identityToken)
         guard ticket.pairingCode == nil else { return ticket }
         // A trusted device that is online answers within moments; the code exists only then.
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
@@ -53,7 +54,7 @@ extension KeyVaultService {
         return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: accounts.withLock { $0[id]?.enrollment.pairingCode }, since: ticket.since)
     }
 
-    private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String) async throws -> EnrollmentTicket {
+    private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String?) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await owners.run(id) {
             if let state = accounts.withLock({ $0[id] }) {
@@ -61,6 +62,17 @@ extension KeyVaultService {
                     throw Refusal.invalid("the account \(id) is already on this device")
                 }
                 return EnrollmentTicket(deviceID: state.deviceID, pairingCode: state.enrollment.pairingCode, since: request.requestedDate)
+            }
+            try requireIdentityToken(identityToken, for: "enrolling")
+            // A relay service shows the circle only to a candidate: this device's identity, with the
+            // person's sign-in, becomes one when it first reads (and the token is dropped after).
+            let identity = relayCredentials != nil ? takeIdentity(for: id) : DeviceIdentity.generate()
+            var installed = false
+            signRelayRequests(id, as: identity)
+            relayCredentials?.present(identityToken: identityToken, for: id)
+            defer {
+                relayCredentials?.present(identityToken: nil, for: id)
+                if !installed { signRelayRequests(id, as: nil) }
             }
             // The circle as the relay shows it now; the pairing code binds the request to its head.
             var circle = CircleState(account: id)
@@ -74,7 +86,6 @@ extension KeyVaultService {
             let salt = Random.bytes(KDFParameters.saltByteCount)
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             let created = now()
-            let identity = DeviceIdentity.generate()
             let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
             let secret = Random.bytes(32)
             let request = EnrollmentRequest.make(account: id, device: keys, signer: identity.signing, headHash: circle.headHash, secret: secret, at: created)
@@ -98,6 +109,7 @@ extension KeyVaultService {
             _ = state.locking.unlocked()
             state.identity = identity
             install(id, state)
+            installed = true
             await publishQueued(id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: nil, since: request.requestedDate)

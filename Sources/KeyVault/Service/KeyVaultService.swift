@@ -24,12 +24,20 @@ public final class KeyVaultService: Sendable {
     public let hub = WaitingHub()
     let relayHealth = Mutex(RelayHealth())
     public var hasRelay: Bool { relay != nil }
+    /// With a relay service: what its requests are signed with, kept in step
+    /// with each account's identity (`update`, `install`). nil otherwise.
+    let relayCredentials: RelayCredentials?
+    /// Identities made for an account before the person signed in (`identityNonce`),
+    /// taken by the creation or enrollment that follows. Memory only.
+    let preparedIdentities = Mutex<[AccountID: DeviceIdentity]>([:])
 
-    public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, now: @escaping @Sendable () -> Date = { Date() }) throws {
+    public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, relayCredentials: RelayCredentials? = nil,
+                now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.vault = vault
         self.policy = policy
         self.logger = logger
         self.relay = relay
+        self.relayCredentials = relayCredentials
         self.now = now
         var states: [AccountID: AccountState] = [:]
         for snapshot in try vault.loadAll() { states[snapshot.account.id] = AccountState(snapshot: snapshot) }
@@ -52,8 +60,9 @@ public final class KeyVaultService: Sendable {
 
     /// Genesis of an account on its first device: identity, generation 1, all
     /// wrapped under a KEK from the passphrase. The account starts unlocked.
-    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device") async throws -> AccountStatus {
-        try await found(id, passphrase: passphrase, accessibility: accessibility, deviceName: deviceName, restoring: nil)
+    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device",
+                              identityToken: String? = nil) async throws -> AccountStatus {
+        try await found(id, passphrase: passphrase, accessibility: accessibility, deviceName: deviceName, restoring: nil, identityToken: identityToken)
     }
 
     /// Restores an account from a recovery kit on this device, as a device on its own
@@ -119,14 +128,16 @@ public final class KeyVaultService: Sendable {
     }
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
-                       restoring: [RecoveryKit.Generation]?) async throws -> AccountStatus {
+                       restoring: [RecoveryKit.Generation]?, identityToken: String? = nil) async throws -> AccountStatus {
         try await owners.run(id) {
             if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
+            let founding = relay != nil && restoring == nil
+            if founding { try requireIdentityToken(identityToken, for: "creating an account") }
             let parameters = policy.current.kdf
             let salt = Random.bytes(KDFParameters.saltByteCount)
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             let created = now()
-            let identity = DeviceIdentity.generate()
+            let identity = founding ? takeIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()
             let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: Hex.encode(generated.keyID(label: Labels.keyID)), createdAt: created, key: generated)]
@@ -167,12 +178,17 @@ public final class KeyVaultService: Sendable {
             state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
             state.identity = identity
             install(id, state)
-            if relay != nil, restoring == nil {
+            if founding {
                 // An account that another device already founded on the relay is not founded twice;
                 // one the relay did not take now is not kept either (a crash in between is completed
                 // at the next start instead: see `publishQueued`).
+                relayCredentials?.present(identityToken: identityToken, for: id)
+                defer { relayCredentials?.present(identityToken: nil, for: id) }
                 switch await publishQueued(id) {
                 case .done, .waitingForUnlock: break
+                case .refused(let error):
+                    try await abandonFounding(id, because: "\(error)")
+                    throw error
                 case .blocked:
                     throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
                 case .unreachable:
@@ -247,18 +263,29 @@ public final class KeyVaultService: Sendable {
     @discardableResult
     func update<T>(_ id: AccountID, _ change: (inout AccountState) throws -> T) rethrows -> T? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
-        return try accounts.withLock { states in
-            guard var state = states[id] else { return nil }
+        let (result, identity) = try accounts.withLock { states -> (T?, DeviceIdentity?) in
+            guard var state = states[id] else { return (nil, nil) }
             let result = try change(&state)
             states[id] = state
-            return result
+            return (result, state.identity)
         }
+        signRelayRequests(id, as: identity)
+        return result
     }
 
     /// Publishes a new account's state (or forgets a deleted one): only from its own job.
     func install(_ id: AccountID, _ state: AccountState?) {
         precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
         accounts.withLock { $0[id] = state }
+        signRelayRequests(id, as: state?.identity)
+    }
+
+    /// Keeps the relay service's signer for the account in step with the identity held
+    /// (none while locked: its records wait on the relay until the unlock).
+    func signRelayRequests(_ id: AccountID, as identity: DeviceIdentity?) {
+        relayCredentials?.set(id, signer: identity.map {
+            RelayCredentials.Signer(key: $0.signing, box: $0.box.publicKey, deviceID: $0.deviceID)
+        })
     }
 
     func existing(_ id: AccountID) throws -> AccountState {

@@ -86,6 +86,12 @@ extension KeyVaultService {
                     return .blocked(seq: taken)
                 }
                 return waiting.entries ? .unreachable : .waitingForUnlock
+            } catch RelayError.needsUnlock {
+                return .waitingForUnlock
+            } catch let error as RelayError where error.isAnswer {
+                // The relay service answered and will not take it (an identity, a membership): said, not queued as an outage.
+                logger.warning("the relay service refused this device's records", metadata: ["account": "\(id)", "problem": "\(error)"])
+                return .refused(error)
             } catch {
                 noteRelay(error)
                 return .unreachable
@@ -212,7 +218,8 @@ extension KeyVaultService {
         let (wasDown, isDown) = relayHealth.withLock { health -> (Bool, Bool) in
             let was = health.unreachableSince != nil
             if let error {
-                if case RelayError.logSeqTaken = error { return (was, was) }
+                // An answer that refuses is not an outage.
+                if let error = error as? RelayError, error.isAnswer { return (was, was) }
                 health.unreachableSince = health.unreachableSince ?? now
                 health.problem = "\(error)"
             } else {
@@ -261,6 +268,8 @@ enum PublishOutcome: Sendable, Equatable {
     /// cannot follow): the entry waits here, and is tried again at the next
     /// publish (a change to the account, an unlock, a start, the relay coming back).
     case blocked(seq: UInt64)
+    /// The relay service answered and refused (an identity token, a membership): nothing of it is stored there.
+    case refused(RelayError)
 
     /// A sentence for a person, when something waits.
     var note: String? {
@@ -270,6 +279,8 @@ enum PublishOutcome: Sendable, Equatable {
             return "the relay is unreachable: the new key is stored and served on this device, and reaches the other devices once the relay is back"
         case .waitingForUnlock:
             return "the new key is stored and served on this device; its deliveries go out once the account is unlocked"
+        case .refused(let error):
+            return "the new key is stored and served on this device; the relay service refused to take it on (\(error))"
         case .blocked(let seq):
             return "the relay answers, but its log entry \(seq) for this account does not verify (tampering, or an entry this device cannot follow): "
                 + "the new key is stored and served on this device and is announced once the relay's log can be followed again"

@@ -67,12 +67,31 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     case logSeqTaken(UInt64)
     case unreachable(String)
     case badAddress(String)
+    /// The relay service would not take this device's identity token: the sentence says why.
+    case identity(String)
+    /// The relay service answers, and refuses this device this request (not a member, a
+    /// record it will not take): the sentence says why. Not an outage.
+    case refused(String)
+    /// The relay service needs this device's signature for the account, and its key is
+    /// locked away: the request waits for an unlock. Not an outage.
+    case needsUnlock
+
+    /// Whether the relay answered (an outage is the other failures).
+    public var isAnswer: Bool {
+        switch self {
+        case .logSeqTaken, .identity, .refused, .needsUnlock: return true
+        case .unreachable, .badAddress: return false
+        }
+    }
 
     public var description: String {
         switch self {
         case .logSeqTaken(let seq): return "log entry \(seq) was taken by another device"
         case .unreachable(let why): return "the relay is unreachable: \(why)"
         case .badAddress(let why): return "bad --relay: \(why)"
+        case .identity(let why): return "the relay service refused the identity token: \(why)"
+        case .refused(let why): return "the relay service refused: \(why)"
+        case .needsUnlock: return "the account is locked: the relay service needs this device's signature"
         }
     }
 }

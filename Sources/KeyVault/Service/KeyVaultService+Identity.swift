@@ -1,0 +1,41 @@
+import Foundation
+import KeyVaultCrypto
+public import KeyVaultProtocol
+import KeyVaultStore
+
+/// Accounts bound to a person's sign-in, with a relay service: creating an
+/// account or enrolling into one presents an OpenID Connect ID token whose
+/// `nonce` is this device's identity nonce for that account (RELAY.md,
+/// "Identity: candidates"). The token is forwarded once and never stored.
+extension KeyVaultService {
+    /// The nonce the app hands the identity provider before the person signs
+    /// in: made from this device's identity for the account, which is made now
+    /// if there is none (and kept, in memory, for the creation or enrollment
+    /// that follows; a restart makes another).
+    public func identityNonce(_ id: AccountID) -> String {
+        if let keys = accounts.withLock({ $0[id].map { ($0.record.signingPublicKey, $0.record.boxPublicKey) } }) {
+            return IdentityNonce.of(signing: keys.0, box: keys.1)
+        }
+        let identity = preparedIdentities.withLock { prepared in
+            if let identity = prepared[id] { return identity }
+            let identity = DeviceIdentity.generate()
+            prepared[id] = identity
+            return identity
+        }
+        return IdentityNonce.of(signing: identity.signing.publicKey, box: identity.box.publicKey)
+    }
+
+    /// The identity prepared for the account's sign-in, or a new one.
+    func takeIdentity(for id: AccountID) -> DeviceIdentity {
+        preparedIdentities.withLock { $0.removeValue(forKey: id) } ?? .generate()
+    }
+
+    /// A relay service binds accounts to a sign-in: without a token there is nothing to present.
+    func requireIdentityToken(_ token: String?, for what: String) throws {
+        guard relayCredentials != nil else { return }
+        guard let token, !token.isEmpty else {
+            throw Refusal(.denied, "this device's relay is a relay service, and \(what) needs the person's sign-in: "
+                + "pass identityToken, an ID token whose nonce is this device's identity-nonce for the account")
+        }
+    }
+}

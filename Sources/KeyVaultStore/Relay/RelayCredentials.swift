@@ -1,0 +1,68 @@
+import Synchronization
+public import KeyVaultCrypto
+public import KeyVaultProtocol
+
+/// What a device signs relay-service requests with, per account: its identity
+/// for that account while the daemon holds it (unlocked, or enrolling), and an
+/// identity token only for the moments a person's sign-in is being presented.
+/// The daemon writes here; `HTTPRelay` reads. A token is held in memory only,
+/// never stored, and dropped as soon as the request that carried it is done.
+public final class RelayCredentials: Sendable {
+    public struct Signer: Sendable {
+        public var key: SigningKey
+        public var box: BoxPublicKey
+        public var deviceID: String
+
+        public init(key: SigningKey, box: BoxPublicKey, deviceID: String) {
+            self.key = key
+            self.box = box
+            self.deviceID = deviceID
+        }
+    }
+
+    private struct State {
+        var signers: [AccountID: Signer] = [:]
+        var tokens: [AccountID: String] = [:]
+        var watchers: [Int: AsyncStream<Void>.Continuation] = [:]
+        var nextWatcher = 0
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    /// Sets (or, with nil, forgets) the account's signer. Watchers hear of a
+    /// change in which accounts can be signed for.
+    public func set(_ account: AccountID, signer: Signer?) {
+        let changed = state.withLock { state -> [AsyncStream<Void>.Continuation] in
+            let had = state.signers[account]?.deviceID
+            state.signers[account] = signer
+            return had == signer?.deviceID ? [] : Array(state.watchers.values)
+        }
+        for watcher in changed { watcher.yield() }
+    }
+
+    /// Holds a token for the account's next candidacy (nil drops it).
+    public func present(identityToken token: String?, for account: AccountID) {
+        state.withLock { $0.tokens[account] = token }
+    }
+
+    public func signer(for account: AccountID) -> Signer? { state.withLock { $0.signers[account] } }
+
+    func identityToken(for account: AccountID) -> String? { state.withLock { $0.tokens[account] } }
+
+    /// The accounts this device can sign for now.
+    public var accounts: Set<AccountID> { state.withLock { Set($0.signers.keys) } }
+
+    /// Yields once at once, then whenever the set of signable accounts changes.
+    func changes() -> AsyncStream<Void> {
+        let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
+        let id = state.withLock { state -> Int in
+            state.nextWatcher += 1
+            state.watchers[state.nextWatcher] = continuation
+            return state.nextWatcher
+        }
+        continuation.onTermination = { [weak self] _ in _ = self?.state.withLock { $0.watchers.removeValue(forKey: id) } }
+        continuation.yield()
+        return stream
+    }
+}

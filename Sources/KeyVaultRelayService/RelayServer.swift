@@ -8,6 +8,7 @@ import NIOSSL
 import ServiceLifecycle
 import UnixSignals
 import KeyVaultStore
+import KeyVaultProtocol
 
 /// `keyvault-relay`'s whole process: open the store, serve until SIGTERM,
 /// drain, close the store.
@@ -52,8 +53,7 @@ public struct RelayServer: Sendable {
         let identity = try await loadIdentity()
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)
-        // A relay service is what this is, not a store it can stand on.
-        if case .service = address { throw StartError(description: "--store takes sqlite:PATH or postgres://…, not a relay service's URL") }
+        if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
         let relay = try await address.open(logger: logger)
         let state: any ServiceState
         do {

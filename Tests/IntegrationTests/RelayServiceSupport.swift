@@ -10,13 +10,15 @@ import KeyVaultProtocol
 import Glibc
 #endif
 
+/// The local issuer (KeyVaultTestSupport), with tokens for a test device's keys.
+typealias TestIssuer = TestIdentityIssuer
+
 extension TestIdentityIssuer {
-    /// A token for `account` bound to `device`'s keys unless `nonce` says otherwise.
-    func token(for account: String, device: TestDevice, issuer: String = TestIdentityIssuer.issuer,
-               audience: String = TestIdentityIssuer.audience, expiresIn: TimeInterval = 600, nonce: String? = nil,
-               wronglySigned: Bool = false) async throws -> String {
+    /// A token for `account` bound to `device`, with any claim overridden.
+    func token(for account: String, device: TestDevice, issuer: String = TestIssuer.issuer, audience: String = TestIssuer.audience,
+               expires: Date = Date().addingTimeInterval(600), nonce: String? = nil, wronglySigned: Bool = false) async throws -> String {
         try await token(account: account, nonce: nonce ?? device.identityNonce, issuer: issuer, audience: audience,
-                        expiresIn: expiresIn, wronglySigned: wronglySigned)
+                        expiresIn: expires.timeIntervalSinceNow, wronglySigned: wronglySigned)
     }
 }
 
@@ -53,12 +55,63 @@ struct Answer: Sendable {
     var refusal: RelayWire.Refusal? { try? json(RelayWire.Refusal.self) }
 }
 
-/// A device's calls to a `keyvault-relay` instance.
-extension RelayServiceProcess {
+/// A real `keyvault-relay` process on 127.0.0.1, port chosen by the kernel.
+final class RelayServiceProcess: @unchecked Sendable {
+    let process: ChildProcess
+    let port: Int
+    let logPath: String
+    var base: String { "http://127.0.0.1:\(port)" }
+
+    static func start(store: String, issuer: TestIssuer, root: String, name: String) async throws -> RelayServiceProcess {
+        let out = root + "/\(name).out", log = root + "/\(name).log"
+        let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
+            "--store", store, "--listen", "127.0.0.1:0", "--plain-http",
+        ] + issuer.relayArguments, stdoutPath: out, stderrPath: log)
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+               let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                return RelayServiceProcess(process: process, port: port, logPath: log)
+            }
+            guard process.isRunning else { break }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.signal(SIGKILL)
+        let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        throw TestFailure("keyvault-relay did not start: \(said)")
+    }
+
+    private init(process: ChildProcess, port: Int, logPath: String) {
+        self.process = process
+        self.port = port
+        self.logPath = logPath
+    }
+
+    /// SIGTERM, and the exit status.
+    @discardableResult
+    func stop() async -> Int32 {
+        process.signal(SIGTERM)
+        return await process.wait()
+    }
+
+    func kill9() async {
+        process.signal(SIGKILL)
+        _ = await process.wait()
+    }
+
+    /// Kills and reaps it without waiting on anything else (for cleanup).
+    func remove() {
+        guard process.isRunning else { return }
+        kill(process.pid, SIGKILL)
+        var raw: Int32 = 0
+        waitpid(process.pid, &raw, 0)
+    }
+
     /// Sends a request signed by `device` (or unsigned), with headers added or replaced after signing.
     func send(_ method: String, _ path: String, query: String = "", body: [UInt8] = [], as device: TestDevice?,
               headers extra: [(String, String)] = [], signed: [(String, String)]? = nil, timeout: TimeAmount = .seconds(70)) async throws -> Answer {
-        var request = HTTPClientRequest(url: url + path + (query.isEmpty ? "" : "?" + query))
+        var request = HTTPClientRequest(url: base + path + (query.isEmpty ? "" : "?" + query))
         request.method = HTTPMethod(rawValue: method)
         let signedHeaders = signed ?? device?.signedHeaders(method: method, path: path, query: query, body: body) ?? []
         for (name, value) in signedHeaders { request.headers.replaceOrAdd(name: name, value: value) }
@@ -103,47 +156,22 @@ enum JSONBody {
     static func encode(_ value: some Encodable) -> [UInt8] { Array(try! JSONEncoder().encode(value)) }
 }
 
-/// The stores these tests run the relay on.
-enum RelayStoreKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
-    case sqlite, postgres
-    var testDescription: String { rawValue }
-}
-
 /// One test's relays: a store (SQLite file or a fresh PostgreSQL database), an issuer, two instances on it.
 struct RelayServiceFixture: Sendable {
     let root: String
-    let issuer: TestIdentityIssuer
+    let issuer: TestIssuer
     let a: RelayServiceProcess
     let b: RelayServiceProcess
 
-    static func start(_ kind: RelayStoreKind) async throws -> RelayServiceFixture {
+    static func start(_ kind: RelayKind) async throws -> RelayServiceFixture {
         var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         let root = String(cString: made)
-        let store: String
-        switch kind {
-        case .sqlite:
-            store = "sqlite:" + root + "/relay.sqlite"
-        case .postgres:
-            guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], var url = URLComponents(string: server) else {
-                throw TestFailure("KEYVAULT_TEST_POSTGRES is not set: run `make test`, or scripts/with-test-postgres.sh swift test …")
-            }
-            let database = "kvrelay_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(16)
-            let created = try await run("/usr/bin/psql", [server, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c", "CREATE DATABASE \(database)"])
-            guard created.status == 0 else { throw TestFailure("psql: \(created.err)") }
-            url.path = "/" + database
-            store = url.string!
-        }
-        let issuer = try await TestIdentityIssuer.make(in: root)
-        let a = RelayServiceProcess(store: store, issuer: issuer, logPath: root + "/relay-a.log")
-        let b = RelayServiceProcess(store: store, issuer: issuer, logPath: root + "/relay-b.log")
-        try await a.start()
-        do {
-            try await b.start()
-        } catch {
-            a.remove()
-            throw error
-        }
+        // The service on each store: a SQLite file, or a PostgreSQL database.
+        let store = try await TestRelayStore.make(kind, in: root, startingService: false)
+        let issuer = try await TestIssuer.make(in: root)
+        let a = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "a")
+        let b = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "b")
         return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
     }
 
@@ -152,10 +180,12 @@ struct RelayServiceFixture: Sendable {
         #expect(await b.stop() == 0)
         // No identity token (a JWT starts "eyJ") ever reaches a log.
         for relay in [a, b] {
-            #expect(!relay.logText().contains("eyJ"), "a token in \(relay.logPath)")
+            let log = (try? String(contentsOfFile: relay.logPath, encoding: .utf8)) ?? ""
+            #expect(!log.contains("eyJ"), "a token in \(relay.logPath)")
         }
         try? FileManager.default.removeItem(atPath: root)
     }
+
     /// A new account: its first device becomes a candidate with a real token, then publishes the genesis.
     func createAccount(_ account: String, on relay: RelayServiceProcess? = nil) async throws -> (TestDevice, CircleState) {
         let relay = relay ?? a

@@ -23,7 +23,9 @@ enum RelayKind: String, CaseIterable, CustomTestStringConvertible, Sendable {
 struct TestRelayStore: Sendable {
     let kind: RelayKind
     /// `--relay` for a daemon (with a service: its first instance).
-    var address: String { kind == .sqlite ? "sqlite:" + sqlitePath : services[0].url }
+    var address: String { kind == .sqlite ? "sqlite:" + sqlitePath : services[0].base }
+    /// The store itself: the SQLite file, or the PostgreSQL database behind the service.
+    var storeAddress: String { kind == .sqlite ? "sqlite:" + sqlitePath : databaseURL }
     /// A `--relay` of the same kind that cannot be reached: a daemon given it is cut off.
     let unreachableAddress: String
     private let sqlitePath: String
@@ -40,7 +42,7 @@ struct TestRelayStore: Sendable {
     func addresses(forDevice index: Int) -> [String] {
         guard kind == .service else { return [address] }
         let first = index % services.count
-        return [services[first].url] + services.indices.filter { $0 != first }.map { services[$0].url }
+        return [services[first].base] + services.indices.filter { $0 != first }.map { services[$0].base }
     }
 
     /// Stops the service's instances (nothing to do for a file).
@@ -48,7 +50,8 @@ struct TestRelayStore: Sendable {
         for service in services { service.remove() }
     }
 
-    static func make(_ kind: RelayKind, in root: String) async throws -> TestRelayStore {
+    /// `startingService: false`: only the store (a PostgreSQL database for `.service`), for a test that starts its own.
+    static func make(_ kind: RelayKind, in root: String, startingService: Bool = true) async throws -> TestRelayStore {
         let path = root + "/relay.sqlite"
         switch kind {
         case .sqlite:
@@ -64,10 +67,8 @@ struct TestRelayStore: Sendable {
             url.path = "/" + database
             let issuer = try await TestIdentityIssuer.make(in: root)
             var services: [RelayServiceProcess] = []
-            for index in 0..<2 {
-                let service = RelayServiceProcess(store: url.string!, issuer: issuer, logPath: root + "/relay-\(index).log")
-                try await service.start()
-                services.append(service)
+            for index in 0..<(startingService ? 2 : 0) {
+                services.append(try await RelayServiceProcess.start(store: url.string!, issuer: issuer, root: root, name: "relay-\(index)"))
             }
             // Nothing listens on port 1.
             return TestRelayStore(kind: kind, unreachableAddress: "http://127.0.0.1:1", sqlitePath: "", databaseURL: url.string!,
@@ -77,7 +78,7 @@ struct TestRelayStore: Sendable {
 
     /// The test's own connection to the store, to play the untrusted relay (or its operator).
     func open() async throws -> any Relay {
-        try await RelayAddress(parsing: kind == .sqlite ? address : databaseURL).open()
+        try await RelayAddress(parsing: storeAddress).open()
     }
 
     /// Everything the store holds, as bytes to scan: the SQLite files, or the

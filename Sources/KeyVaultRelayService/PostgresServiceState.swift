@@ -55,7 +55,23 @@ final class PostgresServiceState: ServiceState {
         }
     }
 
+    /// How long one operation may wait for the database: past it the request answers
+    /// `unavailable` at once (a query waits for a connection forever while the server is down).
+    static let operationTimeout: Duration = .seconds(5)
+
     func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool {
+        try await withDeadline(Self.operationTimeout) { try await self.claimNow(nonce: nonce, keyID: keyID, created: created) }
+    }
+
+    func file(_ candidate: Candidate) async throws -> Filing {
+        try await withDeadline(Self.operationTimeout) { try await self.fileNow(candidate) }
+    }
+
+    func candidates(account: AccountID, now: Int64) async throws -> [Candidate] {
+        try await withDeadline(Self.operationTimeout) { try await self.candidatesNow(account: account, now: now) }
+    }
+
+    private func claimNow(nonce: String, keyID: String, created: Int64) async throws -> Bool {
         // Old nonces go now and then, not on every request: they are refused as stale anyway.
         if Random.uniform(32) == 0 {
             try await client.query("DELETE FROM keyvault_service_nonces WHERE created < \(created - Bounds.nonceLife)", logger: logger)
@@ -71,7 +87,7 @@ final class PostgresServiceState: ServiceState {
     }
 
     /// One transaction under the account's advisory lock, so two instances filing at once count each other.
-    func file(_ candidate: Candidate) async throws -> Filing {
+    private func fileNow(_ candidate: Candidate) async throws -> Filing {
         let account = candidate.account.rawValue, now = candidate.filedAt, deviceID = candidate.deviceID
         let signing = ByteBuffer(bytes: candidate.signing.rawRepresentation), box = ByteBuffer(bytes: candidate.box.rawRepresentation)
         let logger = logger
@@ -111,7 +127,7 @@ final class PostgresServiceState: ServiceState {
         }
     }
 
-    func candidates(account: AccountID, now: Int64) async throws -> [Candidate] {
+    private func candidatesNow(account: AccountID, now: Int64) async throws -> [Candidate] {
         var out: [Candidate] = []
         let rows = try await client.query("""
             SELECT signing, box, filed_at FROM keyvault_service_candidates \

@@ -48,6 +48,7 @@ struct OutageTests {
             try await Self.cluster("stop")
             drill = Task { try await run(cli, ["drill", "rotate", "--account", "outage", "--deadline", "90s", "--json", "--socket", a.socket]) }
             try await eventually { a.logText().contains("rotated here; queued for the relay") }
+            if !a.logText().contains("rotated here; queued for the relay") { Issue.record("A: \(a.logText().suffix(4000))") }
             // Held keys are still served, from each device's vault.
             for device in [a, b, c] {
                 #expect(try await device.request("GET", "/v1/accounts/outage/keys/1")["key"] == first)

@@ -8,7 +8,7 @@ package struct DeadlineExceeded: Error {}
 /// `DeadlineExceeded` once `limit` has passed, whichever comes first. Unlike a
 /// task group, it does not wait for a body that ignores cancellation (a query
 /// on a half-open TCP connection) before answering.
-func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+package func withDeadline<T: Sendable>(_ limit: Duration, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
     let race = DeadlineRace<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { continuation in

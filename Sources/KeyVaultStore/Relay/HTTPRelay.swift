@@ -29,6 +29,12 @@ public final class HTTPRelay: Relay {
         /// The URL that answered last: tried first.
         var preferred = 0
         var unreachableSince: Date?
+        /// After no instance answered, calls fail at once until then (500 ms, doubling to 5 s),
+        /// rather than each waiting out the service's own timeout; a held read that gets an
+        /// answer ends it early.
+        var coolDownUntil: ContinuousClock.Instant?
+        var coolDown: Duration = .milliseconds(500)
+        var lastProblem = ""
         /// The highest cursor seen per account, where a held read resumes.
         var seen: [AccountID: Int64] = [:]
         var subscribers: [Int: AsyncStream<RelayWake>.Continuation] = [:]
@@ -202,7 +208,7 @@ public final class HTTPRelay: Relay {
     private func send(account: AccountID, method: HTTPMethod, path: String, query: String, body: [UInt8],
                       timeout: TimeAmount = HTTPRelay.requestTimeout, wait: Int = 0) async throws -> [UInt8] {
         guard let signer = credentials.signer(for: account) else { throw RelayError.needsUnlock }
-        var answer = try await exchange(signer: signer, method: method, path: path, query: query, body: body, timeout: timeout)
+        var answer = try await exchange(signer: signer, method: method, path: path, query: query, body: body, timeout: timeout, held: wait > 0)
         if answer.status == .forbidden, let token = credentials.identityToken(for: account) {
             let candidacy = try JSONEncoder().encode(RelayWire.Candidacy(signing: signer.key.publicKey, box: signer.box, identityToken: token))
             _ = try check(try await exchange(signer: signer, method: .POST, path: "/v1/accounts/\(account)/candidates", query: "",
@@ -221,8 +227,12 @@ public final class HTTPRelay: Relay {
 
     /// One request, signed afresh for each URL tried (a new nonce each time).
     private func exchange(signer: RelayCredentials.Signer, method: HTTPMethod, path: String, query: String, body: [UInt8],
-                          timeout: TimeAmount) async throws -> Answer {
-        let first = state.withLock { $0.preferred }
+                          timeout: TimeAmount, held: Bool = false) async throws -> Answer {
+        let (first, coolingDown) = state.withLock { state -> (Int, String?) in
+            guard !held, let until = state.coolDownUntil, ContinuousClock.now < until else { return (state.preferred, nil) }
+            return (state.preferred, state.lastProblem)
+        }
+        if let coolingDown { throw RelayError.unreachable(coolingDown) }
         var problem = "no answer"
         for step in 0..<urls.count {
             let index = (first + step) % urls.count
@@ -245,6 +255,8 @@ public final class HTTPRelay: Relay {
                 state.withLock { state in
                     state.preferred = index
                     state.unreachableSince = nil
+                    state.coolDownUntil = nil
+                    state.coolDown = .milliseconds(500)
                 }
                 return Answer(status: response.status, body: bytes)
             } catch {
@@ -252,7 +264,12 @@ public final class HTTPRelay: Relay {
                 problem = "\(urls[index]): \(error)"
             }
         }
-        state.withLock { $0.unreachableSince = $0.unreachableSince ?? Date() }
+        state.withLock { state in
+            state.unreachableSince = state.unreachableSince ?? Date()
+            state.coolDownUntil = .now + state.coolDown
+            state.coolDown = min(state.coolDown * 2, .seconds(5))
+            state.lastProblem = problem
+        }
         throw RelayError.unreachable(problem)
     }
 

@@ -42,7 +42,7 @@ struct Bench {
             case "--memory-accounts": memoryAccounts = Int(arguments.popFirst() ?? "") ?? memoryAccounts
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--only reads,unlock,waits,propagation,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--only reads,unlock,waits,propagation,service-waits,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -101,8 +101,21 @@ struct Bench {
             }
         }
         if runs("propagation") || runs("drills") { try await report.measurePropagation(in: dir, logger: logger) }
+        if runs("service-waits") {
+            do {
+                let w = try await ServiceWaitingBench.measure(count: waitingReads, enrollments: 20, logger: logger)
+                report.serviceWaiting = w
+                say("service with \(w.count) waiting: arrival p50 \(Int(w.loaded.percentile(0.5) * 1000)) ms vs \(Int(w.quiet.percentile(0.5) * 1000)) ms; \(String(format: "%.1f", w.perConnectionKiB)) KiB each")
+            } catch {
+                report.serviceWaitingMissing = "\(error)"
+                say("service waits: not measured: \(error)")
+            }
+        }
         if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
-        if runs("appends") { await report.measureAppends(seconds: seconds) }
+        if runs("appends") {
+            await report.measureAppends(seconds: seconds)
+            await report.measureServiceAppends(seconds: seconds, logger: logger)
+        }
         if runs("drills") { try await report.measureDrills(drills, in: dir, logger: logger) }
         if runs("bulk") { try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger) }
         if runs("memory") { try await report.measureMemory(accounts: memoryAccounts, in: dir, logger: logger) }
@@ -172,6 +185,10 @@ struct Report {
     var drills: [DrillBench.Result] = []
     var bulk: BulkRotationBench.Result?
     var waiting: WaitingMemoryBench.Result?
+    var serviceWaiting: ServiceWaitingBench.Result?
+    var serviceWaitingMissing: String?
+    var serviceAppends: [ServiceAppendsBench.Row] = []
+    var serviceAppendsMissing: String?
     var memory: MemoryBench.Result?
 
     func write(to path: String) throws {
@@ -217,7 +234,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(crowdSection)\(appendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

@@ -67,6 +67,9 @@ struct BenchRelay: Sendable {
         }
     }
 
+    /// The service's process id (the service only).
+    var servicePID: Int32? { service?.processIdentifier }
+
     /// A connection to the store itself (not through the service).
     func open() async throws -> any Relay {
         try await RelayAddress(parsing: storeAddress).open()

@@ -16,8 +16,8 @@ import Logging
 /// after the circle was set up (so the account's own records lie on both
 /// sides of them). The measurements alternate between the two circles.
 enum CrowdBench {
-    static let crowdAccounts = 10_000
-    static let crowdRecords = 100_000
+    static let crowdAccounts = 100_000
+    static let crowdRecords = 1_000_000
     /// Accounts per `publish(batch:)`: PostgreSQL takes one advisory lock per account per transaction.
     static let accountsPerBatch = 100
     static let bodyBytes = 160

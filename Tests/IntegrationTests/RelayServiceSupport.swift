@@ -62,11 +62,14 @@ final class RelayServiceProcess: @unchecked Sendable {
     let logPath: String
     var base: String { "http://127.0.0.1:\(port)" }
 
-    static func start(store: String, issuer: TestIssuer, root: String, name: String) async throws -> RelayServiceProcess {
+    /// `tls`: a certificate and key (PEM) to serve HTTPS with; plain HTTP without.
+    static func start(store: String, issuer: TestIssuer, root: String, name: String,
+                      tls: (certificate: String, key: String)? = nil) async throws -> RelayServiceProcess {
         let out = root + "/\(name).out", log = root + "/\(name).log"
+        let transport = tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? ["--plain-http"]
         let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
-            "--store", store, "--listen", "127.0.0.1:0", "--plain-http",
-        ] + issuer.relayArguments, stdoutPath: out, stderrPath: log)
+            "--store", store, "--listen", "127.0.0.1:0",
+        ] + transport + issuer.relayArguments, stdoutPath: out, stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""

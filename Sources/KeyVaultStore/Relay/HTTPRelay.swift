@@ -67,6 +67,13 @@ public final class HTTPRelay: Relay {
         self.logger = logger
     }
 
+    /// A relay dropped without `shutdown()` (a start that failed after it was made) still
+    /// closes its client: async-http-client traps on a client released while running.
+    deinit {
+        let client = client
+        Task { try? await client.shutdown() }
+    }
+
     public var unreachableSince: Date? { state.withLock { $0.unreachableSince } }
 
     // MARK: Relay

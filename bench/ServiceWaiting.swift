@@ -1,0 +1,116 @@
+import Foundation
+import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultStore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One relay-service instance holding many waiting device connections: key
+/// arrival for one device with none waiting, then with `count` signed held
+/// reads open on another account (each its own TCP connection, as devices
+/// would hold them), and the instance's resident memory per held read.
+enum ServiceWaitingBench {
+    struct Result {
+        var count: Int
+        var quiet: PropagationBench.Arrival
+        var loaded: PropagationBench.Arrival
+        var residentBefore: Int, residentWith: Int
+        var perConnectionKiB: Double { Double(residentWith - residentBefore) / Double(count) }
+    }
+
+    static func measure(count: Int, enrollments: Int, logger: Logger) async throws -> Result {
+        let relay = try await BenchRelay.postgresFromEnvironment(service: true).get()
+        defer { relay.remove() }
+        guard let pid = relay.servicePID, let port = URLComponents(string: relay.address)?.port else { throw BenchError("no relay service") }
+        let quiet = try await PropagationBench.arrival(enrollments: enrollments, relay: relay, logger: logger, accountPrefix: "quiet")
+
+        // The crowd: one account, founded through the service by a device whose held reads these are.
+        let account = try AccountID(validating: "crowd")
+        let signing = SigningKey.generate(), box = BoxSecretKey.generate()
+        let keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "crowd")
+        let credentials = RelayCredentials()
+        credentials.set(account, signer: .init(key: signing, box: box.publicKey, deviceID: keys.deviceID))
+        credentials.present(identityToken: try await relay.issuer!.token(account: "crowd", nonce: IdentityNonce.of(signing: keys.signing, box: keys.box)),
+                            for: account)
+        let client = try HTTPRelay(urls: [relay.address], certificateAuthority: nil, credentials: credentials, logger: logger)
+        let genesis = CircleState(account: account).nextEntry(
+            .genesis(device: keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0),
+            signer: signing, signerID: keys.deviceID, at: Date())
+        try await client.publish(.log(genesis))
+        let after = try await client.rows(account: account, after: 0, limit: 10).last?.cursor ?? 0
+        await client.shutdown()
+
+        try await Task.sleep(for: .milliseconds(500))
+        let before = resident(pid)
+        var sockets: [Int32] = []
+        defer { for fd in sockets { close(fd) } }
+        let path = "/v1/accounts/crowd/records", query = "after=\(after)&limit=1&wait=120"
+        for _ in 0..<count {
+            let signature = RequestSignature(method: "GET", path: path, query: query, body: [], created: Int64(Date().timeIntervalSince1970),
+                                             nonce: RequestSignature.randomNonce(), keyID: keys.deviceID)
+            let request = "GET \(path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Digest: \(signature.contentDigest)\r\n"
+                + "Signature-Input: \(signature.signatureInputHeader)\r\nSignature: \(signature.signatureHeader(signedBy: signing))\r\n\r\n"
+            let fd = try connectLoopback(port: port)
+            sockets.append(fd)
+            _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
+        }
+        // Each held read checks its signature and spends its nonce before it parks.
+        try await Task.sleep(for: .seconds(3))
+        let with = resident(pid)
+        let loaded = try await PropagationBench.arrival(enrollments: enrollments, relay: relay, logger: logger, accountPrefix: "loaded")
+        return Result(count: count, quiet: quiet, loaded: loaded, residentBefore: before, residentWith: with)
+    }
+
+    private static func resident(_ pid: Int32) -> Int {
+        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+        }
+        return 0
+    }
+
+    private static func connectLoopback(port: Int) throws -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw BenchError("socket(): errno \(errno)") }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            close(fd)
+            throw BenchError("connect(127.0.0.1:\(port)): errno \(errno)")
+        }
+        return fd
+    }
+}
+
+extension Report {
+    var serviceWaitingSection: String {
+        guard let w = serviceWaiting else { return serviceWaitingMissing.map { "## A relay-service instance holding waiting devices\n\nNot measured: \($0)\n\n" } ?? "" }
+        func ms(_ s: Double) -> String { String(format: "%.1f ms", s * 1000) }
+        let ratio = w.loaded.percentile(0.5) / w.quiet.percentile(0.5)
+        return """
+            ## A relay-service instance holding waiting devices
+
+            One `keyvault-relay` (PostgreSQL store, loopback): key arrival (as in the section below: enrollment approved on \
+            one device, the waiting read answered on the other) with no other device waiting, then with \(w.count) signed \
+            held reads open on another account, each its own TCP connection, measured in the same run.
+
+            | | arrival p50 | arrival p99 |
+            |---|---:|---:|
+            | no connection waiting (baseline) | \(ms(w.quiet.percentile(0.5))) | \(ms(w.quiet.percentile(0.99))) |
+            | \(w.count) connections waiting | \(ms(w.loaded.percentile(0.5))) | \(ms(w.loaded.percentile(0.99))) |
+
+            Ratio of p50s: **\(String(format: "%.2f", ratio))** (goal ≤ 1.5: \(ratio <= 1.5 ? "met" : "**not met**")). The instance's \
+            resident memory went from \(w.residentBefore / 1024) MB to \(w.residentWith / 1024) MB with them: \
+            **\(String(format: "%.1f", w.perConnectionKiB)) KiB per waiting connection**.
+
+
+            """
+    }
+}

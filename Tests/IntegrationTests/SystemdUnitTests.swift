@@ -24,40 +24,37 @@ struct SystemdUnitTests {
         return line.dropFirst("ExecStart=".count).split(separator: " ").map(String.init)
     }
 
-    @Test("systemd-analyze verify accepts it (with the built keyvaultd in ExecStart)")
-    func verifies() async throws {
+    /// `systemd-analyze verify` on `dist/NAME.service` with the built `binary` in its ExecStart: no error, no warning.
+    static func verify(unit name: String, binary: String) async throws {
         // Like PostgreSQL for the relay tests: a missing tool fails the test, it does not skip it.
-        guard FileManager.default.isExecutableFile(atPath: Self.analyze) else {
-            Issue.record("systemd-analyze is not installed (\(Self.analyze)): the unit cannot be verified; run `make deps` (it installs systemd)")
+        guard FileManager.default.isExecutableFile(atPath: analyze) else {
+            Issue.record("systemd-analyze is not installed (\(analyze)): the unit cannot be verified; run `make deps` (it installs systemd)")
             return
         }
-        let folder = NSTemporaryDirectory() + "kvunit-\(getpid())"
+        let folder = NSTemporaryDirectory() + "kvunit-\(name)-\(getpid())"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let text = try Self.unit().replacingOccurrences(of: "/usr/local/bin/keyvaultd", with: DaemonProcess.binaryDirectory + "/keyvaultd")
-        try text.write(toFile: folder + "/keyvaultd.service", atomically: true, encoding: .utf8)
-        let result = try await run(Self.analyze, ["verify", "--man=no", folder + "/keyvaultd.service"])
+        let text = try String(contentsOfFile: repository + "/dist/\(name).service", encoding: .utf8)
+            .replacingOccurrences(of: "/usr/local/bin/\(binary)", with: DaemonProcess.binaryDirectory + "/" + binary)
+        try text.write(toFile: folder + "/\(name).service", atomically: true, encoding: .utf8)
+        let result = try await run(analyze, ["verify", "--man=no", folder + "/\(name).service"])
         #expect(result.status == 0, "systemd-analyze verify: \(result.err)")
         #expect(result.err.isEmpty, "warnings: \(result.err)")
         #expect(result.out.isEmpty, "\(result.out)")
     }
 
-    @Test("systemd-analyze verify accepts the relay service's unit too (with the built keyvault-relay)")
+    @Test("systemd-analyze verify accepts it (with the built keyvaultd in ExecStart)")
+    func verifies() async throws {
+        try await Self.verify(unit: "keyvaultd", binary: "keyvaultd")
+    }
+
+    @Test("systemd-analyze verify accepts the relay service's unit too (with the built keyvault-relay), hardened like keyvaultd's")
     func relayUnitVerifies() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.analyze) else {
-            Issue.record("systemd-analyze is not installed (\(Self.analyze)): run `make deps` (it installs systemd)")
-            return
+        try await Self.verify(unit: "keyvault-relay", binary: "keyvault-relay")
+        let lines = Set(try String(contentsOfFile: Self.repository + "/dist/keyvault-relay.service", encoding: .utf8).split(separator: "\n").map(String.init))
+        for directive in ["NoNewPrivileges=yes", "ProtectSystem=strict", "LimitCORE=0", "User=keyvault-relay", "UMask=0077", "PrivateTmp=yes"] {
+            #expect(lines.contains(directive), "missing \(directive)")
         }
-        let folder = NSTemporaryDirectory() + "kvrelayunit-\(getpid())"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let text = try String(contentsOfFile: Self.repository + "/dist/keyvault-relay.service", encoding: .utf8)
-            .replacingOccurrences(of: "/usr/local/bin/keyvault-relay", with: DaemonProcess.binaryDirectory + "/keyvault-relay")
-        #expect(text.contains("NoNewPrivileges=yes") && text.contains("ProtectSystem=strict") && text.contains("LimitCORE=0"))
-        try text.write(toFile: folder + "/keyvault-relay.service", atomically: true, encoding: .utf8)
-        let result = try await run(Self.analyze, ["verify", "--man=no", folder + "/keyvault-relay.service"])
-        #expect(result.status == 0, "systemd-analyze verify: \(result.err)")
-        #expect(result.err.isEmpty, "warnings: \(result.err)")
     }
 
     @Test("it is Type=notify and hardened as the README says")

@@ -80,6 +80,7 @@ let package = Package(
             name: "KeyVaultRelayService",
             dependencies: [
                 "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultStore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

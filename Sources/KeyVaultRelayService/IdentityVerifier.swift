@@ -9,16 +9,14 @@ import KeyVaultProtocol
 struct IdentityVerifier: Sendable {
     let issuer: String
     let audience: String
-    private let keys: JWTKeyCollection
+    private let keys: IssuerKeys
     /// A token that expired less than this long ago still passes (clocks differ).
     static let leeway: TimeInterval = 30
 
-    /// `jwks` is the issuer's JSON Web Key Set document.
-    init(issuer: String, audience: String, jwks: String) async throws {
+    init(issuer: String, audience: String, keys: IssuerKeys) {
         self.issuer = issuer
         self.audience = audience
-        keys = JWTKeyCollection()
-        try await keys.add(jwksJSON: jwks)
+        self.keys = keys
     }
 
     /// The claims the relay reads; the rest of the token is ignored.
@@ -40,7 +38,13 @@ struct IdentityVerifier: Sendable {
         }
         let claims: Claims
         do {
-            claims = try await keys.verify(token, as: Claims.self)
+            do {
+                claims = try await keys.keys.verify(token, as: Claims.self)
+            } catch let error as JWTError where error.errorType == .unknownKID {
+                // The issuer may have rotated its keys since the set was fetched.
+                guard await keys.refresh() else { throw error }
+                claims = try await keys.keys.verify(token, as: Claims.self)
+            }
         } catch let error as JWTError {
             switch error.errorType {
             case .signatureVerificationFailed: throw .identity("the identity token's signature does not verify with the issuer's key")

@@ -15,6 +15,7 @@ final class RelayHandlers: Sendable {
     let views: VerifiedViews
     let waiters: Waiters
     let identity: IdentityVerifier
+    let breaker = StoreBreaker()
     let logger: Logger
 
     static let maxBody = 1 << 20
@@ -33,7 +34,7 @@ final class RelayHandlers: Sendable {
     // MARK: Routes
 
     func health() async throws -> Response {
-        _ = try await relay.lastCursor()
+        _ = try await store { try await relay.lastCursor() }
         return JSON.response(["state": "ready"])
     }
 
@@ -53,11 +54,11 @@ final class RelayHandlers: Sendable {
         try await identity.verify(candidacy.identityToken, account: account, signing: signing, box: box, now: now)
         try await claim(signed)
         let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
-        switch try await state.file(candidate) {
+        switch try await store({ try await state.file(candidate) }) {
         case .filed: break
         case .tooMany(let retryAfter): throw Refusal.tooMany(retryAfter: retryAfter)
         }
-        let exists = !(try await views.circle(of: account).isEmpty)
+        let exists = !(try await store { try await views.circle(of: account) }.isEmpty)
         logger.info("candidate filed", metadata: ["account": "\(account)", "device": "\(deviceID)"])
         return JSON.response(RelayWire.Candidate(candidate: deviceID, accountExists: exists))
     }
@@ -75,7 +76,7 @@ final class RelayHandlers: Sendable {
         let (circle, standing) = try await authenticate(signed, account: account)
         var ownRequests: [EnrollmentRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
-            ownRequests = try await relay.all(.request, account: account).compactMap { try? EnrollmentRequest.decode($0.record.body) }
+            ownRequests = try await store { try await relay.all(.request, account: account) }.compactMap { try? EnrollmentRequest.decode($0.record.body) }
                 .filter { $0.device.deviceID == signed.keyID }
         }
         let isCandidate: Bool
@@ -83,12 +84,12 @@ final class RelayHandlers: Sendable {
         case .candidate: isCandidate = true
         case .member:
             let now = Self.millis(Date())
-            isCandidate = try await state.candidates(account: account, now: now).contains { $0.deviceID == signed.keyID }
+            isCandidate = try await store { try await state.candidates(account: account, now: now) }.contains { $0.deviceID == signed.keyID }
         }
         let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
         if !toStore.isEmpty {
             do {
-                try await relay.publish(batch: toStore)
+                try await store { try await relay.publish(batch: toStore) }
             } catch RelayError.logSeqTaken(let seq) {
                 throw Refusal.logSeqTaken(seq)
             }
@@ -122,10 +123,10 @@ final class RelayHandlers: Sendable {
     /// The signer's standing in the account, its signature checked and its nonce spent.
     /// An account that does not exist and a signer it does not know are one answer.
     private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
-        let circle = try await views.circle(of: account)
+        let circle = try await store { try await views.circle(of: account) }
         var standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: [])
         if standing == nil {
-            let candidates = try await state.candidates(account: account, now: Self.millis(Date()))
+            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
             standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: candidates)
         }
         guard let standing else { throw Refusal.forbidden }
@@ -135,7 +136,7 @@ final class RelayHandlers: Sendable {
     }
 
     private func claim(_ signed: SignedRequest) async throws {
-        guard try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) else {
+        guard try await store({ try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) }) else {
             throw Refusal.unsigned("the nonce was used before")
         }
     }
@@ -145,10 +146,30 @@ final class RelayHandlers: Sendable {
                              standing: Authorization.Standing) async throws -> [RelayRow] {
         var cursor = after
         while true {
-            let rows = try await relay.rows(account: account, after: cursor, limit: limit)
+            let rows = try await store { try await relay.rows(account: account, after: cursor, limit: limit) }
             let visible = rows.filter { Authorization.mayRead($0.record, reader: reader, standing: standing) }
             guard visible.isEmpty, let last = rows.last, rows.count == limit else { return visible }
             cursor = last.cursor
+        }
+    }
+
+    /// One use of the store, through the breaker: refused at once while the store fails (but for a
+    /// probe a second); an error that is not the store's own answer marks it failing.
+    private func store<T>(_ body: () async throws -> T) async throws -> T {
+        guard breaker.admit() else { throw Refusal.unavailable }
+        do {
+            let value = try await body()
+            breaker.reached()
+            return value
+        } catch RelayError.logSeqTaken(let seq) {
+            breaker.reached()
+            throw RelayError.logSeqTaken(seq)
+        } catch is CancellationError {
+            breaker.abandoned()
+            throw CancellationError()
+        } catch {
+            breaker.failed()
+            throw error
         }
     }
 

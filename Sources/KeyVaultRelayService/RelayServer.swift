@@ -21,7 +21,7 @@ public struct RelayServer: Sendable {
         public var tls: (certificate: String, key: String)?
         public var issuer: String
         public var audience: String
-        /// A JWKS file (a URL is not supported yet).
+        /// The issuer's JWKS: a file, or an https:// URL (http:// from this machine only).
         public var jwks: String
 
         public init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
@@ -107,21 +107,8 @@ public struct RelayServer: Sendable {
     }
 
     private func loadIdentity() async throws -> IdentityVerifier {
-        let source = configuration.jwks
-        if source.hasPrefix("https://") || source.hasPrefix("http://") {
-            throw StartError(description: "--identity-jwks: fetching a URL is not supported yet; give a file holding the issuer's JWKS")
-        }
-        let text: String
-        do {
-            text = try String(contentsOfFile: source, encoding: .utf8)
-        } catch {
-            throw StartError(description: "--identity-jwks: cannot read \(source)")
-        }
-        do {
-            return try await IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, jwks: text)
-        } catch {
-            throw StartError(description: "--identity-jwks: \(source) is not a JSON Web Key Set this relay can use (\(error))")
-        }
+        let keys = try await IssuerKeys(try IssuerKeys.Source(configuration.jwks), logger: logger)
+        return IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, keys: keys)
     }
 
     private static func tlsConfiguration(_ files: (certificate: String, key: String)) throws -> TLSConfiguration {

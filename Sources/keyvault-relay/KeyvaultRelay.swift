@@ -31,7 +31,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
     @Option(name: .customLong("identity-audience"), help: "The audience (aud) identity tokens must name")
     var identityAudience: String
 
-    @Option(name: .customLong("identity-jwks"), help: "A file holding the issuer's JSON Web Key Set")
+    @Option(name: .customLong("identity-jwks"), help: "The issuer's JSON Web Key Set: a file, or an https:// URL")
     var identityJWKS: String
 
     func validate() throws {

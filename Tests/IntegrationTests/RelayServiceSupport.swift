@@ -91,6 +91,11 @@ final class RelayServiceProcess: @unchecked Sendable {
         self.logPath = logPath
     }
 
+    /// A relay a test started itself (other options), to call like the others.
+    convenience init(attaching process: ChildProcess, port: Int, logPath: String) {
+        self.init(process: process, port: port, logPath: logPath)
+    }
+
     /// SIGTERM, and the exit status.
     @discardableResult
     func stop() async -> Int32 {

@@ -1,4 +1,9 @@
+import AsyncHTTPClient
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -279,7 +284,8 @@ struct RelayServiceTests {
     }
 
     /// The store goes away: reads, writes and health answer 503 `unavailable` with Retry-After, never 500
-    /// and never a refusal that blames the device; when it is back, the same requests succeed.
+    /// and never a refusal that blames the device, and at once once the instance has seen it fail; when it
+    /// is back, the same requests succeed.
     @Test func storeOutageAnswersUnavailable() async throws {
         let f = try await RelayServiceFixture.start(.service)
         do {
@@ -294,6 +300,11 @@ struct RelayServiceTests {
                                                                   sealed: Random.bytes(100))], as: first)
                 #expect(write.status == 503)
                 #expect(try await f.a.send("GET", "/v1/health", as: nil).status == 503)
+                // A has seen the store fail: its next answers come at once, not after the store's 5 s deadline.
+                let asked = ContinuousClock.now
+                let again = try await f.a.read("olga", as: first)
+                #expect(again.status == 503)
+                #expect(ContinuousClock.now - asked < .seconds(1))
             } catch {
                 try await OutageTests.cluster("start")
                 throw error
@@ -309,6 +320,111 @@ struct RelayServiceTests {
             throw error
         }
         await f.stop()
+    }
+
+    /// TLS from PEM files: health over HTTPS. A key set over plain HTTP from elsewhere, and a missing transport,
+    /// stop the start with a reason.
+    @Test func startsWithTLSAndRefusesWhatItCannotDo() async throws {
+        var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let issuer = try await TestIssuer.make(in: root)
+        let made = try await run("/usr/bin/openssl", ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes",
+                                                      "-keyout", root + "/key.pem", "-out", root + "/cert.pem", "-days", "1",
+                                                      "-subj", "/CN=127.0.0.1"])
+        #expect(made.status == 0, "openssl: \(made.err)")
+        let (relay, port) = try await Self.startRelay(["--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0",
+                                                       "--tls-cert", root + "/cert.pem", "--tls-key", root + "/key.pem"] + issuer.relayArguments,
+                                                      log: root + "/tls.log")
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(certificateVerification: .none))
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(port)/v1/health"), timeout: .seconds(10))
+            #expect(response.status.code == 200)
+            let body = try await response.body.collect(upTo: 1024)
+            #expect(String(buffer: body) == #"{"state":"ready"}"#)
+        } catch {
+            try await client.shutdown()
+            relay.signal(SIGKILL)
+            _ = await relay.wait()
+            throw error
+        }
+        try await client.shutdown()
+        relay.signal(SIGTERM)
+        #expect(await relay.wait() == 0)
+
+        let binary = DaemonProcess.binaryDirectory + "/keyvault-relay"
+        let common = ["--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0",
+                      "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience]
+        let plain = try await run(binary, common + ["--plain-http", "--identity-jwks", "http://issuer.example/keys"])
+        #expect(plain.status != 0)
+        #expect(plain.err.contains("https://"), "\(plain.err)")
+        let neither = try await run(binary, common + ["--identity-jwks", issuer.jwksPath])
+        #expect(neither.status != 0)
+        #expect(neither.err.contains("--plain-http"), "\(neither.err)")
+    }
+
+    /// The issuer's key set fetched from a URL at start (here over HTTP from this machine): its tokens are
+    /// accepted, others' refused; a URL that answers 404 stops the start with a reason.
+    @Test func identityKeysFromAURL() async throws {
+        var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let issuer = try await TestIssuer.make(in: root)
+        let served = root + "/http.log"
+        let server = try ChildProcess("/usr/bin/python3", ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", root],
+                                      stdoutPath: served, stderrPath: served)
+        defer {
+            server.signal(SIGKILL)
+            var raw: Int32 = 0
+            waitpid(server.pid, &raw, 0)
+        }
+        var port = 0
+        for _ in 0..<400 where port == 0 && server.isRunning {
+            let text = (try? String(contentsOfFile: served, encoding: .utf8)) ?? ""
+            if let range = text.range(of: " port ") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0 }
+            if port == 0 { try await Task.sleep(for: .milliseconds(25)) }
+        }
+        try #require(port != 0, "python's http.server did not start")
+        let missing = try await run(DaemonProcess.binaryDirectory + "/keyvault-relay", [
+            "--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0", "--plain-http",
+            "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience,
+            "--identity-jwks", "http://127.0.0.1:\(port)/missing.json"])
+        #expect(missing.status != 0)
+        #expect(missing.err.contains("answered 404"), "\(missing.err)")
+        let (process, relayPort) = try await Self.startRelay([
+            "--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0", "--plain-http",
+            "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience,
+            "--identity-jwks", "http://127.0.0.1:\(port)/jwks.json"], log: root + "/relay.log")
+        let relay = RelayServiceProcess(attaching: process, port: relayPort, logPath: root + "/relay.log")
+        do {
+            let device = TestDevice()
+            let filed = try await relay.candidacy("ursula", device, token: try await issuer.token(for: "ursula", device: device))
+            #expect(filed.status == 200, "\(filed.text)")
+            let wrong = TestDevice()
+            let refused = try await relay.candidacy("ursula", wrong, token: try await issuer.token(for: "ursula", device: wrong, wronglySigned: true))
+            #expect(refused.status == 401)
+        } catch {
+            process.signal(SIGKILL)
+            _ = await process.wait()
+            throw error
+        }
+        #expect(await relay.stop() == 0)
+    }
+
+    /// Starts `keyvault-relay` with these arguments and waits for its listening line; the process and its port.
+    static func startRelay(_ arguments: [String], log: String) async throws -> (ChildProcess, Int) {
+        let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", arguments, stdoutPath: log, stderrPath: log)
+        for _ in 0..<1200 where process.isRunning {
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
+               let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                return (process, port)
+            }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        process.signal(SIGKILL)
+        _ = await process.wait()
+        throw TestFailure("keyvault-relay did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
     }
 
     /// 1,000 candidacies for X with no valid token (on both instances) count for nothing: a genuine device

@@ -50,8 +50,11 @@ package final class FileWatcher: Sendable {
         return false
     }
 
+    /// Yields outside the lock: a yield can wait on a task's status lock, which a
+    /// cancelling task holds while its stream's `onTermination` waits for this lock.
     private func ring() {
-        subscribers.withLock { for continuation in $0.values { continuation.yield() } }
+        let continuations = subscribers.withLock { Array($0.values) }
+        for continuation in continuations { continuation.yield() }
     }
 
     package func events() -> AsyncStream<Void> {

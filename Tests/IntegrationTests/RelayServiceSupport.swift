@@ -183,6 +183,18 @@ struct RelayServiceFixture: Sendable {
         return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
     }
 
+    /// Runs `body` on a fresh fixture and stops it afterwards, whatever the outcome.
+    static func with(_ kind: RelayKind, _ body: (RelayServiceFixture) async throws -> Void) async throws {
+        let fixture = try await start(kind)
+        do {
+            try await body(fixture)
+        } catch {
+            await fixture.stop()
+            throw error
+        }
+        await fixture.stop()
+    }
+
     func stop() async {
         #expect(await a.stop() == 0)
         #expect(await b.stop() == 0)

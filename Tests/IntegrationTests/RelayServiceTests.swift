@@ -35,8 +35,7 @@ struct RelayServiceTests {
     /// a held read on one instance woken by a write on the other, and not by another account's write; SIGTERM answers held reads.
     @Test(arguments: RelayKind.allCases)
     func enrollmentAcrossInstances(_ kind: RelayKind) async throws {
-        let f = try await RelayServiceFixture.start(kind)
-        do {
+        try await RelayServiceFixture.with(kind) { f in
             let account = "alice"
             let accountID = try AccountID(validating: account)
             var (first, circle) = try await f.createAccount(account, on: f.a)
@@ -114,19 +113,14 @@ struct RelayServiceTests {
             #expect(answer.status == 200)
             #expect(try answer.json(RelayWire.Rows.self).rows.isEmpty)
             #expect(ContinuousClock.now - stopping < .seconds(5))
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 
     /// A member of Y touches X: appends to its log, posts a share, posts an ack, reads it, probes whether it
     /// exists; a genesis without a token. All refused, the strangers' probes answered like a missing account.
     @Test(arguments: RelayKind.allCases)
     func strangersAreRefused(_ kind: RelayKind) async throws {
-        let f = try await RelayServiceFixture.start(kind)
-        do {
+        try await RelayServiceFixture.with(kind) { f in
             let (x1, xCircle) = try await f.createAccount("xavier")
             let (y1, _) = try await f.createAccount("yolanda", on: f.b)
             let x = try AccountID(validating: "xavier")
@@ -169,19 +163,14 @@ struct RelayServiceTests {
             let genuine = TestDevice()
             let filed = try await f.a.candidacy("zed", genuine, token: try await f.issuer.token(for: "zed", device: genuine))
             #expect(try filed.json(RelayWire.Candidate.self).accountExists == false)
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 
     /// Identity tokens: wrong audience, wrong issuer, expired, wrongly signed, another account's, bound to
     /// other keys: each 401 `identity` saying which, and the device is no candidate afterwards.
     @Test(arguments: RelayKind.allCases)
     func identityTokensAreChecked(_ kind: RelayKind) async throws {
-        let f = try await RelayServiceFixture.start(kind)
-        do {
+        try await RelayServiceFixture.with(kind) { f in
             let account = "carol"
             let other = TestDevice()
             let cases: [(String, @Sendable (TestDevice) async throws -> String)] = [
@@ -211,19 +200,14 @@ struct RelayServiceTests {
             let filed = try await f.b.candidacy(account, genuine, token: try await f.issuer.token(for: account, device: genuine))
             #expect(filed.status == 200)
             #expect(try filed.json(RelayWire.Candidate.self).accountExists == false)
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 
     /// Signed requests: a bare user-ID header, a replay on the same and on the other instance, a stale or
     /// future `created`, a Content-Digest that does not match the body. Each 401 `unsigned`, nothing stored.
     @Test(arguments: RelayKind.allCases)
     func signedRequestsAreChecked(_ kind: RelayKind) async throws {
-        let f = try await RelayServiceFixture.start(kind)
-        do {
+        try await RelayServiceFixture.with(kind) { f in
             let account = "dora"
             let (d1, _) = try await f.createAccount(account)
             let before = try await f.a.rows(account, as: d1)
@@ -276,19 +260,14 @@ struct RelayServiceTests {
             let after = try await f.b.rows(account, as: d1)
             #expect(after.count == before.count + 1)
             #expect(Array(after.prefix(before.count)) == before)
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 
     /// The store goes away: reads, writes and health answer 503 `unavailable` with Retry-After, never 500
     /// and never a refusal that blames the device, and at once once the instance has seen it fail; when it
     /// is back, the same requests succeed.
     @Test func storeOutageAnswersUnavailable() async throws {
-        let f = try await RelayServiceFixture.start(.service)
-        do {
+        try await RelayServiceFixture.with(.service) { f in
             let (first, _) = try await f.createAccount("olga")
             try await OutageTests.cluster("stop")
             do {
@@ -315,11 +294,7 @@ struct RelayServiceTests {
                 try await Task.sleep(for: .milliseconds(100))
             }
             #expect(try await f.a.rows("olga", as: first).count == 1)
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 
     /// TLS from PEM files: health over HTTPS. A key set over plain HTTP from elsewhere, and a missing transport,
@@ -430,8 +405,7 @@ struct RelayServiceTests {
     /// 1,000 candidacies for X with no valid token (on both instances) count for nothing: a genuine device
     /// still becomes a candidate and makes the account. Then the bounds: 8 live candidates, 60 an hour.
     @Test func junkCannotCrowdOutAGenuineDevice() async throws {
-        let f = try await RelayServiceFixture.start(.service)
-        do {
+        try await RelayServiceFixture.with(.service) { f in
             let account = "erin"
             let someoneElse = TestDevice()
             let junkToken = try await f.issuer.token(for: account, device: someoneElse)
@@ -477,10 +451,6 @@ struct RelayServiceTests {
             let tooMany = try await f.a.candidacy(account, device, token: try await f.issuer.token(for: account, device: device))
             #expect(tooMany.status == 429)
             #expect(tooMany.refusal?.error == "too-many")
-        } catch {
-            await f.stop()
-            throw error
         }
-        await f.stop()
     }
 }

@@ -29,12 +29,9 @@ public final class HTTPRelay: Relay {
         /// The URL that answered last: tried first.
         var preferred = 0
         var unreachableSince: Date?
-        /// After no instance answered, calls fail at once until then (500 ms, doubling to 5 s),
-        /// rather than each waiting out the service's own timeout; a held read that gets an
-        /// answer ends it early.
-        var coolDownUntil: ContinuousClock.Instant?
-        var coolDown: Duration = .milliseconds(500)
-        var lastProblem = ""
+        /// After no instance answered, calls fail at once for a while rather than each waiting
+        /// out the service's own timeout; a held read that gets an answer ends it early.
+        var coolDown = RelayCoolDown()
         /// The highest cursor seen per account, where a held read resumes.
         var seen: [AccountID: Int64] = [:]
         /// What a held read was answered with, by account and the cursor it read after: the
@@ -246,11 +243,8 @@ public final class HTTPRelay: Relay {
     /// One request, signed afresh for each URL tried (a new nonce each time).
     private func exchange(signer: RelayCredentials.Signer, method: HTTPMethod, path: String, query: String, body: [UInt8],
                           timeout: TimeAmount, held: Bool = false) async throws -> Answer {
-        let (first, coolingDown) = state.withLock { state -> (Int, String?) in
-            guard !held, let until = state.coolDownUntil, ContinuousClock.now < until else { return (state.preferred, nil) }
-            return (state.preferred, state.lastProblem)
-        }
-        if let coolingDown { throw RelayError.unreachable(coolingDown) }
+        let (first, coolingDown) = state.withLock { ($0.preferred, held ? nil : $0.coolDown.active()) }
+        if let coolingDown { throw coolingDown }
         var problem = "no answer"
         for step in 0..<urls.count {
             let index = (first + step) % urls.count
@@ -273,8 +267,7 @@ public final class HTTPRelay: Relay {
                 state.withLock { state in
                     state.preferred = index
                     state.unreachableSince = nil
-                    state.coolDownUntil = nil
-                    state.coolDown = .milliseconds(500)
+                    state.coolDown.answered()
                 }
                 return Answer(status: response.status, body: bytes)
             } catch {
@@ -284,9 +277,7 @@ public final class HTTPRelay: Relay {
         }
         state.withLock { state in
             state.unreachableSince = state.unreachableSince ?? Date()
-            state.coolDownUntil = .now + state.coolDown
-            state.coolDown = min(state.coolDown * 2, .seconds(5))
-            state.lastProblem = problem
+            state.coolDown.failed(.unreachable(problem))
         }
         throw RelayError.unreachable(problem)
     }

@@ -28,12 +28,9 @@ public final class ReopeningRelay: Relay {
         var subscribers: [UUID: AsyncStream<RelayWake>.Continuation] = [:]
         /// The tasks feeding them from the open relay (replaced at a reopening).
         var feeds: [UUID: Task<Void, Never>] = [:]
-        var coolDownUntil: ContinuousClock.Instant?
-        var coolDown: Duration = .milliseconds(500)
-        var lastFailure: RelayError?
+        var coolDown = RelayCoolDown()
     }
     private let state = Mutex(State())
-    private static let longestCoolDown: Duration = .seconds(5)
     /// Whether a failed handle is dropped and opened again (a file: yes).
     private var reopensAfterFailure: Bool {
         if case .sqlite = address { return true }
@@ -89,12 +86,7 @@ public final class ReopeningRelay: Relay {
     public func lastCursor() async throws -> Int64 { try await guarded { try await $0.lastCursor() } }
 
     private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
-        if let failure = state.withLock({ state -> RelayError? in
-            guard let until = state.coolDownUntil, ContinuousClock.now < until else { return nil }
-            return state.lastFailure
-        }) {
-            throw failure
-        }
+        if let failure = state.withLock({ $0.coolDown.active() }) { throw failure }
         let relay = try await relay()
         do {
             let result = try await operation(relay)
@@ -110,21 +102,14 @@ public final class ReopeningRelay: Relay {
             // relay being away: said as such, and a file is opened afresh next time.
             let failure = (error as? RelayError) ?? RelayError.unreachable("\(error)")
             await drop(relay)
-            state.withLock { state in
-                state.lastFailure = failure
-                state.coolDownUntil = ContinuousClock.now + state.coolDown
-                state.coolDown = min(state.coolDown * 2, Self.longestCoolDown)
-            }
+            state.withLock { $0.coolDown.failed(failure) }
             throw failure
         }
     }
 
     /// The relay spoke: whatever kept it away is over.
     private func endCoolDown() {
-        state.withLock { state in
-            state.coolDownUntil = nil
-            state.coolDown = .milliseconds(500)
-        }
+        state.withLock { $0.coolDown.answered() }
     }
 
     public var unreachableSince: Date? { state.withLock { $0.relay }?.unreachableSince }

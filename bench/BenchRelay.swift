@@ -94,6 +94,27 @@ struct BenchRelay: Sendable {
         return try await issuer.token(account: user, nonce: nonce)
     }
 
+    /// A device of its own that founds `account` through the service, as a daemon does: its
+    /// signer, the person's token for its keys (a candidacy), then its genesis. Answers its
+    /// client (to shut down), its circle, and its key and device ID to sign with.
+    func foundAccount(_ account: AccountID, logger: Logger) async throws -> (client: HTTPRelay, circle: CircleState, signing: SigningKey, deviceID: String) {
+        guard let issuer else { throw BenchError("founding through the service needs the service") }
+        let signing = SigningKey.generate(), box = BoxSecretKey.generate()
+        let keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: account.rawValue)
+        let credentials = RelayCredentials()
+        credentials.set(account, signer: .init(key: signing, box: box.publicKey, deviceID: keys.deviceID))
+        credentials.present(identityToken: try await issuer.token(account: account.rawValue, nonce: IdentityNonce.of(signing: keys.signing, box: keys.box)),
+                            for: account)
+        let client = try HTTPRelay(urls: [address], certificateAuthority: nil, credentials: credentials, logger: logger)
+        var circle = CircleState(account: account)
+        let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 0),
+                                       signer: signing, signerID: keys.deviceID, at: Date())
+        try circle.apply(genesis)
+        try await client.publish(.log(genesis))
+        credentials.present(identityToken: nil, for: account)
+        return (client, circle, signing, keys.deviceID)
+    }
+
     /// Stops the service and drops the database (the SQLite file goes with its directory).
     func remove() {
         if let service, service.isRunning {

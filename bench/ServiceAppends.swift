@@ -21,21 +21,8 @@ enum ServiceAppendsBench {
         // Every writer set up before the clock starts.
         var devices: [(HTTPRelay, CircleState, SigningKey, String)] = []
         for writer in 0..<writers {
-            let account = try AccountID(validating: "append-\(tag)-\(writer)")
-            let signing = SigningKey.generate(), box = BoxSecretKey.generate()
-            let keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "writer")
-            let credentials = RelayCredentials()
-            credentials.set(account, signer: .init(key: signing, box: box.publicKey, deviceID: keys.deviceID))
-            credentials.present(identityToken: try await relay.issuer!.token(account: account.rawValue,
-                                                                              nonce: IdentityNonce.of(signing: keys.signing, box: keys.box)), for: account)
-            let client = try HTTPRelay(urls: [relay.address], certificateAuthority: nil, credentials: credentials, logger: logger)
-            var circle = CircleState(account: account)
-            let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 0),
-                                           signer: signing, signerID: keys.deviceID, at: Date())
-            try circle.apply(genesis)
-            try await client.publish(.log(genesis))
-            credentials.present(identityToken: nil, for: account)
-            devices.append((client, circle, signing, keys.deviceID))
+            let founded = try await relay.foundAccount(try AccountID(validating: "append-\(tag)-\(writer)"), logger: logger)
+            devices.append((founded.client, founded.circle, founded.signing, founded.deviceID))
         }
         let start = ContinuousClock.now
         let deadline = start + .milliseconds(Int(seconds * 1000))

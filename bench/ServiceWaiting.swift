@@ -28,47 +28,29 @@ enum ServiceWaitingBench {
 
         // The crowd: one account, founded through the service by a device whose held reads these are.
         let account = try AccountID(validating: "crowd")
-        let signing = SigningKey.generate(), box = BoxSecretKey.generate()
-        let keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "crowd")
-        let credentials = RelayCredentials()
-        credentials.set(account, signer: .init(key: signing, box: box.publicKey, deviceID: keys.deviceID))
-        credentials.present(identityToken: try await relay.issuer!.token(account: "crowd", nonce: IdentityNonce.of(signing: keys.signing, box: keys.box)),
-                            for: account)
-        let client = try HTTPRelay(urls: [relay.address], certificateAuthority: nil, credentials: credentials, logger: logger)
-        let genesis = CircleState(account: account).nextEntry(
-            .genesis(device: keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0),
-            signer: signing, signerID: keys.deviceID, at: Date())
-        try await client.publish(.log(genesis))
-        let after = try await client.rows(account: account, after: 0, limit: 10).last?.cursor ?? 0
-        await client.shutdown()
+        let holder = try await relay.foundAccount(account, logger: logger)
+        let after = try await holder.client.rows(account: account, after: 0, limit: 10).last?.cursor ?? 0
+        await holder.client.shutdown()
 
         try await Task.sleep(for: .milliseconds(500))
-        let before = resident(pid)
+        let before = MemoryBench.ProcessMemory.of(pid).residentBytes / 1024
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
         let path = "/v1/accounts/crowd/records", query = "after=\(after)&limit=1&wait=120"
         for _ in 0..<count {
             let signature = RequestSignature(method: "GET", path: path, query: query, body: [], created: Int64(Date().timeIntervalSince1970),
-                                             nonce: RequestSignature.randomNonce(), keyID: keys.deviceID)
+                                             nonce: RequestSignature.randomNonce(), keyID: holder.deviceID)
             let request = "GET \(path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Digest: \(signature.contentDigest)\r\n"
-                + "Signature-Input: \(signature.signatureInputHeader)\r\nSignature: \(signature.signatureHeader(signedBy: signing))\r\n\r\n"
+                + "Signature-Input: \(signature.signatureInputHeader)\r\nSignature: \(signature.signatureHeader(signedBy: holder.signing))\r\n\r\n"
             let fd = try connectLoopback(port: port)
             sockets.append(fd)
             _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         }
         // Each held read checks its signature and spends its nonce before it parks.
         try await Task.sleep(for: .seconds(3))
-        let with = resident(pid)
+        let with = MemoryBench.ProcessMemory.of(pid).residentBytes / 1024
         let loaded = try await PropagationBench.arrival(enrollments: enrollments, relay: relay, logger: logger, accountPrefix: "loaded")
         return Result(count: count, quiet: quiet, loaded: loaded, residentBefore: before, residentWith: with)
-    }
-
-    private static func resident(_ pid: Int32) -> Int {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 
     private static func connectLoopback(port: Int) throws -> Int32 {

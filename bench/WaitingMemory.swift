@@ -49,7 +49,7 @@ enum WaitingMemoryBench {
         try await Task.sleep(for: .milliseconds(300))
 
         var result = Run()
-        result.before = resident(child.processID)
+        result.before = MemoryBench.ProcessMemory.of(child.processID).residentBytes / 1024
         var clients: [Int32] = []
         defer { for fd in clients { close(fd) } }
         for _ in 0..<count {
@@ -66,7 +66,7 @@ enum WaitingMemoryBench {
             }
         }
         try await Task.sleep(for: .milliseconds(300))
-        result.after = resident(child.processID)
+        result.after = MemoryBench.ProcessMemory.of(child.processID).residentBytes / 1024
         if waiting {
             let closed = ContinuousClock.now
             for fd in clients { close(fd) }
@@ -75,7 +75,7 @@ enum WaitingMemoryBench {
             result.releaseSeconds = Load.seconds(ContinuousClock.now - closed)
             result.waitersAfterClose = try await held(socket).waiters
             try await Task.sleep(for: .milliseconds(300))
-            result.closed = resident(child.processID)
+            result.closed = MemoryBench.ProcessMemory.of(child.processID).residentBytes / 1024
         }
         await child.stop()
         return result
@@ -107,15 +107,6 @@ enum WaitingMemoryBench {
             try await Task.sleep(for: interval)
         }
         return false
-    }
-
-    /// VmRSS of a process, KiB.
-    private static func resident(_ pid: Int32) -> Int {
-        let text = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
-        for line in text.split(separator: "\n") where line.hasPrefix("VmRSS:") {
-            return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-        }
-        return 0
     }
 
     private static func connectRaw(_ path: String) throws -> Int32 {

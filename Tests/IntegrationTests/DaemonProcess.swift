@@ -39,6 +39,8 @@ final class DaemonProcess: @unchecked Sendable {
     /// With a relay service: the test's issuer, whose tokens this device's
     /// account creations and enrollments carry as a person's sign-in would.
     var identityIssuer: TestIdentityIssuer?
+    /// The identity tokens this device's requests carried, for tests that look for them where they must not be.
+    private(set) var presentedTokens: [String] = []
 
     init(policy: String = DaemonProcess.testPolicy, relay: String? = nil) throws {
         relays = relay.map { [$0] } ?? []
@@ -104,7 +106,9 @@ final class DaemonProcess: @unchecked Sendable {
             // What an app does: ask the daemon for the nonce, sign in with it, pass the token on.
             let nonce = try await request("POST", "/v1/accounts/\(account)/identity-nonce")
             if let value = nonce["nonce"] {
-                fields["identityToken"] = try await issuer.token(account: account, nonce: value)
+                let token = try await issuer.token(account: account, nonce: value)
+                presentedTokens.append(token)
+                fields["identityToken"] = token
                 json = fields
             }
         }

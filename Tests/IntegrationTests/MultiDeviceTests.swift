@@ -57,7 +57,7 @@ final class Circle: @unchecked Sendable {
     }
 }
 
-@Suite("Devices, enrollment and propagation over the embedded relay")
+@Suite("Devices, enrollment and propagation over each relay (the embedded file, the relay service)")
 struct MultiDeviceTests {
     @Test("two devices: pending with the reason, the code compared, a waiting read returns the approver's key", arguments: RelayKind.allCases)
     func twoDevices(_ relay: RelayKind) async throws {
@@ -227,7 +227,7 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/later/keys/current?wait=20")["key"] == key)
     }
 
-    @Test("no key or passphrase reaches the relay, in any form", arguments: RelayKind.allCases)
+    @Test("no key, passphrase or identity token reaches the relay, a log or a vault, in any form", arguments: RelayKind.allCases)
     func relayHoldsNoSecret(_ relay: RelayKind) async throws {
         let circle = try await Circle(relay)
         defer { circle.remove() }
@@ -244,9 +244,22 @@ struct MultiDeviceTests {
         _ = await b.stop()
         let stored = try await circle.store.dump(root: circle.root)
         #expect(stored.count > 1000, "the relay holds the circle's records")
-        try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: stored, where: "the \(relay) relay")
+        // Through the service, each device signed in once (creation, enrollment); its token is forwarded, never kept.
+        let tokens = a.presentedTokens + b.presentedTokens
+        #expect(tokens.count == (relay == .service ? 2 : 0))
+        try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: stored, where: "the \(relay) relay")
+        for service in circle.store.services {
+            let log = (try? Data(contentsOf: URL(fileURLWithPath: service.logPath))) ?? Data()
+            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: log, where: "a relay service's log")
+        }
         for device in [a, b] {
-            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases, in: Data(device.logText().utf8), where: "a daemon's log")
+            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: Data(device.logText().utf8), where: "a daemon's log")
+            var vault = Data()
+            for name in try FileManager.default.contentsOfDirectory(atPath: device.dataDirectory) {
+                vault += (try? Data(contentsOf: URL(fileURLWithPath: device.dataDirectory + "/" + name))) ?? Data()
+            }
+            #expect(!vault.isEmpty)
+            try SecretScan.expectAbsent(keys: [], passphrases: tokens, in: vault, where: "a daemon's vault")
         }
     }
 

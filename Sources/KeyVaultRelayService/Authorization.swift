@@ -9,15 +9,26 @@ enum Authorization {
     enum Standing: Equatable {
         case member(SigningPublicKey)
         case candidate(SigningPublicKey)
+        /// Revoked by the log entry `through`: it reads the log up to that entry (how it
+        /// learns it was revoked) and nothing else, and writes nothing. A candidacy it
+        /// still holds does not count: a revoked device comes back only with new keys.
+        case revoked(SigningPublicKey, through: UInt64)
 
         var key: SigningPublicKey {
             switch self {
-            case .member(let key), .candidate(let key): return key
+            case .member(let key), .candidate(let key), .revoked(let key, _): return key
             }
         }
 
         static func of(_ keyID: String, circle: CircleState, candidates: [Candidate]) -> Standing? {
-            if circle.isTrusted(keyID), let member = circle.members[keyID] { return .member(member.keys.signing) }
+            if let member = circle.members[keyID] {
+                guard member.revoked else { return .member(member.keys.signing) }
+                let revocation = circle.entries.last { entry in
+                    if case .revoke(let deviceID) = entry.body { return deviceID == keyID }
+                    return false
+                }
+                return .revoked(member.keys.signing, through: revocation?.seq ?? 0)
+            }
             if let candidate = candidates.first(where: { $0.deviceID == keyID }) { return .candidate(candidate.signing) }
             return nil
         }
@@ -87,10 +98,12 @@ enum Authorization {
     }
 
     /// Whether the signer may read this stored record: a member reads all; a
-    /// candidate the log, challenges, reveals, its own requests and shares to it.
+    /// candidate the log, challenges, reveals, its own requests and shares to it;
+    /// a revoked device the log through its revocation.
     static func mayRead(_ record: RelayRecord, reader keyID: String, standing: Standing) -> Bool {
         switch standing {
         case .member: return true
+        case .revoked(_, let through): return record.kind == .log && (record.logSeq ?? .max) <= through
         case .candidate:
             switch record.kind {
             case .log, .challenge, .reveal: return true

@@ -30,7 +30,7 @@ struct ModelTests {
         #expect(once.failed(at: start, base: 2, max: 60).retryAfter(at: start) == 4)
     }
 
-    @Test("key availability: ready, locked, unknown, destroyed")
+    @Test("key availability: ready, locked, unknown, destroyed, revoked")
     func availability() throws {
         let gens = [
             KeyGeneration(number: 1, keyID: String(repeating: "a", count: 32), createdAt: Date(), state: .active),
@@ -57,8 +57,13 @@ struct ModelTests {
         #expect(since == Date(timeIntervalSince1970: 5))
         guard case .locked = decide(.current, held, locked: true, membership: asked) else { Issue.record("locked wins"); return }
         guard case .revoked = decide(.current, { _ in nil }, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
-        // A removed device still reads what it held.
-        guard case .ready = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys"); return }
+        // A removed device still reads what it held, but not "current" (the circle rotated at its removal,
+        // and it is told nothing after), nor a generation or key ID it never heard of.
+        guard case .ready = decide(.generation(1), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys"); return }
+        guard case .ready = decide(.keyID(String(repeating: "a", count: 32)), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys by ID"); return }
+        guard case .revoked = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked: current"); return }
+        guard case .revoked = decide(.generation(3), held, locked: false, membership: .revoked) else { Issue.record("revoked: later generation"); return }
+        guard case .revoked = decide(.keyID(String(repeating: "c", count: 32)), held, locked: false, membership: .revoked) else { Issue.record("revoked: unknown key ID"); return }
     }
 
     @Test("durations as people write them")

@@ -43,6 +43,10 @@ public enum KeyAvailability: Sendable {
         case .member(let joined):
             since = joined
         }
+        // A removed device is told nothing after its removal (the relay stops answering it at its
+        // revocation, and the circle rotates there): the account's current key, and any key it
+        // never held, are later than what it may know.
+        if membership == .revoked, case .current = selector { return .revoked }
         let target: KeyGeneration?
         switch selector {
         case .current:
@@ -54,6 +58,7 @@ public enum KeyAvailability: Sendable {
             target = generations.first { $0.keyID == id }
         }
         guard let target else {
+            if membership == .revoked { return .revoked }
             switch selector {
             case .current: return .unknown("the account has no current key")
             case .generation(let n): return .unknown("generation \(n) has never been announced for this account")

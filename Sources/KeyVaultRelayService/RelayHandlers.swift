@@ -10,7 +10,7 @@ import KeyVaultStore
 /// `Authorization`, then touch the store. One instance per process; it holds
 /// no state a device depends on beyond caches the store can rebuild.
 final class RelayHandlers: Sendable {
-    let relay: any Relay
+    let relay: any RelayStore
     let state: any ServiceState
     let views: VerifiedViews
     let waiters: Waiters
@@ -22,7 +22,7 @@ final class RelayHandlers: Sendable {
     static let maxBatch = 1000
     static let maxWait = 60
 
-    init(relay: any Relay, state: any ServiceState, identity: IdentityVerifier, logger: Logger) {
+    init(relay: any RelayStore, state: any ServiceState, identity: IdentityVerifier, logger: Logger) {
         self.relay = relay
         self.state = state
         self.views = VerifiedViews(relay: relay, logger: logger)
@@ -60,6 +60,8 @@ final class RelayHandlers: Sendable {
         }
         let exists = !(try await store { try await views.circle(of: account) }.isEmpty)
         logger.info("candidate filed", metadata: ["account": "\(account)", "device": "\(deviceID)"])
+        // Filings are bounded per hour, so this is where expired candidacies' requests go.
+        await prune(account)
         return JSON.response(RelayWire.Candidate(candidate: deviceID, accountExists: exists))
     }
 
@@ -81,6 +83,7 @@ final class RelayHandlers: Sendable {
         }
         let isCandidate: Bool
         switch standing {
+        case .revoked: throw Refusal.forbidden
         case .candidate: isCandidate = true
         case .member:
             let now = Self.millis(Date())
@@ -95,6 +98,7 @@ final class RelayHandlers: Sendable {
             }
             // Our own readers at once; other instances through the store's wake-ups.
             waiters.wake([account])
+            if toStore.contains(where: Retention.settlesSomething) { await prune(account) }
         }
         return JSON.response(RelayWire.Published(stored: toStore.count))
     }
@@ -106,7 +110,7 @@ final class RelayHandlers: Sendable {
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
         let (signed, _) = try await Self.signed(request, now: Date())
-        let (_, standing) = try await authenticate(signed, account: account)
+        var (_, standing) = try await authenticate(signed, account: account)
         let deadline = ContinuousClock.now + .seconds(wait)
         while true {
             let mark = waiters.mark(account)
@@ -115,6 +119,10 @@ final class RelayHandlers: Sendable {
                 return JSON.response(RelayWire.Rows(rows: rows.map(RelayWire.Row.init)))
             }
             await waiters.wait(account, after: mark, until: deadline)
+            // What woke the read may be the reader's own revocation (or approval): decide again
+            // before answering with anything that landed since.
+            guard let now = try await self.standing(of: signed.keyID, account: account).1 else { throw Refusal.forbidden }
+            standing = now
         }
     }
 
@@ -123,16 +131,42 @@ final class RelayHandlers: Sendable {
     /// The signer's standing in the account, its signature checked and its nonce spent.
     /// An account that does not exist and a signer it does not know are one answer.
     private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
-        let circle = try await store { try await views.circle(of: account) }
-        var standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: [])
-        if standing == nil {
-            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
-            standing = Authorization.Standing.of(signed.keyID, circle: circle, candidates: candidates)
-        }
+        let (circle, standing) = try await standing(of: signed.keyID, account: account)
         guard let standing else { throw Refusal.forbidden }
         guard signed.isValid(by: standing.key) else { throw Refusal.unsigned("the signature does not verify") }
         try await claim(signed)
         return (circle, standing)
+    }
+
+    /// The key's standing in the account as the store says now (nil: nobody it knows).
+    private func standing(of keyID: String, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
+        let circle = try await store { try await views.circle(of: account) }
+        if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing) }
+        let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
+        return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates))
+    }
+
+    /// Removes what no device needs any more (RELAY.md "Retention"). The batch that
+    /// made it so is already stored, so a failure here is logged and tried again next time.
+    private func prune(_ account: AccountID) async {
+        do {
+            let circle = try await store { try await views.circle(of: account) }
+            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
+            var rows: [RelayRow] = []
+            var cursor: Int64 = 0
+            while true {
+                let batch = try await store { try await relay.rows(account: account, after: cursor, limit: Self.maxBatch) }
+                rows += batch.filter { $0.record.kind != .log }
+                guard let last = batch.last, batch.count == Self.maxBatch else { break }
+                cursor = last.cursor
+            }
+            let removable = Retention.removable(rows, circle: circle, liveCandidates: Set(candidates.map(\.deviceID)))
+            guard !removable.isEmpty else { return }
+            try await store { try await relay.remove(account: account, cursors: removable) }
+            logger.debug("pruned", metadata: ["account": "\(account)", "rows": "\(removable.count)"])
+        } catch {
+            logger.warning("could not prune", metadata: ["account": "\(account)", "problem": "\(error)"])
+        }
     }
 
     private func claim(_ signed: SignedRequest) async throws {

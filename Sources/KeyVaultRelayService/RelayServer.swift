@@ -54,7 +54,7 @@ public struct RelayServer: Sendable {
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)
         if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
-        let relay = try await address.open(logger: logger)
+        let relay = try await address.openStore(logger: logger)
         let state: any ServiceState
         do {
             switch address {

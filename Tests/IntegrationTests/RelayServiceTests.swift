@@ -71,6 +71,8 @@ struct RelayServiceTests {
             let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing, signerID: first.id, at: Date())
             try circle.apply(approve)
             #expect(try await f.a.publish(account, [.log(approve)], as: first).status == 200)
+            // Retention: the finished enrollment's request, challenge and reveal are gone.
+            #expect(try await f.a.rows(account, as: first).map(\.record.kind) == [.log, .log])
             // Repeated (a lost answer): accepted, stored once.
             let again = try await f.b.publish(account, [.log(approve)], as: first)
             #expect(again.status == 200)
@@ -84,6 +86,8 @@ struct RelayServiceTests {
             let ack = ShareAck.make(account: accountID, generation: current.generation, keyID: current.keyID, deviceID: second.id,
                                     signer: second.signing, at: Date())
             #expect(try await f.b.publish(account, [.ack(ack)], as: second).status == 200)
+            // Retention: the share is settled once its recipient holds every announced key; the ack stays.
+            #expect(try await f.a.rows(account, as: first).map(\.record.kind) == [.log, .log, .ack])
 
             // Two devices write entry 2: the first lands, the other (other bytes, same number) is refused as taken.
             let revokeFirst = circle.nextEntry(.revoke(deviceID: first.id), signer: second.signing, signerID: second.id, at: Date())
@@ -96,15 +100,24 @@ struct RelayServiceTests {
             #expect(taken.refusal?.seq == 2)
 
             let all = try await f.b.rows(account, as: second)
-            #expect(all.map(\.record.kind) == [.log, .request, .challenge, .reveal, .log, .share, .ack, .log])
+            #expect(all.map(\.record.kind) == [.log, .log, .ack, .log])
 
             // Another candidate reads the log, challenges and reveals, not others' requests, shares or acks.
             let third = TestDevice(name: "third")
             #expect(try await f.a.candidacy(account, third, token: try await f.issuer.token(for: account, device: third)).status == 200)
-            #expect(try await f.a.rows(account, as: third).map(\.record.kind) == [.log, .challenge, .reveal, .log, .log])
+            let thirdSecret = Random.bytes(32)
+            let thirdRequest = EnrollmentRequest.make(account: accountID, device: third.keys, signer: third.signing,
+                                                      headHash: circle.headHash, secret: thirdSecret, at: Date())
+            #expect(try await f.a.publish(account, [.request(thirdRequest)], as: third).status == 200)
+            let thirdChallenge = EnrollmentChallenge.make(request: thirdRequest, challenger: second.id, signer: second.signing)
+            #expect(try await f.b.publish(account, [.challenge(thirdChallenge)], as: second).status == 200)
+            #expect(try await f.a.rows(account, as: third).map(\.record.kind) == [.log, .log, .log, .request, .challenge])
+            let fourth = TestDevice(name: "fourth")
+            #expect(try await f.a.candidacy(account, fourth, token: try await f.issuer.token(for: account, device: fourth)).status == 200)
+            #expect(try await f.b.rows(account, as: fourth).map(\.record.kind) == [.log, .log, .log, .challenge])
 
             // SIGTERM answers a held read at once, with what there is.
-            let end = try #require(all.last?.cursor)
+            let end = try #require(try await f.a.rows(account, as: second).last?.cursor)
             let drained = Task { try await f.b.read(account, after: end, wait: 30, as: second) }
             try await Task.sleep(for: .milliseconds(300))
             let stopping = ContinuousClock.now
@@ -113,6 +126,50 @@ struct RelayServiceTests {
             #expect(answer.status == 200)
             #expect(try answer.json(RelayWire.Rows.self).rows.isEmpty)
             #expect(ContinuousClock.now - stopping < .seconds(5))
+        }
+    }
+
+    /// A device revoked while its read is held is answered with the log through its revocation and
+    /// nothing after it (not the rotation that follows, not a share sealed to it); later it reads
+    /// nothing more and writes nothing, and the shares sealed to it are pruned.
+    @Test(arguments: RelayKind.allCases)
+    func revokedDeviceReadsThroughItsRevocation(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind) { f in
+            let account = "erin"
+            let accountID = try AccountID(validating: account)
+            var (first, circle) = try await f.createAccount(account, on: f.a)
+            let second = TestDevice(name: "second")
+            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: [UInt8](repeating: 0, count: 32)),
+                                           signer: first.signing, signerID: first.id, at: Date())
+            try circle.apply(approve)
+            #expect(try await f.a.publish(account, [.log(approve)], as: first).status == 200)
+            let last = try #require(try await f.b.rows(account, as: second).last?.cursor)
+
+            let held = Task { try await f.b.rows(account, after: last, wait: 20, as: second) }
+            try await Task.sleep(for: .milliseconds(300))
+            let revoke = circle.nextEntry(.revoke(deviceID: second.id), signer: first.signing, signerID: first.id, at: Date())
+            try circle.apply(revoke)
+            let announce = circle.nextEntry(.announce(generation: 2, keyID: Random.bytes(16), keyCreatedAt: 1), signer: first.signing,
+                                            signerID: first.id, at: Date())
+            try circle.apply(announce)
+            let share = RelayRecord.share(account: accountID, recipient: second.id, sealed: Random.bytes(100))
+            #expect(try await f.a.publish(account, [.log(revoke), .log(announce), share], as: first).status == 200)
+
+            let woken = try await held.value
+            #expect(woken.map(\.record.logSeq) == [revoke.seq])
+            let end = try #require(woken.last?.cursor)
+            #expect(try await f.a.rows(account, after: end, as: second).isEmpty)
+            #expect(try await f.b.rows(account, as: second).compactMap(\.record.logSeq) == [0, 1, 2])
+            let ack = ShareAck.make(account: accountID, generation: 1, keyID: try #require(circle.generations.first).keyID,
+                                    deviceID: second.id, signer: second.signing, at: Date())
+            let refused = try await f.a.publish(account, [.ack(ack)], as: second)
+            #expect(refused.status == 403)
+            #expect(refused.refusal?.error == "forbidden")
+            // A candidacy filed again with the same keys does not bring it back.
+            #expect(try await f.b.candidacy(account, second, token: try await f.issuer.token(for: account, device: second)).status == 200)
+            #expect(try await f.a.publish(account, [.ack(ack)], as: second).status == 403)
+            // The member reads the whole log and no share: the one sealed to the revoked device is gone.
+            #expect(try await f.a.rows(account, as: first).map(\.record.kind) == [.log, .log, .log, .log])
         }
     }
 

@@ -18,7 +18,7 @@ public import KeyVaultProtocol
 /// `RelayError.unreachable` within `operationTimeout`, and `unreachableSince`
 /// says from when; the pool and the listener keep reconnecting, so operations
 /// work again once the server is back.
-public final class PostgresRelay: Relay {
+public final class PostgresRelay: RelayStore {
     public let configuration: PostgresRelayConfiguration
     /// The longest any one operation may take, connecting included.
     public let operationTimeout: Duration
@@ -95,6 +95,15 @@ public final class PostgresRelay: Relay {
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
                 WHERE account = \(account.rawValue) AND cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
                 """, logger: logger))
+        }
+    }
+
+    public func remove(account: AccountID, cursors: [Int64]) async throws {
+        guard !cursors.isEmpty else { return }
+        try await perform { client, logger in
+            // Keyed by account as every query here is, so a table partitioned by account prunes one partition.
+            let query: PostgresQuery = "DELETE FROM keyvault_records WHERE account = \(account.rawValue) AND cursor = ANY(\(cursors))"
+            for try await _ in try await client.query(query, logger: logger) {}
         }
     }
 

@@ -13,7 +13,7 @@ public import KeyVaultProtocol
 /// can come before the commit is visible (SQLite publishes it through the
 /// mmapped `-shm`, which inotify does not see), and a reader woken too early
 /// would miss the record until the next write.
-public final class SQLiteRelay: Relay {
+public final class SQLiteRelay: RelayStore {
     private let pool: DatabasePool
     private let watcher: FileWatcher
     public let path: String
@@ -131,6 +131,19 @@ public final class SQLiteRelay: Relay {
             throw RelayError.logSeqTaken(records.first { $0.logSeq != nil }?.logSeq ?? 0)
         }
         ringDoorbell()
+    }
+
+    public func remove(account: AccountID, cursors: [Int64]) async throws {
+        guard !cursors.isEmpty else { return }
+        try checkSameFile()
+        // AUTOINCREMENT: a deleted cursor, even the highest, is never handed out again.
+        try await pool.write { db in
+            for chunk in stride(from: 0, to: cursors.count, by: 500) {
+                let part = Array(cursors[chunk..<min(chunk + 500, cursors.count)])
+                try db.execute(sql: "DELETE FROM records WHERE account = ? AND cursor IN (\(databaseQuestionMarks(count: part.count)))",
+                               arguments: StatementArguments([account.rawValue] + part.map { $0 as (any DatabaseValueConvertible) }))
+            }
+        }
     }
 
     /// After the commit: one close-after-write on the doorbell file wakes every reader.

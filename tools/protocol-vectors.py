@@ -10,6 +10,12 @@ payload, before sealing, since a sealed box is randomised) A's key share to
 B and B's acknowledgement.
 Ed25519 signatures are deterministic, so every value is reproducible.
 
+`pairing` is pairing version 2 (docs/PAIRING.md): B's version 2 request,
+A's pairing response, B's confirmation, A's approve entry and pairing
+approval, from a fixed code, session and CPace scalars, with their cases.
+CPace, ristretto255, SHA-512 and HMAC-SHA-512 there come from cpace_ref.py
+and the standard library, not libsodium, which the Swift code runs them on.
+
     protocol-vectors.py              print the vectors as JSON
     protocol-vectors.py --write      also write Tests/KeyVaultTests/vectors/protocol.json
     protocol-vectors.py --check      exit 1 if protocol.json differs from what this computes
@@ -21,9 +27,13 @@ opens with B's secret key.
 
 import argparse
 import ctypes
+import hashlib
+import hmac
 import json
 import os
 import sys
+
+import cpace_ref
 
 from sodium_ctypes import (SIGNATURE_BYTES, SodiumError, blake2b, ed25519_keypair, ed25519_sign, ed25519_verify, labeled,
                           sodium, u32be, u64be, x25519_public_key)
@@ -41,6 +51,17 @@ LABEL_LOG_ENTRY = "keyvault/v1/log-entry"
 LABEL_LOG_HASH = "keyvault/v1/log-hash"
 LABEL_SHARE = "keyvault/v1/share"
 LABEL_ACK = "keyvault/v1/ack"
+
+# docs/PAIRING.md, "Conventions": the labels of pairing version 2.
+LABEL_V2_ENROLL_REQUEST = "keyvault/v2/enroll-request"
+LABEL_V2_REQUEST_HASH = "keyvault/v2/request-hash"
+LABEL_PAIRING_CHANNEL = "keyvault/v2/pairing-channel"
+LABEL_PAIRING_INITIATOR = "keyvault/v2/pairing-initiator"
+LABEL_PAIRING_RESPONDER = "keyvault/v2/pairing-responder"
+LABEL_PAIRING_RESPONSE = "keyvault/v2/pairing-response"
+LABEL_PAIRING_CONFIRM = "keyvault/v2/pairing-confirm"
+LABEL_PAIRING_APPROVAL = "keyvault/v2/pairing-approval"
+LABEL_PAIRING_APPROVAL_KEY = "keyvault/v2/pairing-approval-key"
 
 KEY_BYTES = 32
 SEAL_BYTES = 48          # crypto_box_SEALBYTES: ephemeral public key (32) + MAC (16)
@@ -444,6 +465,259 @@ def ack_signed(account, generation, kid: bytes, device, received_at) -> bytes:
     return Writer().string(LABEL_ACK).string(account).u64(generation).bytes(kid).string(device).u64(received_at).out
 
 
+# --- docs/PAIRING.md: pairing version 2 -------------------------------------
+# CPace, ristretto255, SHA-512 and HMAC-SHA-512 come from cpace_ref.py,
+# hashlib and hmac, never from libsodium: the Swift side runs them on
+# libsodium, and these vectors must not be libsodium checking itself.
+# Ed25519 and the labelled hash H stay on sodium_ctypes, as above.
+
+CODE_LIMIT = 4_294_000_000          # the largest multiple of 10^6 below 2^32
+TAG_BYTES_V2 = 64                   # HMAC-SHA-512, untruncated
+SESSION_BYTES = 16
+
+
+def draw_code(random4: bytes):
+    """PAIRING.md "The pairing code", one draw: the six digits of n mod 10^6,
+    or None when n >= 4294000000 (draw again), so that every code is
+    equally likely."""
+    n = int.from_bytes(random4, "big")
+    return f"{n % 1_000_000:06d}" if n < CODE_LIMIT else None
+
+
+def pairing_channel(account: str, signing: bytes, box: bytes) -> bytes:
+    """CPace's CI: binds the exchange to the account and to the new device's
+    two public keys, so an exchange run for other keys yields another ISK."""
+    return Writer().string(LABEL_PAIRING_CHANNEL).string(account).bytes(signing).bytes(box).out
+
+
+def initiator_ad(new_device_id: str) -> bytes:
+    """CPace's ADa: the new device's ID, as the 32-character string records carry."""
+    return Writer().string(LABEL_PAIRING_INITIATOR).string(new_device_id).out
+
+
+def responder_ad(responder: str, genesis_hash: bytes, head_hash: bytes, head_seq: int) -> bytes:
+    """CPace's ADb: the circle as the responder sees it, so that Tb
+    authenticates it under a key only a holder of the code can have."""
+    return Writer().string(LABEL_PAIRING_RESPONDER).string(responder).bytes(genesis_hash).bytes(head_hash).u64(head_seq).out
+
+
+def read_share(r: Reader) -> bytes:
+    """A CPace share in a record: a canonical ristretto255 encoding that is
+    not the identity, else the whole record is malformed (PAIRING.md,
+    request field 7 and response field 5)."""
+    share = r.bytes(cpace_ref.ELEMENT_BYTES, "a share")
+    try:
+        cpace_ref.decode(share)
+    except cpace_ref.DecodeError as error:
+        raise Rejected("malformed", f"a share is not a ristretto255 element ({error})") from None
+    if share == cpace_ref.IDENTITY:
+        raise Rejected("malformed", "a share is the identity element")
+    return share
+
+
+def initiator_share(prs: bytes, ci: bytes, sid: bytes, ya: bytes) -> dict:
+    """The new device's half before it publishes: g from the code, Ya = ya * g."""
+    g = cpace_ref.calculate_generator(prs, ci, sid)
+    return {"g": g, "Ya": cpace_ref.scalar_mult(ya, g)}
+
+
+def confirmation_keys(sid: bytes, k: bytes, ya_share: bytes, ada: bytes, yb_share: bytes, adb: bytes) -> dict:
+    """ISK over the initiator-responder transcript, the draft's 10.4 mac_key,
+    and both tags: what either side needs to confirm the other."""
+    isk = cpace_ref.isk_ir(sid, k, ya_share, ada, yb_share, adb)
+    key = cpace_ref.mac_key(sid, isk)
+    return {"K": k, "ISK": isk, "macKey": key,
+            "Ta": cpace_ref.confirmation_tag(key, ya_share, ada),
+            "Tb": cpace_ref.confirmation_tag(key, yb_share, adb)}
+
+
+def responder_half(prs: bytes, ci: bytes, sid: bytes, ya_share: bytes, ada: bytes, adb: bytes, yb: bytes) -> dict:
+    """The trusted device's half, from the typed code: g, Yb = yb * g,
+    K = scalar_mult_vfy(yb, Ya) (abort on the identity), ISK and the tags."""
+    g = cpace_ref.calculate_generator(prs, ci, sid)
+    yb_share = cpace_ref.scalar_mult(yb, g)
+    out = confirmation_keys(sid, cpace_ref.shared_secret(yb, ya_share), ya_share, ada, yb_share, adb)
+    out.update(g=g, Yb=yb_share)
+    return out
+
+
+def request_v2_signed(account, device, session: bytes, share: bytes, head_hash: bytes, requested_at) -> bytes:
+    w = Writer().string(LABEL_V2_ENROLL_REQUEST).string(account)
+    write_device(w, device)
+    return w.bytes(session).bytes(share).bytes(head_hash).u64(requested_at).out
+
+
+def decode_request_v2(data: bytes) -> dict:
+    """PAIRING.md "Enrollment request (version 2)": strict decoding (a version
+    1 request fails on its label), a share that is a non-identity element,
+    then the new device's self-signature."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_V2_ENROLL_REQUEST)
+    request = {"account": r.account(), "device": read_device(r), "session": r.bytes(SESSION_BYTES, "a session"),
+               "share": read_share(r), "headHash": r.bytes(32, "a head hash"), "requestedAt": r.u64()}
+    r.finish()
+    if not ed25519_verify(request["device"]["signing"], signature, signed):
+        raise Rejected("badSignature", "a version 2 enrollment request")
+    request["hash"] = labeled_hash(LABEL_V2_REQUEST_HASH, [data])
+    request["deviceID"] = device_id(request["device"]["signing"], request["device"]["box"])
+    return request
+
+
+def take_request_v2(circle: dict, data: bytes) -> str:
+    """A receiver with the verified circle `circle`: the request rules, then its account."""
+    if decode_request_v2(data)["account"] != circle["account"]:
+        raise Rejected("invalid", "a request for another account")
+    return "accepted"
+
+
+def response_signed(account, request_hash: bytes, responder: str, share: bytes, genesis_hash: bytes,
+                    head_hash: bytes, head_seq: int, tb: bytes) -> bytes:
+    return Writer().string(LABEL_PAIRING_RESPONSE).string(account).bytes(request_hash).string(responder).bytes(share) \
+        .bytes(genesis_hash).bytes(head_hash).u64(head_seq).bytes(tb).out
+
+
+def trusted_signing_key(circle: dict):
+    """`key(device ID)`: the signing key of a trusted member of `circle`, else None."""
+    def key(device):
+        member = circle["members"].get(device)
+        return member["keys"]["signing"] if member and not member["revoked"] else None
+    return key
+
+
+def decode_response(data: bytes, signer_key) -> dict:
+    """PAIRING.md "Pairing response": decodes strictly, then the responder
+    must be trusted (`signer_key` answers None otherwise) and have signed it."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_PAIRING_RESPONSE)
+    response = {"account": r.account(), "requestHash": r.bytes(32, "a request hash"), "responder": r.string(),
+                "share": read_share(r), "genesisHash": r.bytes(32, "a genesis hash"),
+                "headHash": r.bytes(32, "a head hash"), "headSeq": r.u64(),
+                "confirmation": r.bytes(TAG_BYTES_V2, "a confirmation")}
+    r.finish()
+    key = signer_key(response["responder"])
+    if key is None:
+        raise Rejected("untrustedSigner", response["responder"])
+    if not ed25519_verify(key, signature, signed):
+        raise Rejected("badSignature", "a pairing response")
+    response["hash"] = labeled_hash(LABEL_PAIRING_RESPONSE, [data])
+    response["ADb"] = responder_ad(response["responder"], response["genesisHash"], response["headHash"], response["headSeq"])
+    return response
+
+
+def take_response(circle: dict, data: bytes, request: dict, ya: bytes) -> dict:
+    """The new device takes a response to its request (PAIRING.md, "New
+    device", step 3): the response rules, then K = scalar_mult_vfy(ya, Yb),
+    ISK and Tb (`confirmationFailed`), then the genesis hash against entry 0
+    of its own verified log (`invalid`). Answers the exchange's keys."""
+    response = decode_response(data, trusted_signing_key(circle))
+    if response["account"] != circle["account"]:
+        raise Rejected("invalid", "a response for another account")
+    if response["requestHash"] != request["hash"]:
+        raise Rejected("ignored", "a response to another request")
+    ada = initiator_ad(request["deviceID"])
+    keys = confirmation_keys(request["session"], cpace_ref.shared_secret(ya, response["share"]),
+                             request["share"], ada, response["share"], response["ADb"])
+    if not hmac.compare_digest(keys["Tb"], response["confirmation"]):
+        raise Rejected("confirmationFailed", "Tb does not verify: another code, channel, session or circle")
+    if response["genesisHash"] != circle["hashes"][0]:
+        raise Rejected("invalid", "the response's genesis is not the genesis this device verified")
+    keys.update(response=response, ADa=ada)
+    return keys
+
+
+def confirmation_signed(account, request_hash: bytes, response_hash: bytes, ta: bytes) -> bytes:
+    return Writer().string(LABEL_PAIRING_CONFIRM).string(account).bytes(request_hash).bytes(response_hash).bytes(ta).out
+
+
+def decode_confirmation(data: bytes, request: dict) -> dict:
+    """PAIRING.md "Pairing confirmation": Ta is 64 bytes or empty; signed by
+    the key of the request it names (`request`, the one the receiver keeps)."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_PAIRING_CONFIRM)
+    confirmation = {"account": r.account(), "requestHash": r.bytes(32, "a request hash"),
+                    "responseHash": r.bytes(32, "a response hash"), "confirmation": r.bytes()}
+    r.finish()
+    if len(confirmation["confirmation"]) not in (0, TAG_BYTES_V2):
+        raise Rejected("malformed", "a confirmation must be 64 bytes or empty")
+    if confirmation["requestHash"] != request["hash"]:
+        raise Rejected("ignored", "a confirmation for a request this device does not keep")
+    if not ed25519_verify(request["device"]["signing"], signature, signed):
+        raise Rejected("badSignature", "a pairing confirmation")
+    return confirmation
+
+
+def take_confirmation(data: bytes, request: dict, response_hash: bytes, keys: dict) -> str:
+    """The trusted device, waiting on the response it published (hash
+    `response_hash`, exchange `keys`): an empty confirmation or a Ta that does
+    not verify is `confirmationFailed` (the person is told `denied`)."""
+    confirmation = decode_confirmation(data, request)
+    if confirmation["account"] != request["account"]:
+        raise Rejected("invalid", "a confirmation for another account")
+    if confirmation["responseHash"] != response_hash:
+        raise Rejected("ignored", "a confirmation of another response")
+    if not hmac.compare_digest(keys["Ta"], confirmation["confirmation"]):
+        raise Rejected("confirmationFailed", "an empty confirmation, or a Ta that does not verify")
+    return "accepted"
+
+
+def approval_key(isk: bytes) -> bytes:
+    """The approval tag's key: SHA-512 over labelled fields, a key no one
+    without ISK (so without the code and ya or yb) can have."""
+    return hashlib.sha512(Writer().string(LABEL_PAIRING_APPROVAL_KEY).bytes(isk).out).digest()
+
+
+def approval_tag(isk: bytes, account, request_hash: bytes, entry_hash: bytes, genesis_hash: bytes) -> bytes:
+    """Authenticates, under ISK, that the approve entry `entry_hash` answers
+    this request in the chain that starts at `genesis_hash`."""
+    message = Writer().string(LABEL_PAIRING_APPROVAL).string(account).bytes(request_hash).bytes(entry_hash) \
+        .bytes(genesis_hash).out
+    return hmac.new(approval_key(isk), message, hashlib.sha512).digest()
+
+
+def approval_signed(account, request_hash: bytes, approver: str, entry_hash: bytes, tag: bytes) -> bytes:
+    return Writer().string(LABEL_PAIRING_APPROVAL).string(account).bytes(request_hash).string(approver) \
+        .bytes(entry_hash).bytes(tag).out
+
+
+def decode_approval(data: bytes, signer_key) -> dict:
+    """PAIRING.md "Pairing approval": strict decoding, a trusted approver, its signature."""
+    signed, signature = split_outer(data)
+    r = Reader(signed)
+    r.label(LABEL_PAIRING_APPROVAL)
+    approval = {"account": r.account(), "requestHash": r.bytes(32, "a request hash"), "approver": r.string(),
+                "entryHash": r.bytes(32, "an entry hash"), "tag": r.bytes(TAG_BYTES_V2, "a tag")}
+    r.finish()
+    key = signer_key(approval["approver"])
+    if key is None:
+        raise Rejected("untrustedSigner", approval["approver"])
+    if not ed25519_verify(key, signature, signed):
+        raise Rejected("badSignature", "a pairing approval")
+    return approval
+
+
+def take_approval(circle: dict, log: list, data: bytes, request: dict, isk: bytes) -> str:
+    """The new device (verified log `log`, circle `circle`, its request and
+    ISK): the approval must name an approve entry of its log for its own keys
+    and request hash, signed by the approver, and its tag must verify under
+    ISK with the genesis of its log; otherwise `invalid`."""
+    approval = decode_approval(data, trusted_signing_key(circle))
+    if approval["account"] != circle["account"]:
+        raise Rejected("invalid", "an approval for another account")
+    if approval["requestHash"] != request["hash"]:
+        raise Rejected("ignored", "an approval of another request")
+    entry = next((e for e in map(decode_log_entry, log) if e["hash"] == approval["entryHash"]), None)
+    if entry is None or entry["kind"] != "approve" or entry["signer"] != approval["approver"] \
+            or entry["body"]["device"] != request["device"] or entry["body"]["requestHash"] != request["hash"]:
+        raise Rejected("invalid", "the approval does not name an approve entry of this request, by its approver")
+    expected = approval_tag(isk, circle["account"], request["hash"], approval["entryHash"], circle["hashes"][0])
+    if not hmac.compare_digest(expected, approval["tag"]):
+        raise Rejected("invalid", "the approval tag does not verify under ISK")
+    return "accepted"
+
+
 # --- the vectors ------------------------------------------------------------
 
 def relay_request_vector(seed: bytes, signing_public: bytes, box_public: bytes, signer_id: str) -> dict:
@@ -560,6 +834,7 @@ def compute() -> dict:
     assert ed25519_verify(sign_pk_b, ack_sig_back, ack_signed_back)
 
     negative = negative_vectors(dict(locals(), share_plain=share_plain))
+    pairing = pairing_vectors(dict(locals()))
 
     return {
         "inputs": {
@@ -610,6 +885,7 @@ def compute() -> dict:
         "ackHex": ack.hex(),
         "relayRequest": relay_request_vector(seed_a, sign_pk_a, box_pk_a, id_a),
         "cases": negative,
+        "pairing": pairing,
     }
 
 
@@ -745,6 +1021,266 @@ def negative_vectors(v: dict) -> list:
         case["sharePlaintextHex" if record == "share" else "hex"] = data.hex()
         case["expect"] = expect
         out.append(case)
+    return out
+
+
+def pairing_vectors(v: dict) -> dict:
+    """docs/PAIRING.md, "Vectors": B (the new device, CPace's initiator) asks
+    to join alice's circle, whose only member is A (its founder, the
+    responder, verified log = [genesis]); then one run of the exchange and
+    the records it yields, the code-drawing rule, and `cases`."""
+    account, genesis, genesis_hash = v["account"], v["genesis"], v["genesis_hash"]
+    device_a, device_b, id_a, id_b = v["device_a"], v["device_b"], v["id_a"], v["id_b"]
+    sk_a, sk_b = v["sign_sk_a"], v["sign_sk_b"]
+    code, wrong_code = "042917", "042918"
+    code_draw = bytes.fromhex("0000a7a5")         # 42917: the draw that gives `code`
+    session = b"\x23" * SESSION_BYTES
+    other_session = b"\x24" * SESSION_BYTES
+    # Scalars as sample_scalar draws them: little-endian, bits 252 and up clear (so below L).
+    ya = b"\x21" * 31 + b"\x01"
+    yb = b"\x22" * 31 + b"\x02"
+    requested_at, approve_at = v["request_at"], v["approve_at"]
+    # C: a third device, whose keys stand in for B's in the substituted-keys case.
+    seed_c, box_secret_c = b"\x05" * 32, b"\x06" * 32
+    sign_pk_c, sign_sk_c = ed25519_keypair(seed_c)
+    device_c = {"signing": sign_pk_c, "box": x25519_public_key(box_secret_c), "name": "tablet"}
+    id_c = device_id(device_c["signing"], device_c["box"])
+    assert draw_code(code_draw) == code
+    prs = code.encode("ascii")
+
+    # B: the CPace inputs of its request, its share, its signed request.
+    ci = pairing_channel(account, device_b["signing"], device_b["box"])
+    ada = initiator_ad(id_b)
+    b_half = initiator_share(prs, ci, session, ya)
+    req_signed = request_v2_signed(account, device_b, session, b_half["Ya"], genesis_hash, requested_at)
+    request = outer(req_signed, ed25519_sign(sk_b, req_signed))
+    request_hash = labeled_hash(LABEL_V2_REQUEST_HASH, [request])
+
+    # A: takes the request, runs its half from the typed code with its log's genesis and head in ADb.
+    circle_a = new_circle(account)
+    apply(circle_a, genesis)
+    take_request_v2(circle_a, request)
+    rq = decode_request_v2(request)
+    adb = responder_ad(id_a, genesis_hash, head(circle_a), len(circle_a["hashes"]) - 1)
+    a_half = responder_half(prs, pairing_channel(account, rq["device"]["signing"], rq["device"]["box"]),
+                            rq["session"], rq["share"], initiator_ad(rq["deviceID"]), adb, yb)
+
+    def response(share=a_half["Yb"], tb=a_half["Tb"], genesis_field=genesis_hash, head_field=genesis_hash,
+                 head_seq=0, responder=id_a, signer_sk=sk_a, request_field=request_hash):
+        signed = response_signed(account, request_field, responder, share, genesis_field, head_field, head_seq, tb)
+        return signed, outer(signed, ed25519_sign(signer_sk, signed))
+
+    resp_signed, resp = response()
+    response_hash = labeled_hash(LABEL_PAIRING_RESPONSE, [resp])
+
+    # B: takes the response (Tb, genesis), answers with Ta.
+    circle_b = new_circle(account)
+    apply(circle_b, genesis)
+    b_keys = take_response(circle_b, resp, rq, ya)
+
+    def confirmation(ta, signer_sk=sk_b):
+        signed = confirmation_signed(account, request_hash, response_hash, ta)
+        return signed, outer(signed, ed25519_sign(signer_sk, signed))
+
+    conf_signed, conf = confirmation(b_keys["Ta"])
+
+    # A: Ta verifies, so it approves B at its head and publishes the pairing approval with the entry.
+    assert take_confirmation(conf, rq, response_hash, a_half) == "accepted"
+    approve_signed = log_entry_signed(account, 1, genesis_hash, id_a, approve_at, "approve",
+                                      {"device": device_b, "requestHash": request_hash})
+    approve = outer(approve_signed, ed25519_sign(sk_a, approve_signed))
+    approve_hash = decode_log_entry(approve)["hash"]
+    tag = approval_tag(a_half["ISK"], account, request_hash, approve_hash, genesis_hash)
+
+    def approval(isk=a_half["ISK"]):
+        t = approval_tag(isk, account, request_hash, approve_hash, genesis_hash)
+        signed = approval_signed(account, request_hash, id_a, approve_hash, t)
+        return signed, outer(signed, ed25519_sign(sk_a, signed))
+
+    appr_signed, appr = approval()
+
+    # --- self-checks: both halves agree, and agree with cpace_ref's own whole run ---
+    run = cpace_ref.run_exchange(prs, ci, session, ya, ada, yb, adb)
+    assert (run["g"], run["Ya"], run["Yb"], run["K"]) == (b_half["g"], b_half["Ya"], a_half["Yb"], a_half["K"])
+    assert b_keys["K"] == a_half["K"] and b_keys["ISK"] == a_half["ISK"] == run["ISK_IR"]
+    assert b_keys["macKey"] == a_half["macKey"] == run["mac_key_IR"]
+    assert b_keys["Ta"] == a_half["Ta"] == run["Ta_IR"] and b_keys["Tb"] == a_half["Tb"] == run["Tb_IR"]
+    assert a_half["g"] == b_half["g"] and b_keys["ADa"] == ada and b_keys["response"]["ADb"] == adb
+    assert rq["hash"] == request_hash and rq["device"] == device_b and rq["headHash"] == genesis_hash
+    assert split_outer(request)[0] == req_signed and split_outer(resp)[0] == resp_signed
+    assert apply(circle_b, approve) == "accepted"
+    assert take_approval(circle_b, [genesis, approve], appr, rq, b_keys["ISK"]) == "accepted"
+    assert decode_approval(appr, trusted_signing_key(circle_b))["tag"] == tag
+
+    cases = pairing_cases(locals())
+
+    draws = []
+    for random4 in ("00000000", "0000a7a5", "fff0bdbf", "fff13d7f", "fff13d80", "fff2d67f", "ffffffff"):
+        drawn = draw_code(bytes.fromhex(random4))
+        draws.append({"randomHex": random4, "n": int(random4, 16), "result": drawn or "rejected"})
+
+    def signature_of(data):
+        return split_outer(data)[1].hex()
+
+    return {
+        "inputs": {
+            "account": account,
+            "newDevice": {"name": device_b["name"], "ed25519SeedHex": v["seed_b"].hex(), "x25519SecretHex": v["box_secret_b"].hex()},
+            "responder": {"name": device_a["name"], "ed25519SeedHex": v["seed_a"].hex(), "x25519SecretHex": v["box_secret_a"].hex()},
+            "otherDevice": {"name": device_c["name"], "ed25519SeedHex": seed_c.hex(), "x25519SecretHex": box_secret_c.hex()},
+            "code": code,
+            "codeRandomHex": code_draw.hex(),
+            "wrongCode": wrong_code,
+            "sessionHex": session.hex(),
+            "otherSessionHex": other_session.hex(),
+            "yaScalarHex": ya.hex(),
+            "ybScalarHex": yb.hex(),
+            "requestedAtMs": requested_at,
+            "approveCreatedAtMs": approve_at,
+        },
+        "deviceIdNew": id_b,
+        "deviceIdResponder": id_a,
+        "deviceIdOther": id_c,
+        "genesisHex": genesis.hex(),
+        "genesisHash": genesis_hash.hex(),
+        "prsHex": prs.hex(),
+        "ciHex": ci.hex(),
+        "sidHex": session.hex(),
+        "adaHex": ada.hex(),
+        "adbHex": adb.hex(),
+        "generatorHex": b_half["g"].hex(),
+        "yaHex": b_half["Ya"].hex(),
+        "ybHex": a_half["Yb"].hex(),
+        "kHex": a_half["K"].hex(),
+        "iskHex": a_half["ISK"].hex(),
+        "macKeyHex": a_half["macKey"].hex(),
+        "taHex": a_half["Ta"].hex(),
+        "tbHex": a_half["Tb"].hex(),
+        "requestSignedHex": req_signed.hex(),
+        "requestSignature": signature_of(request),
+        "requestHex": request.hex(),
+        "requestHash": request_hash.hex(),
+        "responseSignedHex": resp_signed.hex(),
+        "responseSignature": signature_of(resp),
+        "responseHex": resp.hex(),
+        "responseHash": response_hash.hex(),
+        "confirmationSignedHex": conf_signed.hex(),
+        "confirmationSignature": signature_of(conf),
+        "confirmationHex": conf.hex(),
+        "approveSignedHex": approve_signed.hex(),
+        "approveSignature": signature_of(approve),
+        "approveHex": approve.hex(),
+        "approveHash": approve_hash.hex(),
+        "approvalKeyHex": approval_key(a_half["ISK"]).hex(),
+        "approvalTagHex": tag.hex(),
+        "approvalSignedHex": appr_signed.hex(),
+        "approvalSignature": signature_of(appr),
+        "approvalHex": appr.hex(),
+        "codeDraws": draws,
+        "cases": cases,
+    }
+
+
+def pairing_cases(p: dict) -> list:
+    """One outcome each, like `cases` (PAIRING.md, "Vectors"). Every case has
+    `log`, the entries of the receiver's verified log, and `hex`, the record:
+      pairingRequest       any receiver decodes it and checks its account;
+      pairingResponse      B takes it as a response to its request
+                           (`requestHex`), holding `yaScalarHex`;
+      pairingConfirmation  A takes it as the confirmation of its response
+                           (`responseHex`), holding `ybScalarHex` and `code`;
+      pairingApproval      B takes it with `iskHex`, its log holding the approve entry.
+    Each wrong response is signed by A and names B's request, so that it
+    reaches the check it is there for."""
+    account, request, rq, genesis, approve = p["account"], p["request"], p["rq"], p["genesis"], p["approve"]
+    response, confirmation, approval, prs = p["response"], p["confirmation"], p["approval"], p["prs"]
+    ya, yb, session, ada, adb, sk_b = p["ya"], p["yb"], p["session"], p["ada"], p["adb"], p["v"]["sign_sk_b"]
+    device_b, device_c, genesis_hash = p["device_b"], p["device_c"], p["genesis_hash"]
+    ci = p["ci"]
+
+    def request_with(share=rq["share"], label=LABEL_V2_ENROLL_REQUEST, request_account=account):
+        w = Writer().string(label).string(request_account)
+        write_device(w, device_b)
+        signed = w.bytes(session).bytes(share).bytes(genesis_hash).u64(p["requested_at"]).out
+        return outer(signed, ed25519_sign(sk_b, signed))
+
+    non_canonical = (cpace_ref.P + 2).to_bytes(32, "little")   # s >= p: not a canonical encoding
+
+    # (a) A typed another code: its g, and so Yb, K, ISK and Tb, are another exchange's.
+    wrong = responder_half(p["wrong_code"].encode("ascii"), ci, session, rq["share"], ada, adb, yb)
+    # (b) A ran the exchange with C's keys in CI (everything else B's): another g, another ISK.
+    substituted = responder_half(prs, pairing_channel(account, device_c["signing"], device_c["box"]),
+                                 session, rq["share"], ada, adb, yb)
+    # (c) Yb and Tb of an exchange of another request of B's (same keys, code, ya and yb, another session).
+    other_ya_share = initiator_share(prs, ci, p["other_session"], ya)["Ya"]
+    replayed = responder_half(prs, ci, p["other_session"], other_ya_share, ada, adb, yb)
+    # (d) A's response claims another circle: genesis (and head) of another genesis entry; Tb is right for that ADb.
+    # The other genesis: A's, one millisecond later (the "second genesis" of `cases`).
+    t = p["v"]["genesis_at"] + 1
+    other_genesis_signed = log_entry_signed(account, 0, ZERO_HASH, p["id_a"], t, "genesis",
+                                            {"device": p["device_a"], "generation": 1, "keyID": p["v"]["kid"], "keyCreatedAt": t})
+    other_genesis_hash = labeled_hash(LABEL_LOG_HASH, [other_genesis_signed, ed25519_sign(p["sk_a"], other_genesis_signed)])
+    other_adb = responder_ad(p["id_a"], other_genesis_hash, other_genesis_hash, 0)
+    other_circle = responder_half(prs, ci, session, rq["share"], ada, other_adb, yb)
+    # (e) an approval whose tag is keyed by the ISK of the wrong-code exchange.
+    wrong_isk = wrong["ISK"]
+
+    def bad_sig(data):
+        out = bytearray(data)
+        out[-1] ^= 0x01
+        return bytes(out)
+
+    cases = [
+        ("pairing request", "pairingRequest", [genesis], request, "accepted"),
+        ("version 1 request decoded as version 2", "pairingRequest", [genesis], p["v"]["request"], "malformed"),
+        ("pairing request whose share is the identity", "pairingRequest", [genesis], request_with(share=cpace_ref.IDENTITY), "malformed"),
+        ("pairing request whose share is not a canonical encoding", "pairingRequest", [genesis], request_with(share=non_canonical), "malformed"),
+        ("pairing request with a flipped signature bit", "pairingRequest", [genesis], bad_sig(request), "badSignature"),
+        ("pairing request for another account", "pairingRequest", [genesis], request_with(request_account="bob"), "invalid"),
+        ("pairing response", "pairingResponse", [genesis], response()[1], "accepted"),
+        ("pairing response from a responder that typed a wrong code", "pairingResponse", [genesis],
+         response(share=wrong["Yb"], tb=wrong["Tb"])[1], "confirmationFailed"),
+        ("pairing response computed with another device's keys in CI", "pairingResponse", [genesis],
+         response(share=substituted["Yb"], tb=substituted["Tb"])[1], "confirmationFailed"),
+        ("pairing response of another session, replayed for this request", "pairingResponse", [genesis],
+         response(share=replayed["Yb"], tb=replayed["Tb"])[1], "confirmationFailed"),
+        ("pairing response naming another genesis", "pairingResponse", [genesis],
+         response(share=other_circle["Yb"], tb=other_circle["Tb"], genesis_field=other_genesis_hash,
+                  head_field=other_genesis_hash)[1], "invalid"),
+        ("pairing response whose share is the identity", "pairingResponse", [genesis],
+         response(share=cpace_ref.IDENTITY)[1], "malformed"),
+        ("pairing response from a device not in the circle", "pairingResponse", [genesis],
+         response(responder=p["id_c"], signer_sk=p["sign_sk_c"])[1], "untrustedSigner"),
+        ("pairing response with a flipped signature bit", "pairingResponse", [genesis], bad_sig(response()[1]), "badSignature"),
+        ("pairing confirmation", "pairingConfirmation", [genesis], confirmation(p["b_keys"]["Ta"])[1], "accepted"),
+        ("empty pairing confirmation", "pairingConfirmation", [genesis], confirmation(b"")[1], "confirmationFailed"),
+        ("pairing confirmation whose Ta is another exchange's (a wrong code)", "pairingConfirmation", [genesis], confirmation(wrong["Ta"])[1],
+         "confirmationFailed"),
+        ("pairing confirmation with a 32-byte Ta", "pairingConfirmation", [genesis], confirmation(p["b_keys"]["Ta"][:32])[1],
+         "malformed"),
+        ("pairing confirmation signed by A", "pairingConfirmation", [genesis], confirmation(p["b_keys"]["Ta"], p["sk_a"])[1],
+         "badSignature"),
+        ("pairing approval", "pairingApproval", [genesis, approve], approval()[1], "accepted"),
+        ("pairing approval tagged under another ISK", "pairingApproval", [genesis, approve], approval(wrong_isk)[1], "invalid"),
+        ("pairing approval with a flipped signature bit", "pairingApproval", [genesis, approve], bad_sig(approval()[1]), "badSignature"),
+    ]
+    out = []
+    for name, record, log, data, expect in cases:
+        circle = new_circle(account)
+        for earlier in log:
+            if apply(circle, earlier) != "accepted":
+                raise VectorError(f"case '{name}': its log does not apply")
+        if record == "pairingRequest":
+            got = outcome_of(lambda: take_request_v2(circle, data))
+        elif record == "pairingResponse":
+            got = outcome_of(lambda: take_response(circle, data, rq, ya) and "accepted")
+        elif record == "pairingConfirmation":
+            got = outcome_of(lambda: take_confirmation(data, rq, p["response_hash"], p["a_half"]))
+        else:
+            got = outcome_of(lambda: take_approval(circle, log, data, rq, p["b_keys"]["ISK"]))
+        if got != expect:
+            raise VectorError(f"case '{name}': expected {expect}, got {got}")
+        out.append({"name": name, "record": record, "log": [e.hex() for e in log], "hex": data.hex(), "expect": expect})
     return out
 
 

@@ -45,3 +45,25 @@ extension Labels {
     /// First field of the AAD of a caller's envelope (seal/open).
     public static let envelope = "keyvault/v1/envelope"
 }
+
+/// Pairing version 2: the pairing code as a CPace password (docs/PAIRING.md).
+extension Labels {
+    /// A new device's version 2 enrollment request.
+    public static let pairingRequest = "keyvault/v2/enroll-request"
+    /// The hash that names a version 2 request.
+    public static let pairingRequestHash = "keyvault/v2/request-hash"
+    /// CPace's channel identifier: the account and the new device's keys.
+    public static let pairingChannel = "keyvault/v2/pairing-channel"
+    /// CPace's ADa: the new device's ID.
+    public static let pairingInitiator = "keyvault/v2/pairing-initiator"
+    /// CPace's ADb: the responder and the circle as it sees it.
+    public static let pairingResponder = "keyvault/v2/pairing-responder"
+    /// A trusted device's half of the exchange, and the hash that names it.
+    public static let pairingResponse = "keyvault/v2/pairing-response"
+    /// The new device's confirmation (or refusal) of a response.
+    public static let pairingConfirm = "keyvault/v2/pairing-confirm"
+    /// The approver's tag over its approve entry, and the tag's input.
+    public static let pairingApproval = "keyvault/v2/pairing-approval"
+    /// The key of the approval tag, derived from the exchange's ISK.
+    public static let pairingApprovalKey = "keyvault/v2/pairing-approval-key"
+}

@@ -1,0 +1,79 @@
+public import KeyVaultCrypto
+
+/// The approver's proof, under the exchange's key, that the device that knew
+/// the code approved exactly this entry (docs/PAIRING.md): the entry's hash
+/// covers the new device's keys, the request and the head it was approved at.
+/// Signed by the approver, published with the `approve` entry as a `challenge` row.
+public struct PairingApproval: Sendable, Equatable {
+    public var account: AccountID
+    public var requestHash: [UInt8]
+    public var approver: String
+    public var entryHash: [UInt8]
+    public var tag: [UInt8]
+    public var signature: [UInt8]
+
+    package var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.pairingApproval)
+        w.string(account.rawValue)
+        w.bytes(requestHash)
+        w.string(approver)
+        w.bytes(entryHash)
+        w.bytes(tag)
+        return w.bytes
+    }
+
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+
+    /// `approval_key = SHA-512(field(label) || field(ISK))`, in secure memory.
+    package static func key(_ sessionKey: CPace.SessionKey) -> SecureBytes {
+        var prefix = FieldWriter()
+        prefix.string(Labels.pairingApprovalKey)
+        // field(ISK) = u32be(64) || ISK, the ISK read from secure memory as it is hashed.
+        let iskLength: [UInt8] = [0, 0, 0, UInt8(CPace.sessionKeyByteCount)]
+        return SHA512.secureHash([.bytes(prefix.bytes + iskLength), .secret(sessionKey.bytes)])
+    }
+
+    package static func tag(_ sessionKey: CPace.SessionKey, account: AccountID, requestHash: [UInt8], entryHash: [UInt8],
+                            genesisHash: [UInt8]) -> [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.pairingApproval)
+        w.string(account.rawValue)
+        w.bytes(requestHash)
+        w.bytes(entryHash)
+        w.bytes(genesisHash)
+        return HMACSHA512.authenticate(w.bytes, key: key(sessionKey))
+    }
+
+    /// The approval of `entry` (an `approve` entry for the request), by the device that signed it.
+    public static func make(entry: LogEntry, request: PairingRequest, genesisHash: [UInt8], sessionKey: CPace.SessionKey,
+                            signer: SigningKey) -> PairingApproval {
+        var approval = PairingApproval(account: request.account, requestHash: request.hash, approver: entry.signer, entryHash: entry.hash,
+                                       tag: tag(sessionKey, account: request.account, requestHash: request.hash, entryHash: entry.hash,
+                                                genesisHash: genesisHash),
+                                       signature: [])
+        approval.signature = signer.signature(for: approval.signedBytes)
+        return approval
+    }
+
+    /// Decodes and checks the signature against the approver's key, which the caller looks up in its circle.
+    public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingApproval {
+        let (signed, signature) = try SignedEnvelope.decode(data)
+        var r = FieldReader(signed)
+        try r.label(Labels.pairingApproval)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let approval = PairingApproval(account: account, requestHash: try r.bytes(count: 32, "a request hash"), approver: try r.string(),
+                                       entryHash: try r.bytes(count: 32, "an entry hash"),
+                                       tag: try r.bytes(count: CPace.confirmationTagByteCount, "a tag"), signature: signature)
+        try r.finish()
+        guard let signer = key(approval.approver) else { throw .untrustedSigner(approval.approver) }
+        guard signer.isValidSignature(signature, for: signed) else { throw .badSignature("a pairing approval") }
+        return approval
+    }
+
+    /// Whether the tag is the one the exchange's key gives for this entry in the circle starting at `genesisHash`.
+    public func isAuthentic(under sessionKey: CPace.SessionKey, genesisHash: [UInt8]) -> Bool {
+        let expected = Self.tag(sessionKey, account: account, requestHash: requestHash, entryHash: entryHash, genesisHash: genesisHash)
+        return ConstantTime.equal(expected, tag)
+    }
+}

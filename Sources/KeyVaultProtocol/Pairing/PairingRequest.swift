@@ -1,0 +1,119 @@
+public import Foundation
+public import KeyVaultCrypto
+
+/// A new device's version 2 request to join an account's circle
+/// (docs/PAIRING.md): its keys, a fresh session and its half of the CPace
+/// exchange, `Ya`, signed by its own key. Published as a `request` row.
+public struct PairingRequest: Sendable, Equatable {
+    public var account: AccountID
+    public var device: DeviceKeys
+    /// CPace's sid: 16 random bytes, fresh per request.
+    public var session: [UInt8]
+    /// CPace's `Ya`.
+    public var share: [UInt8]
+    /// The circle head the new device verified when it asked.
+    public var headHash: [UInt8]
+    public var requestedAt: UInt64
+    public var signature: [UInt8]
+
+    public static let sessionByteCount = 16
+
+    package static func signedBytes(account: AccountID, device: DeviceKeys, session: [UInt8], share: [UInt8],
+                                    headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.pairingRequest)
+        w.string(account.rawValue)
+        device.write(to: &w)
+        w.bytes(session)
+        w.bytes(share)
+        w.bytes(headHash)
+        w.u64(requestedAt)
+        return w.bytes
+    }
+
+    /// A request for `code`.
+    public static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, headHash: [UInt8],
+                            at date: Date) throws -> Started {
+        try make(account: account, device: device, signer: signer, code: code, session: Random.bytes(sessionByteCount),
+                 headHash: headHash, at: date) { inputs, data in try CPace.Initiator(inputs: inputs, associatedData: data) }
+    }
+
+    /// The same with a chosen session and scalar: for vectors only.
+    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, session: [UInt8],
+                             headHash: [UInt8], at date: Date, scalarForTesting scalar: [UInt8]) throws -> Started {
+        try make(account: account, device: device, signer: signer, code: code, session: session, headHash: headHash, at: date) { inputs, data in
+            try CPace.Initiator(inputs: inputs, associatedData: data,
+                                scalarForTesting: Ristretto255.Scalar(reducing: SecureBytes(copying: scalar)))
+        }
+    }
+
+    private static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, session: [UInt8], headHash: [UInt8],
+                             at date: Date, initiator: (CPace.Inputs, [UInt8]) throws -> CPace.Initiator) throws -> Started {
+        precondition(Pairing.isCode(code) && session.count == sessionByteCount)
+        let started = try initiator(Pairing.inputs(code: code, account: account, device: device, session: session),
+                                    Pairing.initiatorData(deviceID: device.deviceID))
+        let at = UInt64(date.timeIntervalSince1970 * 1000)
+        let share = started.message.share
+        let bytes = signedBytes(account: account, device: device, session: session, share: share, headHash: headHash, requestedAt: at)
+        let request = PairingRequest(account: account, device: device, session: session, share: share, headHash: headHash,
+                                     requestedAt: at, signature: signer.signature(for: bytes))
+        return Started(request: request, initiator: started)
+    }
+
+    /// A request just made, and the initiator that alone can finish its exchange
+    /// (kept in memory only: a restart abandons the request).
+    public struct Started: ~Copyable, Sendable {
+        public let request: PairingRequest
+        let initiator: CPace.Initiator
+
+        /// The initiator, for the account's owner to keep until the response comes.
+        public consuming func takeInitiator() -> CPace.Initiator { initiator }
+    }
+
+    public var encoded: [UInt8] {
+        SignedEnvelope.encode(Self.signedBytes(account: account, device: device, session: session, share: share, headHash: headHash,
+                                               requestedAt: requestedAt), signature)
+    }
+
+    /// Decodes and checks the self-signature; a share that is not a ristretto255
+    /// element, or is the identity, is `malformed`.
+    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> PairingRequest {
+        let (signed, signature) = try SignedEnvelope.decode(data)
+        var r = FieldReader(signed)
+        try r.label(Labels.pairingRequest)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let device = try DeviceKeys.read(from: &r)
+        let session = try r.bytes(count: sessionByteCount, "a session")
+        let share = try Pairing.element(try r.bytes(count: 32, "a share"))
+        let head = try r.bytes(count: 32, "a head hash")
+        let at = try r.u64()
+        try r.finish()
+        guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
+        return PairingRequest(account: account, device: device, session: session, share: share, headHash: head, requestedAt: at,
+                              signature: signature)
+    }
+
+    /// Names the request in the response, confirmation, approval and approve entry.
+    public var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded]) }
+
+    public var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
+
+    /// CPace's `Ya, ADa` as the responder takes them.
+    func initiatorMessage() throws(ProtocolError) -> CPace.Message {
+        do {
+            return try CPace.Message(share: share, associatedData: Pairing.initiatorData(deviceID: device.deviceID))
+        } catch {
+            throw .malformed("a share that is not a ristretto255 element")
+        }
+    }
+}
+
+extension Pairing {
+    /// A share as records carry it: a canonical ristretto255 encoding, not the identity.
+    static func element(_ bytes: [UInt8]) throws(ProtocolError) -> [UInt8] {
+        guard bytes.contains(where: { $0 != 0 }), (try? CPace.Message(share: bytes, associatedData: [])) != nil else {
+            throw .malformed("a share that is not a ristretto255 element other than the identity")
+        }
+        return bytes
+    }
+}

@@ -1,0 +1,113 @@
+public import KeyVaultCrypto
+
+/// A trusted device's half of a pairing exchange (docs/PAIRING.md), made from
+/// the code the person typed there: `Yb`, the circle as the responder sees it
+/// (its `ADb`) and `Tb`, signed. Published as a `challenge` row.
+public struct PairingResponse: Sendable, Equatable {
+    public var account: AccountID
+    public var requestHash: [UInt8]
+    public var responder: String
+    public var share: [UInt8]
+    public var genesisHash: [UInt8]
+    public var headHash: [UInt8]
+    public var headSeq: UInt64
+    /// `Tb`, 64 bytes.
+    public var confirmation: [UInt8]
+    public var signature: [UInt8]
+
+    package var signedBytes: [UInt8] {
+        var w = FieldWriter()
+        w.string(Labels.pairingResponse)
+        w.string(account.rawValue)
+        w.bytes(requestHash)
+        w.string(responder)
+        w.bytes(share)
+        w.bytes(genesisHash)
+        w.bytes(headHash)
+        w.u64(headSeq)
+        w.bytes(confirmation)
+        return w.bytes
+    }
+
+    /// A response just made, and the responder that alone can check the new
+    /// device's confirmation and yield the exchange's key.
+    public struct Started: ~Copyable, Sendable {
+        public let response: PairingResponse
+        let responder: CPace.Responder
+
+        /// The responder, for the account's owner to keep until the confirmation comes.
+        public consuming func takeResponder() -> CPace.Responder { responder }
+    }
+
+    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    public var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingResponse, parts: [encoded]) }
+
+    /// CPace's `ADb`: who responds, and the circle it responds from.
+    package var responderData: [UInt8] {
+        Pairing.responderData(responder: responder, genesisHash: genesisHash, headHash: headHash, headSeq: headSeq)
+    }
+
+    /// Answers `request` with the typed `code`, from this device's verified `circle`.
+    public static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey,
+                            circle: CircleState) throws -> Started {
+        try make(to: request, code: code, responder: responder, signer: signer, circle: circle) { message, inputs, data in
+            try CPace.Responder(respondingTo: message, inputs: inputs, associatedData: data)
+        }
+    }
+
+    /// The same with a chosen scalar: for vectors only.
+    package static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey, circle: CircleState,
+                             scalarForTesting scalar: [UInt8]) throws -> Started {
+        try make(to: request, code: code, responder: responder, signer: signer, circle: circle) { message, inputs, data in
+            try CPace.Responder(respondingTo: message, inputs: inputs, associatedData: data,
+                                scalarForTesting: Ristretto255.Scalar(reducing: SecureBytes(copying: scalar)))
+        }
+    }
+
+    private static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey, circle: CircleState,
+                             start: (CPace.Message, CPace.Inputs, [UInt8]) throws -> CPace.Responder) throws -> Started {
+        precondition(Pairing.isCode(code))
+        guard let genesis = circle.entries.first, let head = circle.entries.last else { throw ProtocolError.invalid("an empty circle cannot approve") }
+        var response = PairingResponse(account: request.account, requestHash: request.hash, responder: responder, share: [],
+                                       genesisHash: genesis.hash, headHash: head.hash, headSeq: head.seq, confirmation: [], signature: [])
+        let inputs = Pairing.inputs(code: code, account: request.account, device: request.device, session: request.session)
+        let started = try start(try request.initiatorMessage(), inputs, response.responderData)
+        response.share = started.response.message.share
+        response.confirmation = started.response.confirmation.rawRepresentation
+        response.signature = signer.signature(for: response.signedBytes)
+        return Started(response: response, responder: started)
+    }
+
+    /// Decodes and checks the signature against the responder's key, which the caller looks up in its circle.
+    public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingResponse {
+        let (signed, signature) = try SignedEnvelope.decode(data)
+        var r = FieldReader(signed)
+        try r.label(Labels.pairingResponse)
+        guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
+        let response = PairingResponse(
+            account: account, requestHash: try r.bytes(count: 32, "a request hash"), responder: try r.string(),
+            share: try Pairing.element(try r.bytes(count: 32, "a share")), genesisHash: try r.bytes(count: 32, "a genesis hash"),
+            headHash: try r.bytes(count: 32, "a head hash"), headSeq: try r.u64(),
+            confirmation: try r.bytes(count: CPace.confirmationTagByteCount, "a confirmation"), signature: signature)
+        try r.finish()
+        guard let signer = key(response.responder) else { throw .untrustedSigner(response.responder) }
+        guard signer.isValidSignature(signature, for: signed) else { throw .badSignature("a pairing response") }
+        return response
+    }
+
+    /// Every rule of docs/PAIRING.md's "Pairing response": the responder a trusted member of `circle`, the account the circle's.
+    public static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> PairingResponse {
+        let response = try decode(data) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
+        guard response.account == circle.account else { throw .invalid("a pairing response for another account") }
+        return response
+    }
+
+    /// Which request a response or approval names, without checking it (for the relay's retention).
+    public static func requestHash(of data: [UInt8]) -> [UInt8]? {
+        guard let (signed, _) = try? SignedEnvelope.decode(data) else { return nil }
+        var r = FieldReader(signed)
+        guard let label = try? r.string(), label == Labels.pairingResponse || label == Labels.pairingApproval,
+              (try? r.string()) != nil else { return nil }
+        return try? r.bytes(count: 32, "a request hash")
+    }
+}

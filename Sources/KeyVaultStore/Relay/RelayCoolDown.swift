@@ -1,4 +1,4 @@
-public import KeyVaultProtocol
+import KeyVaultProtocol
 
 /// After the relay did not answer, calls fail at once for a while (500 ms,
 /// doubling to 5 s) with the failure that started it, rather than each waiting

@@ -23,6 +23,8 @@ public struct RelayServer: Sendable {
         public var audience: String
         /// The issuer's JWKS: a file, or an https:// URL (http:// from this machine only).
         public var jwks: String
+        /// How long a whole request (head and body) may take to arrive, from its first byte.
+        public var requestTimeout: Duration = .seconds(10)
 
         public init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
@@ -80,7 +82,10 @@ public struct RelayServer: Sendable {
             try await handlers.read(request, account: try context.parameters.require("account"))
         }
         let host = configuration.host
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .seconds(75)))
+        let requestLimit = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
+                                                  + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestDeadline(limit: requestLimit)],
+                                                                 idleTimeout: .seconds(75)))
         let app = Application(
             router: router,
             server: try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1,

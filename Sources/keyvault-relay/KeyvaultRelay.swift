@@ -34,6 +34,9 @@ struct KeyvaultRelay: AsyncParsableCommand {
     @Option(name: .customLong("identity-jwks"), help: "The issuer's JSON Web Key Set: a file, or an https:// URL")
     var identityJWKS: String
 
+    @Option(name: .customLong("request-timeout"), help: "Seconds a whole request (head and body) may take to arrive")
+    var requestTimeout: Int = 10
+
     func validate() throws {
         switch (plainHTTP, tlsCert, tlsKey) {
         case (true, nil, nil), (false, .some, .some): break
@@ -41,6 +44,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
         case (false, _, _): throw ValidationError("give both --tls-cert and --tls-key, or --plain-http")
         }
         _ = try hostAndPort()
+        guard (1...300).contains(requestTimeout) else { throw ValidationError("--request-timeout takes 1 to 300 seconds") }
     }
 
     func hostAndPort() throws -> (String, Int) {
@@ -57,9 +61,10 @@ struct KeyvaultRelay: AsyncParsableCommand {
         var logger = Logger(label: "keyvault.relay")
         logger.logLevel = .info
         let (host, port) = try hostAndPort()
-        let configuration = RelayServer.Configuration(
+        var configuration = RelayServer.Configuration(
             store: store, host: host, port: port, tls: tlsCert.flatMap { cert in tlsKey.map { (cert, $0) } },
             issuer: identityIssuer, audience: identityAudience, jwks: identityJWKS)
+        configuration.requestTimeout = .seconds(requestTimeout)
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
         } catch let error as RelayServer.StartError {

@@ -64,12 +64,12 @@ final class RelayServiceProcess: @unchecked Sendable {
 
     /// `tls`: a certificate and key (PEM) to serve HTTPS with; plain HTTP without.
     static func start(store: String, issuer: TestIssuer, root: String, name: String,
-                      tls: (certificate: String, key: String)? = nil) async throws -> RelayServiceProcess {
+                      tls: (certificate: String, key: String)? = nil, arguments: [String] = []) async throws -> RelayServiceProcess {
         let out = root + "/\(name).out", log = root + "/\(name).log"
         let transport = tls.map { ["--tls-cert", $0.certificate, "--tls-key", $0.key] } ?? ["--plain-http"]
         let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvault-relay", [
             "--store", store, "--listen", "127.0.0.1:0",
-        ] + transport + issuer.relayArguments, stdoutPath: out, stderrPath: log)
+        ] + transport + issuer.relayArguments + arguments, stdoutPath: out, stderrPath: log)
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
             let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
@@ -171,21 +171,22 @@ struct RelayServiceFixture: Sendable {
     let a: RelayServiceProcess
     let b: RelayServiceProcess
 
-    static func start(_ kind: RelayKind) async throws -> RelayServiceFixture {
+    /// `arguments`: more options for both instances.
+    static func start(_ kind: RelayKind, arguments: [String] = []) async throws -> RelayServiceFixture {
         var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         let root = String(cString: made)
         // The service on each store: a SQLite file, or a PostgreSQL database.
         let store = try await TestRelayStore.make(kind, in: root, startingService: false)
         let issuer = try await TestIssuer.make(in: root)
-        let a = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "a")
-        let b = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "b")
+        let a = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "a", arguments: arguments)
+        let b = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "b", arguments: arguments)
         return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
     }
 
     /// Runs `body` on a fresh fixture and stops it afterwards, whatever the outcome.
-    static func with(_ kind: RelayKind, _ body: (RelayServiceFixture) async throws -> Void) async throws {
-        let fixture = try await start(kind)
+    static func with(_ kind: RelayKind, arguments: [String] = [], _ body: (RelayServiceFixture) async throws -> Void) async throws {
+        let fixture = try await start(kind, arguments: arguments)
         do {
             try await body(fixture)
         } catch {

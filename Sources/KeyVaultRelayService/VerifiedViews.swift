@@ -7,20 +7,29 @@ import KeyVaultStore
 /// stored `log` rows and kept with the cursor it was built to. Before each
 /// authorization only the rows after that cursor are read (one per-account
 /// query), so an instance sees what other instances on the store accepted.
+/// At most `capacity` accounts are kept; past it the least recently used half
+/// is forgotten (and rebuilt from the store when next asked for).
 actor VerifiedViews {
     private struct View {
         var circle: CircleState
         var cursor: Int64
+        var used: UInt64 = 0
     }
 
     private let relay: any Relay
     private let logger: Logger
+    private let capacity: Int
     private var views: [AccountID: View] = [:]
+    private var clock: UInt64 = 0
 
-    init(relay: any Relay, logger: Logger) {
+    init(relay: any Relay, logger: Logger, capacity: Int = 20_000) {
         self.relay = relay
         self.logger = logger
+        self.capacity = capacity
     }
+
+    /// How many accounts' views are kept now.
+    var count: Int { views.count }
 
     /// The account's verified circle as of now (empty: no account).
     func circle(of account: AccountID) async throws -> CircleState {
@@ -39,9 +48,20 @@ actor VerifiedViews {
             view.cursor = last.cursor
             if rows.count < 1000 { break }
         }
+        clock += 1
         // Another refresh of this account may have run meanwhile (the actor is reentrant): keep the furthest.
-        if let current = views[account], current.cursor > view.cursor { return current.circle }
+        if let current = views[account], current.cursor > view.cursor {
+            views[account]?.used = clock
+            return current.circle
+        }
+        view.used = clock
         views[account] = view
+        if views.count > capacity { forgetLeastRecentlyUsed() }
         return view.circle
+    }
+
+    private func forgetLeastRecentlyUsed() {
+        let oldest = views.sorted { $0.value.used < $1.value.used }.prefix(views.count - capacity / 2).map(\.key)
+        for account in oldest { views[account] = nil }
     }
 }

@@ -17,6 +17,9 @@ enum WaitingMemoryBench {
         var waiting: (before: Int, after: Int, closed: Int)
         var waitersAfterClose: Int
         var releaseSeconds: Double
+        /// The baseline: the same number of idle connections closed at once, until the
+        /// daemon has closed its side of every one (what releasing a waiter cannot beat).
+        var idleCloseSeconds: Double
 
         var idlePerConnectionKiB: Double { Double(idle.after - idle.before) / Double(count) }
         var waitingPerReadKiB: Double { Double(waiting.after - waiting.before) / Double(count) }
@@ -26,7 +29,8 @@ enum WaitingMemoryBench {
         let idle = try await run(count: count, in: directory + "/idle", waiting: false)
         let waiting = try await run(count: count, in: directory + "/waiting", waiting: true)
         return Result(count: count, idle: (idle.before, idle.after), waiting: (waiting.before, waiting.after, waiting.closed),
-                      waitersAfterClose: waiting.waitersAfterClose, releaseSeconds: waiting.releaseSeconds)
+                      waitersAfterClose: waiting.waitersAfterClose, releaseSeconds: waiting.releaseSeconds,
+                      idleCloseSeconds: idle.releaseSeconds)
     }
 
     private struct Run {
@@ -67,6 +71,14 @@ enum WaitingMemoryBench {
         }
         try await Task.sleep(for: .milliseconds(300))
         result.after = MemoryBench.ProcessMemory.of(child.processID).residentBytes / 1024
+        if !waiting {
+            let closed = ContinuousClock.now
+            for fd in clients { close(fd) }
+            clients = []
+            // The query's own connection is the one left open.
+            _ = try await pollAsync(600, every: .milliseconds(10), until: { try await held(socket).open <= 1 })
+            result.releaseSeconds = Load.seconds(ContinuousClock.now - closed)
+        }
         if waiting {
             let closed = ContinuousClock.now
             for fd in clients { close(fd) }
@@ -83,7 +95,7 @@ enum WaitingMemoryBench {
 
     /// Asked on a raw socket: its connect waits in the listen queue behind the waiting reads,
     /// where the client library's gives up at once (EAGAIN).
-    private static func held(_ socket: String) async throws -> (waiters: Int, reads: Int) {
+    private static func held(_ socket: String) async throws -> (waiters: Int, reads: Int, open: Int) {
         let fd = try connectRaw(socket)
         defer { close(fd) }
         _ = "GET /v1/server HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
@@ -98,7 +110,8 @@ enum WaitingMemoryBench {
         guard let end = received.indices.first(where: { received[$0...].starts(with: separator) }) else { throw BenchError("GET /v1/server: no answer") }
         let object = try JSONSerialization.jsonObject(with: Data(received[(end + 4)...])) as? [String: Any]
         let held = object?["held"] as? [String: Any] ?? [:]
-        return (held["hubWaiters"] as? Int ?? -1, held["waitingReads"] as? Int ?? -1)
+        let connections = object?["connections"] as? [String: Any] ?? [:]
+        return (held["hubWaiters"] as? Int ?? -1, held["waitingReads"] as? Int ?? -1, connections["open"] as? Int ?? -1)
     }
 
     private static func pollAsync(_ attempts: Int, every interval: Duration, until condition: () async throws -> Bool) async throws -> Bool {
@@ -146,8 +159,11 @@ extension Report {
             | waiting reads | \(mb(w.waiting.before)) MB | \(mb(w.waiting.after)) MB | **\(String(format: "%.1f", w.waitingPerReadKiB)) KiB** |
 
             After the \(w.count) waiting clients went away: \(w.waitersAfterClose) waiters left, all released in \
-            \(String(format: "%.3f", w.releaseSeconds)) s; RSS \(mb(w.waiting.closed)) MB (freed memory stays with the \
-            allocator, so RSS need not fall).
+            **\(String(format: "%.3f", w.releaseSeconds)) s**; RSS \(mb(w.waiting.closed)) MB (freed memory stays with the \
+            allocator, so RSS need not fall). Baseline, same run: the \(w.count) idle connections closed the same way \
+            were all closed on the daemon's side in \(String(format: "%.3f", w.idleCloseSeconds)) s \
+            (**\(String(format: "%.2f", w.releaseSeconds / max(w.idleCloseSeconds, 0.001)))×**): noticing that a client \
+            went away, before any waiter is touched.
 
 
             """

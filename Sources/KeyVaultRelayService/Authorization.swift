@@ -39,7 +39,7 @@ enum Authorization {
     /// reveal). A log entry already stored with the same bytes is dropped:
     /// a repeated request stores it once.
     static func publish(_ records: [RelayRecord], signer keyID: String, isCandidate: Bool, circle start: CircleState,
-                        ownRequests: [EnrollmentRequest]) throws(Refusal) -> [RelayRecord] {
+                        ownRequests: [FiledRequest]) throws(Refusal) -> [RelayRecord] {
         var circle = start
         var requests = ownRequests
         var out: [RelayRecord] = []
@@ -68,18 +68,18 @@ enum Authorization {
                 try decoded { () throws(ProtocolError) in try circle.apply(entry) }
             case .request:
                 guard isCandidate, !isMember else { throw .forbidden }
-                let request = try decoded { () throws(ProtocolError) in try EnrollmentRequest.decode(record.body) }
+                let request = try decoded { () throws(ProtocolError) in try FiledRequest.decode(record.body) }
                 guard request.account == circle.account else { throw .invalid("a request for another account") }
-                guard request.device.deviceID == keyID else { throw .forbidden }
+                guard request.deviceID == keyID else { throw .forbidden }
                 requests.append(request)
             case .reveal:
                 guard isCandidate, !isMember else { throw .forbidden }
-                guard let hash = EnrollmentReveal.requestHash(of: record.body) else { throw .invalid("a reveal that does not decode") }
+                guard let hash = FiledRequest.requestHash(ofReveal: record.body) else { throw .invalid("a reveal that does not decode") }
                 guard let request = requests.first(where: { $0.hash == hash }) else { throw .forbidden }
-                _ = try decoded { () throws(ProtocolError) in try EnrollmentReveal.decode(record.body, request: request) }
+                try decoded { () throws(ProtocolError) in try request.checkReveal(record.body) }
             case .challenge:
                 guard isMember else { throw .forbidden }
-                _ = try decoded { () throws(ProtocolError) in try EnrollmentChallenge.accept(record.body, in: circle) }
+                try decoded { () throws(ProtocolError) in try FiledRequest.checkChallenge(record.body, circle: circle) }
             case .share:
                 guard isMember else { throw .forbidden }
                 guard let recipient = record.recipient, recipient.utf8.count == 32, Hex.decode(recipient) != nil, !record.body.isEmpty else {
@@ -107,7 +107,7 @@ enum Authorization {
         case .candidate:
             switch record.kind {
             case .log, .challenge, .reveal: return true
-            case .request: return (try? EnrollmentRequest.decode(record.body))?.device.deviceID == keyID
+            case .request: return (try? FiledRequest.decode(record.body))?.deviceID == keyID
             case .share: return record.recipient == keyID
             case .ack: return false
             }

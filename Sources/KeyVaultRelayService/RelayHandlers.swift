@@ -76,10 +76,10 @@ final class RelayHandlers: Sendable {
             records.append(record)
         }
         let (circle, standing) = try await authenticate(signed, account: account)
-        var ownRequests: [EnrollmentRequest] = []
+        var ownRequests: [FiledRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
-            ownRequests = try await store { try await relay.all(.request, account: account) }.compactMap { try? EnrollmentRequest.decode($0.record.body) }
-                .filter { $0.device.deviceID == signed.keyID }
+            ownRequests = try await store { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
+                .filter { $0.deviceID == signed.keyID }
         }
         let isCandidate: Bool
         switch standing {

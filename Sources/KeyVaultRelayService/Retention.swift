@@ -5,8 +5,11 @@ import KeyVaultStore
 /// RELAY.md "Retention", as a pure function of one account's stored rows, its
 /// verified circle and its live candidates: which rows no device needs any more.
 ///
-/// - An enrollment's request, challenges and reveals, once its device is in the
-///   circle (approved, or revoked since) or is no longer a live candidate.
+/// - An enrollment's request, challenges and reveals (of either pairing
+///   version), once its device is in the circle (approved, or revoked since)
+///   or is no longer a live candidate; but a version 2 pairing approval, which
+///   the approved device needs to trust its approval, stays as long as the
+///   shares to that device.
 /// - Shares to a device that holds every key the log announces (it acknowledged
 ///   each, or made it): each share carries an announced key, so all are settled;
 ///   and every share to a revoked device (it may no longer read them).
@@ -33,8 +36,8 @@ enum Retention {
         var out: [Int64] = []
         var openRequests = Set<[UInt8]>()
         for row in rows where row.record.kind == .request {
-            if let request = try? EnrollmentRequest.decode(row.record.body),
-               circle.members[request.device.deviceID] == nil, liveCandidates.contains(request.device.deviceID) {
+            if let request = try? FiledRequest.decode(row.record.body),
+               circle.members[request.deviceID] == nil, liveCandidates.contains(request.deviceID) {
                 openRequests.insert(request.hash)
             } else {
                 out.append(row.cursor)
@@ -53,15 +56,32 @@ enum Retention {
         for row in rows where row.record.kind == .ack {
             if let ack = try? ShareAck.decode(row.record.body) { held[ack.deviceID, default: []].insert(ack.keyID) }
         }
+        // Shares to a device are settled once it holds every announced key, or is revoked.
+        func settled(_ deviceID: String) -> Bool {
+            guard let member = circle.members[deviceID] else { return false }
+            return member.revoked || announced.isSubset(of: held[deviceID] ?? [])
+        }
+        // The device each approve entry approved, by request hash: where a pairing approval goes.
+        var approved: [[UInt8]: String] = [:]
+        for entry in circle.entries {
+            if case .approve(let device, let requestHash) = entry.body { approved[requestHash] = device.deviceID }
+        }
         for row in rows {
             switch row.record.kind {
             case .challenge:
-                if !openRequests.contains(EnrollmentChallenge.requestHash(of: row.record.body) ?? []) { out.append(row.cursor) }
+                let hash = FiledRequest.requestHash(ofChallenge: row.record.body) ?? []
+                if SignedEnvelope.label(of: row.record.body) == Labels.pairingApproval {
+                    if let device = approved[hash], !settled(device) { continue }
+                    if approved[hash] == nil, openRequests.contains(hash) { continue }
+                    out.append(row.cursor)
+                } else if !openRequests.contains(hash) {
+                    out.append(row.cursor)
+                }
             case .reveal:
-                if !openRequests.contains(EnrollmentReveal.requestHash(of: row.record.body) ?? []) { out.append(row.cursor) }
+                if !openRequests.contains(FiledRequest.requestHash(ofReveal: row.record.body) ?? []) { out.append(row.cursor) }
             case .share:
-                guard let recipient = row.record.recipient, let member = circle.members[recipient] else { continue }
-                if member.revoked || announced.isSubset(of: held[recipient] ?? []) { out.append(row.cursor) }
+                guard let recipient = row.record.recipient, circle.members[recipient] != nil else { continue }
+                if settled(recipient) { out.append(row.cursor) }
             case .request, .log, .ack:
                 continue
             }

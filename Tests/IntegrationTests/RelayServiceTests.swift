@@ -129,6 +129,77 @@ struct RelayServiceTests {
         }
     }
 
+    /// Pairing version 2 (docs/PAIRING.md) through two instances: the candidate's request with `Ya`, the
+    /// member's response, the candidate's confirmation, then the approve entry, the approval and a share in
+    /// one batch. Who may publish each is checked; the new device authenticates its approval with the
+    /// exchange's key; retention keeps the approval until the new device holds every key, then prunes it.
+    @Test(arguments: RelayKind.allCases)
+    func pairingVersion2Exchange(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind) { f in
+            let account = "fay"
+            let accountID = try AccountID(validating: account)
+            var (first, circle) = try await f.createAccount(account, on: f.a)
+            let second = TestDevice(name: "second")
+            #expect(try await f.b.candidacy(account, second, token: try await f.issuer.token(for: account, device: second)).status == 200)
+            let code = Pairing.drawCode()
+            let started = try PairingRequest.make(account: accountID, device: second.keys, signer: second.signing, code: code,
+                                                  headHash: circle.headHash, at: Date())
+            let request = started.request
+            #expect(try await f.b.publish(account, [.request(request)], as: second).status == 200)
+
+            // The member reads the request and answers with the code the person typed there.
+            let seenRequest = try #require(try await f.a.rows(account, as: first).first { $0.record.kind == .request })
+            let answering = try PairingResponse.make(to: try PairingRequest.decode(seenRequest.record.body), code: code,
+                                                     responder: first.id, signer: first.signing, circle: circle)
+            let response = answering.response
+            // A candidate may not answer a request (a response is a member's).
+            #expect(try await f.b.publish(account, [.challenge(response)], as: second).status == 403)
+            #expect(try await f.a.publish(account, [.challenge(response)], as: first).status == 200)
+
+            // The new device takes the response and confirms it; a member may not confirm for it.
+            let seenResponse = try #require(try await f.b.rows(account, as: second).first { $0.record.kind == .challenge })
+            let taken = try PairingResponse.accept(seenResponse.record.body, in: circle)
+            guard case .confirmed(let confirmation, let newDeviceKey) = Pairing.answer(
+                taken, to: request, initiator: started.takeInitiator(), circle: circle, signer: second.signing) else {
+                Issue.record("the genuine response did not confirm")
+                return
+            }
+            #expect(try await f.a.publish(account, [.reveal(confirmation)], as: first).status == 403)
+            #expect(try await f.b.publish(account, [.reveal(confirmation)], as: second).status == 200)
+
+            let seenConfirmation = try #require(try await f.a.rows(account, as: first).first { $0.record.kind == .reveal })
+            let checked = try PairingConfirmation.decode(seenConfirmation.record.body, request: request)
+            let completed = Pairing.complete(checked, responder: answering.takeResponder())
+            let memberKey = try #require(completed)
+            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
+                                           signerID: first.id, at: Date())
+            let genesisHash = try #require(circle.entries.first).hash
+            try circle.apply(approve)
+            let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
+                                                signer: first.signing)
+            let current = try #require(circle.current)
+            let header = KeyShare.Header(account: accountID, generation: current.generation, keyID: current.keyID, createdAt: current.createdAt,
+                                         sender: first.id, recipient: second.id)
+            let sealed = KeyShare(header: header, key: SecretKey.generate()).seal(signer: first.signing, to: second.keys.box)
+            #expect(try await f.a.publish(account, [.log(approve), .challenge(approval),
+                                                    .share(account: accountID, recipient: second.id, sealed: sealed)], as: first).status == 200)
+
+            // The exchange's rows are gone but the approval, which the new device reads and authenticates.
+            let rows = try await f.b.rows(account, as: second)
+            #expect(rows.map(\.record.kind) == [.log, .log, .challenge, .share])
+            let seenApproval = try PairingApproval.decode(try #require(rows.first { $0.record.kind == .challenge }).record.body) {
+                circle.members[$0]?.keys.signing
+            }
+            #expect(Pairing.isAuthenticApproval(seenApproval, of: approve, request: request, sessionKey: newDeviceKey, circle: circle))
+
+            // Once the new device holds every key, its share and the approval go; the ack stays.
+            let ack = ShareAck.make(account: accountID, generation: current.generation, keyID: current.keyID, deviceID: second.id,
+                                    signer: second.signing, at: Date())
+            #expect(try await f.b.publish(account, [.ack(ack)], as: second).status == 200)
+            #expect(try await f.a.rows(account, as: first).map(\.record.kind) == [.log, .log, .ack])
+        }
+    }
+
     /// A device revoked while its read is held is answered with the log through its revocation and
     /// nothing after it (not the rotation that follows, not a share sealed to it); later it reads
     /// nothing more and writes nothing, and the shares sealed to it are pruned.

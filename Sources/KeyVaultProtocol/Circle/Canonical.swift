@@ -87,6 +87,16 @@ package enum SignedEnvelope {
     }
 }
 
+extension SignedEnvelope {
+    /// A signed record's first field, its label, without checking anything else:
+    /// which kind of record a relay row of a shared kind holds.
+    package static func label(of data: [UInt8]) -> String? {
+        guard let (signed, _) = try? decode(data) else { return nil }
+        var r = FieldReader(signed)
+        return try? r.string()
+    }
+}
+
 /// Why a record from the relay was refused. The relay is untrusted: each of
 /// these is logged and the record is ignored.
 public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {

@@ -37,6 +37,24 @@ public struct RelayRecord: Sendable, Equatable {
         RelayRecord(kind: .reveal, account: reveal.account, recipient: nil, logSeq: nil, body: reveal.encoded)
     }
 
+    /// Pairing version 2 (docs/PAIRING.md) travels in the same kinds of row: the request in
+    /// `request`, the member's response and approval in `challenge`, the new device's confirmation in `reveal`.
+    public static func request(_ request: PairingRequest) -> RelayRecord {
+        RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
+    }
+
+    public static func challenge(_ response: PairingResponse) -> RelayRecord {
+        RelayRecord(kind: .challenge, account: response.account, recipient: nil, logSeq: nil, body: response.encoded)
+    }
+
+    public static func challenge(_ approval: PairingApproval) -> RelayRecord {
+        RelayRecord(kind: .challenge, account: approval.account, recipient: nil, logSeq: nil, body: approval.encoded)
+    }
+
+    public static func reveal(_ confirmation: PairingConfirmation) -> RelayRecord {
+        RelayRecord(kind: .reveal, account: confirmation.account, recipient: nil, logSeq: nil, body: confirmation.encoded)
+    }
+
     public static func log(_ entry: LogEntry) -> RelayRecord {
         RelayRecord(kind: .log, account: entry.account, recipient: nil, logSeq: entry.seq, body: entry.encoded)
     }

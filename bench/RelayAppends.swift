@@ -45,10 +45,11 @@ enum AppendBench {
         let logBody = ByteBuffer(bytes: Random.bytes(logBytes)), shareBody = ByteBuffer(bytes: Random.bytes(shareBytes))
         @Sendable func append(_ writer: Int, _ seq: Int64) async throws {
             let account = "append-\(tag)-\(writer)"
+            // Each writer's own account, so the cursors are its own too: 3 per batch.
             try await client.query("""
-                INSERT INTO keyvault_records (kind, account, recipient, log_seq, body) VALUES \
-                ('log', \(account), NULL, \(seq), \(logBody)), ('share', \(account), 'device-b', NULL, \(shareBody)), \
-                ('share', \(account), 'device-c', NULL, \(shareBody))
+                INSERT INTO keyvault_records (cursor, kind, account, recipient, log_seq, body) VALUES \
+                (\(seq * 3 + 1), 'log', \(account), NULL, \(seq), \(logBody)), (\(seq * 3 + 2), 'share', \(account), 'device-b', NULL, \(shareBody)), \
+                (\(seq * 3 + 3), 'share', \(account), 'device-c', NULL, \(shareBody))
                 """)
         }
         try await concurrentlyOnRelay(writers, workers: writers) { writer in try await append(writer, 0) }

@@ -34,7 +34,7 @@ final class RelayHandlers: Sendable {
     // MARK: Routes
 
     func health() async throws -> Response {
-        _ = try await store { try await relay.lastCursor() }
+        try await store { try await relay.ping() }
         return JSON.response(["state": "ready"])
     }
 

@@ -29,11 +29,18 @@ struct RelayConformanceTests {
                 record(.reveal, "alice", body: [9]),
             ]
             for item in records { try await relay.publish(item) }
-            let rows = try await relay.rows(after: 0, limit: 100)
-            #expect(rows.map(\.record) == records)
+            // As devices read: per account, in the order appended, after any cursor read before.
+            let alice = try AccountID(validating: "alice")
+            let rows = try await relay.rows(account: alice, after: 0, limit: 100)
+            #expect(rows.map(\.record) == records.filter { $0.account == alice })
             #expect(zip(rows, rows.dropFirst()).allSatisfy { $0.cursor < $1.cursor })
-            let after = try await relay.rows(after: rows[2].cursor, limit: 100)
-            #expect(after.map(\.record) == Array(records[3...]))
+            let after = try await relay.rows(account: alice, after: rows[2].cursor, limit: 100)
+            #expect(after.map(\.record) == Array(records.filter { $0.account == alice }[3...]))
+            #expect(try await relay.rows(account: try AccountID(validating: "bob"), after: 0, limit: 100).map(\.record) == [records[3]])
+            // The operator's view holds every record (in one order across accounts only where one sequence numbers them all).
+            let all = try await relay.rows(after: 0, limit: 100).map(\.record)
+            #expect(all.count == records.count && records.allSatisfy { all.contains($0) })
+            if store == .sqlite { #expect(all == records) }
         }
     }
 
@@ -93,28 +100,59 @@ struct RelayConformanceTests {
         }
     }
 
-    @Test("PostgreSQL: a publish waits for its account's lock, and only its own account's")
+    @Test("PostgreSQL: a publish waits for its account's cursor row, and only its own account's")
     func postgresAccountLock() async throws {
         try await RelayFixture.with(.postgres) { fixture in
             let relay = try await fixture.open()
-            let key = "classid = \(PostgresRelaySchema.accountLockSpace) AND objid = hashtext('alice')::oid AND objsubid = 2"
-            // Another session holds alice's lock for a while.
-            let holder = Task { try await fixture.psql("SELECT pg_advisory_lock(\(PostgresRelaySchema.accountLockSpace), hashtext('alice')); SELECT pg_sleep(3)") }
-            try await fixture.until("the holder has the lock") {
-                try await fixture.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted AND \(key)") == "1"
+            // Another session holds alice's cursor row (inserted, not yet committed) for a while.
+            let holder = Task {
+                try await fixture.psql("BEGIN; INSERT INTO keyvault_account_cursors (account, last) VALUES ('alice', 0); SELECT pg_sleep(3); COMMIT")
+            }
+            try await fixture.until("the holder has the row") {
+                try await fixture.psql("SELECT count(*) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(3)%' AND state = 'active' AND query NOT LIKE '%pg_stat_activity%'") == "1"
             }
             let alice = Task { try await relay.publish(record(.log, "alice", seq: 0, body: [1])) }
-            // The publish is seen waiting on exactly that lock, before any of its rows is visible.
-            try await fixture.until("alice's publish waits on alice's lock") {
-                try await fixture.psql("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND \(key)") == "1"
+            // The publish is seen waiting on a lock, before any of its rows is visible.
+            try await fixture.until("alice's publish waits for alice's row") {
+                try await fixture.psql("SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%keyvault_account_cursors%' AND query NOT LIKE '%pg_stat_activity%'") == "1"
             }
             #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).isEmpty)
             // Another account's writer does not wait.
             try await relay.publish(record(.log, "bob", seq: 0, body: [2]))
-            #expect(try await relay.rows(account: try AccountID(validating: "bob"), after: 0, limit: 10).count == 1)
+            #expect(try await relay.rows(account: try AccountID(validating: "bob"), after: 0, limit: 10).map(\.cursor) == [1])
             _ = try await holder.value
             try await alice.value
-            #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).count == 1)
+            // Each account counts its own cursors: alice's first record is 1, after the holder's 0.
+            #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).map(\.cursor) == [1])
+        }
+    }
+
+    @Test("PostgreSQL: a store of the shared-sequence schema (relay-v2) migrates to per-account cursors, each account counting on from its own last")
+    func postgresPerAccountCursorMigration() async throws {
+        try await RelayFixture.with(.postgres) { fixture in
+            // relay-v1 and relay-v2 as they shipped, with two accounts' rows interleaved on the shared sequence.
+            _ = try await fixture.psql("""
+                CREATE TABLE keyvault_relay_migrations (version TEXT PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now());
+                CREATE TABLE keyvault_records (cursor BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                    account TEXT NOT NULL, recipient TEXT, log_seq BIGINT, body BYTEA NOT NULL, created_at timestamptz NOT NULL DEFAULT now());
+                CREATE UNIQUE INDEX keyvault_records_log_seq ON keyvault_records (account, log_seq) WHERE kind = 'log';
+                CREATE INDEX keyvault_records_account ON keyvault_records (account, cursor);
+                INSERT INTO keyvault_relay_migrations (version) VALUES ('relay-v1'), ('relay-v2');
+                INSERT INTO keyvault_records (kind, account, log_seq, body) VALUES
+                    ('log', 'alice', 0, '\\x01'), ('log', 'bob', 0, '\\x02'), ('log', 'alice', 1, '\\x03'), ('log', 'bob', 1, '\\x04'), ('log', 'bob', 2, '\\x05');
+                """)
+            let relay = try await fixture.open()
+            let alice = try AccountID(validating: "alice"), bob = try AccountID(validating: "bob")
+            #expect(try await relay.rows(account: alice, after: 0, limit: 10).map(\.cursor) == [1, 3])
+            try await relay.publish(record(.log, "alice", seq: 2, body: [6]))
+            try await relay.publish(record(.log, "carol", seq: 0, body: [7]))
+            try await relay.publish(batch: [record(.log, "bob", seq: 3, body: [8]), record(.share, "bob", recipient: "d", body: [9])])
+            // Each account goes on after its own last cursor; one new to the store starts at 1.
+            #expect(try await relay.rows(account: alice, after: 0, limit: 10).map(\.cursor) == [1, 3, 4])
+            #expect(try await relay.rows(account: bob, after: 0, limit: 10).map(\.cursor) == [2, 4, 5, 6, 7])
+            #expect(try await relay.rows(account: try AccountID(validating: "carol"), after: 0, limit: 10).map(\.cursor) == [1])
+            #expect(try await relay.rows(account: bob, after: 5, limit: 10).map(\.record.body) == [[8], [9]])
         }
     }
 
@@ -130,7 +168,7 @@ struct RelayConformanceTests {
             for relay in relays { #expect(try await relay.rows(after: 0, limit: 10).count == 1) }
             if store == .postgres {
                 let versions = try await fixture.psql("SELECT version FROM keyvault_relay_migrations ORDER BY version")
-                #expect(versions == "relay-v1\nrelay-v2")
+                #expect(versions == "relay-v1\nrelay-v2\nrelay-v3")
             }
             // And again, on a store that is already current.
             let late = try await fixture.open()

@@ -128,7 +128,10 @@ struct TamperTests {
         #expect(key != nil)
 
         // Replay: the genesis row again, at a new place in the relay's order.
-        try await circle.store.sql("INSERT INTO \(circle.store.table) (kind, account, recipient, log_seq, body, created_at) SELECT kind, account, recipient, NULL, body, created_at FROM \(circle.store.table) WHERE kind = 'log' AND log_seq = 0")
+        // (On PostgreSQL the account numbers its own cursors: the row takes the account's next one.)
+        try await circle.store.sql(circle.store.kind == .sqlite
+            ? "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) SELECT kind, account, recipient, NULL, body, created_at FROM records WHERE kind = 'log' AND log_seq = 0"
+            : "WITH next AS (UPDATE keyvault_account_cursors SET last = last + 1 WHERE account = 't3' RETURNING last) INSERT INTO keyvault_records (cursor, kind, account, recipient, log_seq, body, created_at) SELECT next.last, kind, account, recipient, NULL, body, created_at FROM keyvault_records, next WHERE kind = 'log' AND log_seq = 0 AND keyvault_records.account = 't3'")
         // Fork: entry 1 with one byte of the new device's name changed.
         let relay = try await circle.store.open()
         let approveRow = try #require(try await relay.rows(after: 0, limit: 1000).first { $0.record.kind == .log && $0.record.logSeq == 1 })

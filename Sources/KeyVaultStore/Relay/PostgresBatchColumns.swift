@@ -4,14 +4,13 @@ import KeyVaultProtocol
 
 /// A batch of records as parallel arrays, inserted by one statement.
 ///
-/// Identity values are handed out at INSERT but become visible at COMMIT, so
-/// two writers of one account could commit cursors out of order and a reader
-/// at `cursor > X` would skip the smaller one for good. Readers read per
-/// account, so inserts take turns per account: the statement takes each of the
-/// batch's account locks (in byte order, so two batches cannot deadlock) in a
-/// CTE the INSERT's rows join, so every lock is held before the first identity
-/// value is drawn, and until the statement's transaction commits. Writers of
-/// different accounts never wait on each other.
+/// Each account numbers its own records: the statement adds the batch's count
+/// to the account's row in `keyvault_account_cursors` and numbers the records
+/// below the new value. That row stays locked until the transaction commits, so
+/// one account's writers take turns and its cursors commit in order (a reader
+/// at `cursor > X` never skips one that commits later), while writers of
+/// different accounts share no lock and no sequence. Accounts are taken in
+/// byte order, so two batches of several accounts cannot deadlock.
 struct PostgresBatchColumns {
     var kinds: [String] = []
     var accounts: [String] = []
@@ -42,18 +41,23 @@ struct PostgresBatchColumns {
     }
 
     struct Insert: PostgresPreparedStatement {
-        static let name = "keyvault_publish_v1"
+        static let name = "keyvault_publish_v2"
         static let sql = """
             WITH batch AS (
                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::int8[], $6::bool[], $7::bytea[]) \
             WITH ORDINALITY AS r(kind, account, recipient, has_recipient, log_seq, has_log_seq, body, n)
-            ), locked AS (
-                SELECT count(*) FROM (SELECT pg_advisory_xact_lock(\(PostgresRelaySchema.accountLockSpace), hashtext(a)) \
-            FROM (SELECT DISTINCT account COLLATE "C" AS a FROM batch ORDER BY 1) accounts) locks
+            ), counts AS (
+                SELECT account, count(*) AS added FROM batch GROUP BY account
+            ), bumped AS (
+                INSERT INTO keyvault_account_cursors AS c (account, last)
+                SELECT account, added FROM counts ORDER BY account COLLATE "C"
+                ON CONFLICT (account) DO UPDATE SET last = c.last + EXCLUDED.last
+                RETURNING c.account, c.last
             ), inserted AS (
-                INSERT INTO keyvault_records (kind, account, recipient, log_seq, body)
-                SELECT kind, account, CASE WHEN has_recipient THEN recipient END, CASE WHEN has_log_seq THEN log_seq END, body \
-            FROM batch, locked ORDER BY n
+                INSERT INTO keyvault_records (cursor, account, kind, recipient, log_seq, body)
+                SELECT bumped.last - counts.added + row_number() OVER (PARTITION BY batch.account ORDER BY batch.n),
+                       batch.account, kind, CASE WHEN has_recipient THEN recipient END, CASE WHEN has_log_seq THEN log_seq END, body \
+            FROM batch JOIN counts ON counts.account = batch.account JOIN bumped ON bumped.account = batch.account ORDER BY batch.n
                 RETURNING account
             )
             SELECT count(pg_notify('\(PostgresRelaySchema.channel)', a)) FROM (SELECT DISTINCT account COLLATE "C" AS a FROM inserted ORDER BY 1) touched

@@ -98,6 +98,12 @@ public final class PostgresRelay: RelayStore {
         }
     }
 
+    public func ping() async throws {
+        try await perform { client, logger in
+            for try await _ in try await client.query("SELECT 1", logger: logger) {}
+        }
+    }
+
     public func remove(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try await perform { client, logger in
@@ -121,7 +127,7 @@ public final class PostgresRelay: RelayStore {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
-                WHERE cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
+                WHERE cursor > \(cursor) ORDER BY cursor, account LIMIT \(Int64(max(limit, 0)))
                 """, logger: logger))
         }
     }

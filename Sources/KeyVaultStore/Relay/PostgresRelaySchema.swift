@@ -6,9 +6,6 @@ package enum PostgresRelaySchema {
     /// `pg_advisory_xact_lock` keys ("kvrelay" and a number), so two daemons
     /// starting at once migrate one after the other, and inserts commit in cursor order.
     package static let migrationLock: Int64 = 0x6b76_7265_6c61_7901
-    /// The first key of the two-key `pg_advisory_xact_lock(space, hashtext(account))`
-    /// that makes one account's inserts take turns ("kvr" and a number).
-    package static let accountLockSpace: Int32 = 0x6b76_7203
     /// The NOTIFY channel; the payload is the account a commit touched.
     package static let channel = "keyvault_relay"
     /// The unique index whose violation means "log entry taken".
@@ -44,6 +41,17 @@ package enum PostgresRelaySchema {
         // Devices read per account, after their own cursor.
         Migration(version: "relay-v2", statements: [
             "CREATE INDEX keyvault_records_account ON keyvault_records (account, cursor)",
+        ]),
+        // No sequence shared by every account: each account counts its own cursors, in a row
+        // that its inserts lock in turn (and that outlives pruned records, so no cursor is
+        // handed out twice). Existing cursors stay as they are: within an account they increase.
+        Migration(version: "relay-v3", statements: [
+            "CREATE TABLE keyvault_account_cursors (account TEXT PRIMARY KEY, last BIGINT NOT NULL)",
+            "INSERT INTO keyvault_account_cursors (account, last) SELECT account, max(cursor) FROM keyvault_records GROUP BY account",
+            "ALTER TABLE keyvault_records ALTER COLUMN cursor DROP IDENTITY",
+            "ALTER TABLE keyvault_records DROP CONSTRAINT keyvault_records_pkey",
+            "ALTER TABLE keyvault_records ADD PRIMARY KEY (account, cursor)",
+            "DROP INDEX keyvault_records_account",
         ]),
     ]
 }

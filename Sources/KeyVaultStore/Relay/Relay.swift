@@ -38,7 +38,8 @@ public protocol Relay: Sendable {
     /// last cursor is below one a device has read is not the store it read.
     func lastCursor() async throws -> Int64
     /// Every account's records after `cursor`: an operator's (or a test's) view.
-    /// Across accounts cursors may commit out of order; devices read per account.
+    /// Across accounts cursors may commit out of order, and on PostgreSQL each
+    /// account numbers its own (this view orders by cursor, then account); devices read per account.
     func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
     /// Yields whenever something may have landed, and for which accounts
     /// (possibly spuriously); never polls on a timer. Nothing is dropped: the

@@ -133,6 +133,11 @@ public final class SQLiteRelay: RelayStore {
         ringDoorbell()
     }
 
+    public func ping() async throws {
+        try checkSameFile()
+        _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
+    }
+
     public func remove(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try checkSameFile()

@@ -149,10 +149,10 @@ extension Report {
         var text = """
             ## Relay appends per second on PostgreSQL, 1 and 16 accounts at once
 
-            What the per-account insert lock buys: writers on the PostgreSQL relay API directly (`PostgresRelay.open`, no \
+            What numbering each account's records on its own buys: writers on the PostgreSQL relay API directly (`PostgresRelay.open`, no \
             daemon), each on its own account, append what a rotation appends: one `.log` record with its account's next \
             `logSeq` (a random \(AppendBench.logBytes)-byte body) and two `.share` records (\(AppendBench.shareBytes) bytes \
-            each) in one `publish(batch:)`, that is one transaction sent as one statement (the account's advisory lock, \
+            each) in one `publish(batch:)`, that is one transaction sent as one statement (the account's cursor row bumped and locked, \
             three rows, one NOTIFY; docs/PROTOCOL.md), the next as soon as the last is committed, for \(Int(seconds)) s \
             after one uncounted batch per writer. Baseline: one writer, measured first in the same run. In the first two \
             rows each writer opens its own relay, as separate daemons would (its own connection pool, and its own LISTEN \

@@ -39,9 +39,10 @@ struct MachineFixture {
         return circle
     }
 
-    func request(from device: Device, on circle: CircleState, secret: [UInt8], at offset: Double = 0) -> EnrollmentRequest {
-        EnrollmentRequest.make(account: account, device: device.keys, signer: device.signing, headHash: circle.headHash, secret: secret,
-                               at: t0.addingTimeInterval(offset))
+    /// A version 2 request for `code`, with the initiator that alone finishes its exchange.
+    func request(from device: Device, on circle: CircleState, code: String = "042917", at offset: Double = 0) throws -> PairingRequest.Started {
+        try PairingRequest.make(account: account, device: device.keys, signer: device.signing, code: code, headHash: circle.headHash,
+                                at: t0.addingTimeInterval(offset))
     }
 }
 
@@ -198,98 +199,116 @@ struct PromotionTests {
 struct EnrollmentMachineTests {
     let f = MachineFixture()
 
-    @Test("the whole exchange: request, a challenge for it, the code on the new device, the reveal once, the code checked on the trusted one")
+    @Test("the whole exchange: request, one response, the confirmation, an approval authenticated under the exchange's key, then a member")
     func exchange() throws {
-        let circle = try f.circle(withB: false)
-        let secret = [UInt8](repeating: 9, count: 32)
-        let request = f.request(from: f.b, on: circle, secret: secret)
+        var circle = try f.circle(withB: false)
+        let started = try f.request(from: f.b, on: circle, code: "314159")
+        let request = started.request
         var trusted = Enrollment()
-        var joining = Enrollment(ownRequest: request, secret: secret)
+        var joining = Enrollment()
+        joining.requested(request, code: "314159")
+        #expect(joining.pairingCode == "314159" && joining.isJoining && !joining.trustsItsCircle)
 
-        let r5 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0)
-        #expect(r5)
-        let owed = trusted.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.a.id)
-        #expect(owed == [.challenge(request)])
-        trusted.sent(owed)
-        #expect(trusted.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.a.id).isEmpty)
+        let e1 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0)
+        #expect(e1)
+        guard case .respond(let pending) = trusted.answer(for: f.b.id, at: f.t0, lifetime: 3600) else { Issue.record("not answerable"); return }
+        let answering = try PairingResponse.make(to: pending, code: "314159", responder: f.a.id, signer: f.a.signing, circle: circle)
+        let response = answering.response
+        trusted.responded(to: pending)
+        guard case .alreadyTried = trusted.answer(for: f.b.id, at: f.t0, lifetime: 3600) else { Issue.record("a second exchange for one code"); return }
+        #expect(trusted.live(at: f.t0, lifetime: 3600).isEmpty, "a tried request is not listed")
 
-        let challenge = EnrollmentChallenge.make(request: request, challenger: f.a.id, signer: f.a.signing)
-        let r6 = try trusted.challengeArrived(challenge.encoded, circle: circle, me: f.a.id)
-        #expect(r6 == false)
-        let r7 = try joining.challengeArrived(challenge.encoded, circle: circle, me: f.b.id)
-        #expect(r7)
-        let code = try #require(joining.pairingCode)
-        let reveals = joining.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.b.id)
-        guard case .reveal(_, _, let revealedSecret)? = reveals.first, reveals.count == 1 else { Issue.record("no reveal: \(reveals)"); return }
-        joining.sent(reveals)
-        #expect(joining.revealed)
-        #expect(joining.owed(at: f.t0, lifetime: 3600, circle: circle, me: f.b.id).isEmpty, "a reveal goes out once")
+        #expect(joining.takes(response))
+        let answer = Pairing.answer(response, to: request, initiator: started.takeInitiator(), circle: circle, signer: f.b.signing)
+        guard case .confirmed(let confirmation, _) = answer else { Issue.record("not confirmed"); return }
+        joining.answered(answer)
+        #expect(joining.progress == .confirmed(responseHash: response.hash))
+        #expect(!joining.takes(response), "one response per exchange")
 
-        let r8 = trusted.check(code: code, from: f.b.id, at: f.t0, lifetime: 3600)
-        #expect(r8 == .notAnswered)
-        let reveal = EnrollmentReveal.make(request: request, challenge: challenge, secret: revealedSecret, signer: f.b.signing)
-        let r9 = try trusted.revealArrived(reveal.encoded)
-        #expect(r9)
-        let wrong = code == "000000" ? "111111" : "000000"
-        let r10 = trusted.check(code: wrong, from: f.b.id, at: f.t0, lifetime: 3600)
-        #expect(r10 == .wrongCode(failures: 1))
-        let r11 = trusted.check(code: code, from: f.b.id, at: f.t0, lifetime: 3600)
-        #expect(r11 == .matched(request))
+        let e2 = try trusted.confirmationArrived(confirmation.encoded)
+        #expect(e2)
+        let arrived = try #require(trusted.confirmation(of: response))
+        let completed = Pairing.complete(arrived, responder: answering.takeResponder())
+        let sessionKey = try #require(completed)
+
+        // The approve entry alone does not make the new device a member; with its authentic approval it does.
+        let approve = f.entry(circle, by: f.a, .approve(device: request.device, requestHash: request.hash))
+        try circle.apply(approve)
+        let e3 = joining.authenticate(in: circle)
+        #expect(!e3)
+        let forged = PairingApproval.make(entry: approve, request: request, genesisHash: circle.entries[0].hash,
+                                          sessionKey: CPace.SessionKey(bytes: SecureBytes(randomCount: 64)), signer: f.a.signing)
+        joining.approvalArrived(forged)
+        let e4 = joining.authenticate(in: circle)
+        #expect(!e4, "an approval under another key")
+        joining.approvalArrived(PairingApproval.make(entry: approve, request: request, genesisHash: circle.entries[0].hash,
+                                                     sessionKey: sessionKey, signer: f.a.signing))
+        let e5 = joining.authenticate(in: circle)
+        #expect(e5)
+        #expect(joining.progress == .approved && joining.trustsItsCircle)
+        joining.joined()
+        #expect(!joining.isJoining)
     }
 
-    @Test("every live request is challenged, however many; expired and dismissed ones are not, nor listed, nor approvable")
-    func noCapExpiryAndDismissal() throws {
+    @Test("a wrong code or another circle fails the exchange and burns the code; asked again, a new request starts afresh")
+    func mismatchAndRenewal() throws {
+        let circle = try f.circle(withB: false)
+        let started = try f.request(from: f.b, on: circle, code: "111111")
+        let request = started.request
+        var joining = Enrollment()
+        joining.requested(request, code: "111111")
+        let wrong = try PairingResponse.make(to: request, code: "222222", responder: f.a.id, signer: f.a.signing, circle: circle)
+        let answer = Pairing.answer(wrong.response, to: request, initiator: started.takeInitiator(), circle: circle, signer: f.b.signing)
+        guard case .mismatch(let refusal, .confirmationFailed) = answer else { Issue.record("a wrong code confirmed"); return }
+        #expect(refusal.isRefusal)
+        joining.answered(answer)
+        #expect(joining.progress == .failed(.confirmationFailed) && joining.pairingCode == nil)
+
+        let again = try f.request(from: f.b, on: circle, code: "333333", at: 1)
+        joining.requested(again.request, code: "333333")
+        #expect(joining.progress == .awaitingResponse && joining.pairingCode == "333333")
+        #expect(!joining.takes(wrong.response), "a response to the old request")
+
+        // After a restart the exchange is over: the device is joining, with nothing to finish.
+        let restarted = Enrollment(joining: true, ownRequest: again.request, dismissed: [])
+        #expect(restarted.progress == .failed(nil) && !restarted.takes(wrong.response))
+    }
+
+    @Test("junk requests are all kept and listed; expired and dismissed ones are not, nor answerable; a member's, another head's, or to an untrusted device, are not kept")
+    func expiryDismissalAndIgnored() throws {
         let circle = try f.circle(withB: false)
         var trusted = Enrollment()
-        var requests: [EnrollmentRequest] = []
+        var requests: [PairingRequest] = []
         for i in 0..<20 {
             let junk = MachineFixture.Device(name: "junk \(i)")
-            let request = f.request(from: junk, on: circle, secret: Random.bytes(32), at: Double(i))
-            let r12 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0.addingTimeInterval(Double(i)))
-            #expect(r12)
+            let request = try f.request(from: junk, on: circle, at: Double(i)).request
+            let e6 = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0.addingTimeInterval(Double(i)))
+            #expect(e6)
             requests.append(request)
         }
-        #expect(trusted.owed(at: f.t0.addingTimeInterval(20), lifetime: 3600, circle: circle, me: f.a.id).count == 20)
+        #expect(trusted.live(at: f.t0.addingTimeInterval(20), lifetime: 3600).count == 20)
         let first = requests[0].device.deviceID
-        let r13 = trusted.dismiss(first)
-        #expect(r13)
-        let r14 = trusted.dismiss(MachineFixture.Device(name: "never").id)
-        #expect(!r14)
-        #expect(trusted.listed(at: f.t0.addingTimeInterval(20), lifetime: 3600).count == 19)
-        let r15 = trusted.check(code: "123456", from: first, at: f.t0.addingTimeInterval(20), lifetime: 3600)
-        #expect(r15 == .unknown)
+        let e7 = trusted.dismiss(first)
+        #expect(e7)
+        let e8 = trusted.dismiss(MachineFixture.Device(name: "never").id)
+        #expect(!e8)
+        #expect(trusted.live(at: f.t0.addingTimeInterval(20), lifetime: 3600).count == 19)
+        guard case .unknown = trusted.answer(for: first, at: f.t0.addingTimeInterval(20), lifetime: 3600) else { Issue.record("dismissed"); return }
         // An hour after each arrived (this device's clock), each is gone in turn.
         #expect(trusted.live(at: f.t0.addingTimeInterval(3600 + 9.5), lifetime: 3600).count == 10)
-        let r16 = trusted.check(code: "123456", from: requests[5].device.deviceID, at: f.t0.addingTimeInterval(3600 + 9.5), lifetime: 3600)
-        #expect(r16 == .unknown)
-    }
-
-    @Test("five wrong codes cancel a request; a request from a member, or on another head, or to an untrusted device, is not kept")
-    func cancelledAndIgnored() throws {
-        let circle = try f.circle(withB: false)
-        var trusted = Enrollment()
-        let secret = Random.bytes(32)
-        let request = f.request(from: f.c, on: circle, secret: secret)
-        _ = trusted.requestArrived(request, circle: circle, me: f.a.id, at: f.t0)
-        let challenge = EnrollmentChallenge.make(request: request, challenger: f.a.id, signer: f.a.signing)
-        _ = try trusted.challengeArrived(challenge.encoded, circle: circle, me: f.a.id)
-        _ = try trusted.revealArrived(EnrollmentReveal.make(request: request, challenge: challenge, secret: secret, signer: f.c.signing).encoded)
-        let right = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
-        let wrong = right == "000000" ? "111111" : "000000"
-        for n in 1...5 { #expect(trusted.check(code: wrong, from: f.c.id, at: f.t0, lifetime: 3600) == .wrongCode(failures: n)) }
-        let r17 = trusted.check(code: right, from: f.c.id, at: f.t0, lifetime: 3600)
-        #expect(r17 == .cancelled)
-        #expect(trusted.listed(at: f.t0, lifetime: 3600).isEmpty)
+        guard case .unknown = trusted.answer(for: requests[5].device.deviceID, at: f.t0.addingTimeInterval(3600 + 9.5), lifetime: 3600) else {
+            Issue.record("expired"); return
+        }
 
         var other = Enrollment()
-        let r18 = other.requestArrived(f.request(from: f.a, on: circle, secret: secret), circle: circle, me: f.a.id, at: f.t0)
-        #expect(!r18, "a member")
+        let e9 = other.requestArrived(try f.request(from: f.a, on: circle).request, circle: circle, me: f.a.id, at: f.t0)
+        #expect(!e9, "a member")
         var elsewhere = CircleState(account: f.account)
         try f.append(&elsewhere, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: [UInt8](repeating: 5, count: 16), keyCreatedAt: 0))
-        let r19 = other.requestArrived(f.request(from: f.b, on: elsewhere, secret: secret), circle: circle, me: f.a.id, at: f.t0)
-        #expect(!r19, "another head")
-        let r20 = other.requestArrived(request, circle: circle, me: f.b.id, at: f.t0)
-        #expect(!r20, "this device is not trusted")
+        let e10 = other.requestArrived(try f.request(from: f.b, on: elsewhere).request, circle: circle, me: f.a.id, at: f.t0)
+        #expect(!e10, "another head")
+        let e11 = other.requestArrived(requests[1], circle: circle, me: f.b.id, at: f.t0)
+        #expect(!e11, "this device is not trusted")
     }
 }
 

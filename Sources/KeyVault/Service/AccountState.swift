@@ -48,8 +48,13 @@ struct AccountState: Sendable {
             // no longer verifies is left with the prefix that does.
             guard let entry = try? LogEntry.decode(bytes), (try? circle.apply(entry)) != nil else { break }
         }
-        enrollment = Enrollment(ownRequest: snapshot.enrollment.flatMap { try? EnrollmentRequest.decode($0) }, secret: snapshot.pairingSecret,
-                                revealed: snapshot.revealed, dismissed: snapshot.dismissedRequests, wrongCodes: snapshot.approvalFailures)
+        // A device whose request is still in the vault has joined if its circle trusts it and it
+        // holds a key (it took shares only once its approval was authenticated); otherwise its
+        // exchange, held in memory only, ended with the last run: it enrolls again for a new code.
+        let me = snapshot.account.deviceID
+        let joining = snapshot.enrollment != nil && !(circle.isTrusted(me) && !snapshot.generations.isEmpty)
+        enrollment = Enrollment(joining: joining, ownRequest: joining ? snapshot.enrollment.flatMap { try? PairingRequest.decode($0) } : nil,
+                                since: snapshot.account.createdAt, dismissed: snapshot.dismissedRequests)
         logConfirmed = min(snapshot.logConfirmed, circle.entries.count)
         owedDeliveries = Set(snapshot.owedDeliveries)
         promotions = Promotions(deadlines: snapshot.promotionDeadlines)
@@ -78,10 +83,16 @@ struct AccountState: Sendable {
     var deviceID: String { record.deviceID }
 
     var membership: KeyAvailability.Membership {
+        if enrollment.isJoining {
+            switch enrollment.progress {
+            case .approved: break
+            case .failed: return .pairingFailed(since: enrollment.joiningSince)
+            case .awaitingResponse, .confirmed: return .awaitingApproval(since: enrollment.joiningSince)
+            }
+        }
         if let member = circle.members[deviceID] {
             return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
         }
-        if let request = enrollment.ownRequest { return .awaitingApproval(since: request.requestedDate) }
         return .member(since: record.createdAt)
     }
 

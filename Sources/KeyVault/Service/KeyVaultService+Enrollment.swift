@@ -9,7 +9,7 @@ import KeyVaultStore
 extension KeyVaultService {
     public struct EnrollmentTicket: Sendable {
         public var deviceID: String
-        /// nil until a trusted device has answered the request with a challenge.
+        /// The code the person types on a trusted device, shown at once (pairing version 2).
         public var pairingCode: String?
         public var since: Date
     }
@@ -32,36 +32,19 @@ extension KeyVaultService {
 
 
     /// On a new device: make this device's identity for the account, publish
-    /// a signed request, and answer with the pairing code. Asking again while
-    /// the request waits answers the same request.
-    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil,
-                       waitForCode seconds: Double = 10) async throws -> EnrollmentTicket {
-        let ticket = try await publishEnrollment(id, passphrase: passphrase, deviceName: deviceName, identityToken: identityToken)
-        guard ticket.pairingCode == nil else { return ticket }
-        // A trusted device that is online answers within moments; the code exists only then.
-        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-        while ContinuousClock.now < deadline {
-            let token = hub.arm(id)
-            if let code = accounts.withLock({ $0[id]?.enrollment.pairingCode }) {
-                hub.disarm(id, token)
-                // The reveal is on the relay before the person sees the code, so approval can follow at once.
-                await advanceEnrollments(id)
-                return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: code, since: ticket.since)
-            }
-            let left = deadline - ContinuousClock.now
-            await hub.wait(id, token, seconds: Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18)
-        }
-        return EnrollmentTicket(deviceID: ticket.deviceID, pairingCode: accounts.withLock { $0[id]?.enrollment.pairingCode }, since: ticket.since)
-    }
-
-    private func publishEnrollment(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String?) async throws -> EnrollmentTicket {
+    /// a signed request with its half of the pairing exchange, and answer with
+    /// the pairing code at once (docs/PAIRING.md). Asking again while the
+    /// exchange waits answers the same code; after it failed (or a restart
+    /// ended it), asking again makes a new request with a new code.
+    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await owners.run(id) {
             if let state = accounts.withLock({ $0[id] }) {
-                guard let request = state.enrollment.ownRequest, !state.circle.isTrusted(state.deviceID) else {
-                    throw Refusal.invalid("the account \(id) is already on this device")
+                guard state.enrollment.isJoining else { throw Refusal.invalid("the account \(id) is already on this device") }
+                if let code = state.enrollment.pairingCode, state.enrollment.progress == .awaitingResponse {
+                    return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: state.enrollment.joiningSince)
                 }
-                return EnrollmentTicket(deviceID: state.deviceID, pairingCode: state.enrollment.pairingCode, since: request.requestedDate)
+                return try await renewEnrollment(id, state: state, passphrase: passphrase)
             }
             try requireIdentityToken(identityToken, for: "enrolling")
             // A relay service shows the circle only to a candidate: this device's identity, with the
@@ -74,7 +57,8 @@ extension KeyVaultService {
                 relayCredentials?.present(identityToken: nil, for: id)
                 if !installed { signRelayRequests(id, as: nil) }
             }
-            // The circle as the relay shows it now; the pairing code binds the request to its head.
+            // The circle as the relay shows it now. It is not trusted yet: the exchange checks
+            // its genesis against the one the trusted device that knew the code sees.
             var circle = CircleState(account: id)
             for row in try await relay.all(.log, account: id) {
                 guard let entry = try? LogEntry.decode(row.record.body) else { continue }
@@ -87,8 +71,10 @@ extension KeyVaultService {
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             let created = now()
             let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
-            let secret = Random.bytes(32)
-            let request = EnrollmentRequest.make(account: id, device: keys, signer: identity.signing, headHash: circle.headHash, secret: secret, at: created)
+            let code = Pairing.drawCode()
+            let started = try PairingRequest.make(account: id, device: keys, signer: identity.signing, code: code,
+                                                  headHash: circle.headHash, at: created)
+            let request = started.request
             let items = [(ItemKind.deviceSigningKey, identity.signing.seed), (.deviceBoxKey, identity.box.secret)].map { kind, bytes in
                 StoredItem(attributes: KeychainItem.make(account: id, kind: kind, generation: 0, accessibility: .whenUnlocked, at: created),
                            wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: 0)))
@@ -99,65 +85,143 @@ extension KeyVaultService {
                 failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             let snapshot = AccountSnapshot(account: record, generations: [], items: items,
-                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded, pairingSecret: secret,
+                                           circleLog: circle.entries.map(\.encoded), enrollment: request.encoded,
                                            logConfirmed: circle.entries.count)
             // The request goes out from the outbox, stored with the account: a crash at any point
-            // leaves no device or one whose request is sent at its next start.
+            // leaves no device or one whose request is sent at its next start (and whose exchange,
+            // held in memory, ended: it asks again for a new code).
             try await vault.insert(snapshot, enqueue: [.request(request)])
             var state = AccountState(snapshot: snapshot)
             state.kek = kek
             _ = state.locking.unlocked()
             state.identity = identity
+            state.enrollment.requested(request, code: code)
+            pairings.keep(started.takeInitiator(), for: id)
             install(id, state)
             installed = true
             await publishQueued(id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
-            return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: nil, since: request.requestedDate)
+            return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: code, since: request.requestedDate)
         }
     }
 
-    /// Requests that this device may approve: live (not dismissed, not expired) and not cancelled by wrong codes.
+    /// A new request, with a new code, from a joining device whose exchange failed or ended.
+    private func renewEnrollment(_ id: AccountID, state: AccountState, passphrase: SecureBytes) async throws -> EnrollmentTicket {
+        guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
+        let code = Pairing.drawCode()
+        let name = state.record.deviceName
+        let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: name)
+        let started = try PairingRequest.make(account: id, device: keys, signer: identity.signing, code: code,
+                                              headHash: state.circle.headHash, at: now())
+        let request = started.request
+        try await vault.renewEnrollment(account: id, request: request.encoded, enqueue: .request(request))
+        pairings.keep(started.takeInitiator(), for: id)
+        update(id) { $0.enrollment.requested(request, code: code) }
+        hub.wake(id, nil)
+        await publishQueued(id)
+        logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
+        return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: request.requestedDate)
+    }
+
+    /// Requests that this device may approve: live (not dismissed, not expired, not tried here).
     public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
-        return state.enrollment.listed(at: now(), lifetime: requestLifetime)
+        return state.enrollment.live(at: now(), lifetime: requestLifetime)
             .map { EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate) }
     }
 
-    /// Approves a request whose pairing code the person typed; then delivers
-    /// every live generation to the new device.
+    /// How long the approving device waits for the new device's confirmation.
+    static let confirmationWait: Double = 30
+
+    /// The person typed the code shown on the new device: this device answers the
+    /// request's exchange with it, waits for the new device's confirmation, and
+    /// only when it verifies approves exactly that device, authenticates the
+    /// approval under the exchange's key, and delivers every live generation.
     public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
-        return try await owners.run(id) {
+        guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
+        let response = try await owners.run(id) { () async throws -> PairingResponse in
             await sync(id)
             let state = try existing(id)
-            guard state.identity != nil, !state.isLocked else { throw Refusal.locked(id) }
+            guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
-            var enrollment = state.enrollment
-            let request: EnrollmentRequest
-            switch enrollment.check(code: pairingCode, from: deviceID, at: now(), lifetime: requestLifetime) {
+            let request: PairingRequest
+            switch state.enrollment.answer(for: deviceID, at: now(), lifetime: requestLifetime) {
             case .unknown:
                 throw Refusal(.unknown, "no pending enrollment request from device \(deviceID) (it never came, expired, or was dismissed)")
-            case .cancelled:
-                throw Refusal(.denied, "the request from \(deviceID) was cancelled after \(Enrollment.maxWrongCodes) wrong pairing codes; enroll again")
-            case .notAnswered:
-                throw Refusal.invalid("the new device has not answered yet; try again in a moment")
-            case .wrongCode(let count):
-                try await vault.recordApprovalFailures(account: id, deviceID: deviceID, failures: count)
-                update(id) { $0.enrollment = enrollment }
-                logger.warning("wrong pairing code", metadata: ["account": "\(id)", "device": "\(deviceID)", "failures": "\(count)"])
-                let left = Enrollment.maxWrongCodes - count
-                throw Refusal(.denied, left > 0 ? "wrong pairing code; \(left) tries left" : "wrong pairing code; the request is cancelled")
-            case .matched(let matched):
-                request = matched
+            case .alreadyTried:
+                throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
+            case .respond(let pending):
+                request = pending
+            }
+            let started = try PairingResponse.make(to: request, code: pairingCode, responder: state.deviceID, signer: identity.signing,
+                                                   circle: state.circle)
+            let response = started.response
+            pairings.keep(started.takeResponder(), for: id, device: deviceID)
+            update(id) { $0.enrollment.responded(to: request) }
+            // Sent at once (queued if the relay is away; the wait below then ends unanswered).
+            await send([.challenge(response)], account: id)
+            return response
+        }
+        // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
+        let confirmation = await waitForConfirmation(id, of: response)
+        return try await owners.run(id) {
+            guard let responder = pairings.takeResponder(for: id, device: deviceID) else {
+                throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
+            }
+            guard let confirmation else {
+                logger.warning("no pairing confirmation", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+                throw Refusal.invalid("the new device did not answer within \(Int(Self.confirmationWait)) seconds; enroll it again for a new code")
+            }
+            guard let sessionKey = Pairing.complete(confirmation, responder: responder) else {
+                logger.warning("pairing code did not match", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+                hub.wake(id, nil)
+                throw Refusal(.denied, "the pairing code did not match; enroll the new device again for a new code")
+            }
+            let state = try existing(id)
+            guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
+            guard let request = state.enrollment.requests[deviceID], request.hash == response.requestHash else {
+                throw Refusal(.unknown, "the request from device \(deviceID) is gone")
             }
             // Every generation this device holds goes to the new device with the approval, in one relay write.
             let owed = state.knownGenerations.filter { state.heldKey($0.keyID) != nil }.map { OwedDelivery(keyID: $0.keyID, recipient: deviceID) }
             try await appendEntry(id, owe: owed) { _ in .approve(device: request.device, requestHash: request.hash) }
             await publishQueued(id)
+            // The approval names the entry as the relay holds it (after any rebase).
+            guard let after = accounts.withLock({ $0[id] }),
+                  let entry = after.circle.entries.last(where: { entry in
+                      if case .approve(let device, let hash) = entry.body { return device == request.device && hash == request.hash }
+                      return false
+                  }), let genesis = after.circle.entries.first else {
+                throw Refusal.invalid("the approval was not recorded; enroll the new device again for a new code")
+            }
+            let approval = PairingApproval.make(entry: entry, request: request, genesisHash: genesis.hash, sessionKey: sessionKey,
+                                                signer: identity.signing)
+            // From the outbox: the new device trusts its approval, and opens its shares, only once it reads this.
+            _ = try await vault.enqueue(account: id, records: [.challenge(approval)])
+            await publishQueued(id)
             logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             return request.device.name
         }
+    }
+
+    /// Waits (outside the account's line) until the account's passes have read the new
+    /// device's confirmation of `response`, or the wait ends.
+    private func waitForConfirmation(_ id: AccountID, of response: PairingResponse) async -> PairingConfirmation? {
+        let deadline = ContinuousClock.now + .seconds(Self.confirmationWait)
+        while ContinuousClock.now < deadline {
+            let token = hub.arm(id)
+            if let confirmation = accounts.withLock({ $0[id]?.enrollment.confirmation(of: response) }) {
+                hub.disarm(id, token)
+                return confirmation
+            }
+            let left = deadline - ContinuousClock.now
+            await hub.wait(id, token, seconds: min(1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            // A wake-up may have been missed while a pass ran: read the relay for this account once more.
+            await sync(id)
+        }
+        return accounts.withLock { $0[id]?.enrollment.confirmation(of: response) }
     }
 
     var requestLifetime: TimeInterval { Double(policy.current.enrollment.requestLifetimeSeconds) }
@@ -188,12 +252,12 @@ extension KeyVaultService {
                                  lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
                                  generations: numbers.sorted(), acknowledged: acked)
         }
-        for request in state.enrollment.listed(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
+        for request in state.enrollment.live(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",
                                      lastSeen: request.requestedDate, generations: [], acknowledged: [:]))
         }
         if state.circle.isEmpty {
-            out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment.ownRequest == nil ? "trusted" : "pending",
+            out.append(DeviceListing(deviceId: state.deviceID, deviceName: state.record.deviceName, status: state.enrollment.isJoining ? "pending" : "trusted",
                                      lastSeen: now(), generations: state.generations.map(\.number), acknowledged: [:]))
         }
         return out.sorted { $0.deviceId < $1.deviceId }

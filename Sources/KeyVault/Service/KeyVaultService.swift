@@ -19,6 +19,8 @@ public final class KeyVaultService: Sendable {
     /// written only by the account's own jobs (`update`, `install`).
     let accounts: Mutex<[AccountID: AccountState]>
     let owners = AccountOwners()
+    /// The CPace states of pairing exchanges under way (memory only).
+    let pairings = PairingExchanges()
     /// nil: a device on its own, with no relay (no enrollment or propagation).
     let relay: (any Relay)?
     public let hub = WaitingHub()

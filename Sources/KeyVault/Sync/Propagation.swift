@@ -142,22 +142,25 @@ extension KeyVaultService {
                 try await adopt([try LogEntry.decode(row.record.body)], account: account)
                 return nil
             case .request:
-                let request = try EnrollmentRequest.decode(row.record.body)
+                guard SignedEnvelope.label(of: row.record.body) != Labels.enrollRequest else {
+                    throw ProtocolError.malformed("a pairing version 1 request: that device must update keyvaultd and enroll again")
+                }
+                let request = try PairingRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
                 let kept = update(account) { state in
                     state.enrollment.requestArrived(request, circle: state.circle, me: state.deviceID, at: seenAt)
                 } ?? false
                 return kept ? .request : nil
             case .challenge:
-                try noteChallenge(row.record.body, account: account)
-                return .challenge
+                return try await noteChallenge(row.record.body, account: account) ? .challenge : nil
             case .reveal:
-                return try noteReveal(row.record.body, account: account) ? .reveal : nil
+                return try noteConfirmation(row.record.body, account: account) ? .reveal : nil
             case .share:
                 guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return nil }
-                // Locked: kept sealed for the unlock (the vault keeps it; the relay is not read again).
+                // Locked, or joining and its approval not yet authenticated: kept sealed for later
+                // (the vault keeps it; the relay is not read again).
                 let locked = update(account) { state -> Bool in
-                    guard state.identity == nil else { return false }
+                    guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
                     state.keptShares[row.cursor] = row.record.body
                     return true
                 } ?? false
@@ -183,49 +186,68 @@ extension KeyVaultService {
         }
     }
 
-    /// A trusted device's challenge: the new device picks the first valid one
-    /// for its request (and so its code); a trusted device remembers them all.
-    private func noteChallenge(_ body: [UInt8], account: AccountID) throws {
-        try update(account) { state in
-            _ = try state.enrollment.challengeArrived(body, circle: state.circle, me: state.deviceID)
+    /// A member's pairing record (docs/PAIRING.md): the response the new device's
+    /// exchange takes (the first for its request), or the approval it authenticates.
+    /// Answers whether to keep it for the next start (nothing of an exchange outlives
+    /// the run that holds its CPace state, so nothing is).
+    private func noteChallenge(_ body: [UInt8], account: AccountID) async throws -> Bool {
+        guard let state = accounts.withLock({ $0[account] }), state.enrollment.isJoining else { return false }
+        switch SignedEnvelope.label(of: body) {
+        case Labels.pairingResponse:
+            let response = try PairingResponse.accept(body, in: state.circle)
+            guard state.enrollment.takes(response), let request = state.enrollment.ownRequest, let identity = state.identity,
+                  let initiator = pairings.takeInitiator(for: account) else { return false }
+            let answer = Pairing.answer(response, to: request, initiator: initiator, circle: state.circle, signer: identity.signing)
+            update(account) { $0.enrollment.answered(answer) }
+            switch answer {
+            case .confirmed(let confirmation, _):
+                logger.info("pairing confirmed; waiting for the approval", metadata: ["account": "\(account)"])
+                await send([.reveal(confirmation)], account: account)
+            case .mismatch(let refusal, let why):
+                logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
+                await send([.reveal(refusal)], account: account)
+            }
+            hub.wake(account, nil)
+        case Labels.pairingApproval:
+            let approval = try PairingApproval.decode(body) { state.circle.isTrusted($0) ? state.circle.members[$0]?.keys.signing : nil }
+            update(account) { $0.enrollment.approvalArrived(approval) }
+            await authenticateApproval(account)
+        default:
+            throw ProtocolError.malformed("a pairing version 1 challenge: pairing is version 2 here")
         }
+        return false
+    }
+
+    /// A joining device whose approval now verifies under the exchange's key takes
+    /// the shares it kept sealed until then.
+    func authenticateApproval(_ account: AccountID) async {
+        let authentic = update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? false
+        guard authentic else { return }
+        logger.notice("this device's approval is authentic", metadata: ["account": "\(account)"])
         hub.wake(account, nil)
+        await takeKeptShares(for: account)
     }
 
-    /// The new device's reveal, checked against its request's commitment.
-    /// Answers whether it answers a request this device holds.
-    private func noteReveal(_ body: [UInt8], account: AccountID) throws -> Bool {
-        try update(account) { try $0.enrollment.revealArrived(body) } ?? false
+    /// The new device's confirmation of a response (or its refusal): kept for the
+    /// approval waiting on it. Answers whether it answers a request this device holds.
+    private func noteConfirmation(_ body: [UInt8], account: AccountID) throws -> Bool {
+        guard SignedEnvelope.label(of: body) == Labels.pairingConfirm else {
+            throw ProtocolError.malformed("a pairing version 1 reveal: pairing is version 2 here")
+        }
+        let kept = try update(account) { try $0.enrollment.confirmationArrived(body) } ?? false
+        if kept { hub.wake(account, nil) }
+        // Kept only in memory: the approval that waits for it lives in this run.
+        return false
     }
 
-    /// Publishes what this device owes an enrollment: a challenge for every
-    /// live request it has not answered (trusted, unlocked), or its reveal, once
-    /// (new device, unlocked). Junk requests cannot starve a genuine one: each is
-    /// answered, a challenge gives a relay nothing to guess with unless a person
-    /// types a code for that very request, and requests expire or are dismissed.
+    /// After a pass (or an unlock): a joining device whose approve entry and approval
+    /// have both arrived, in whichever order, checks the approval and joins.
     func advanceEnrollments(_ account: AccountID) async {
-        await owners.run(account) { await advanceEnrollmentsInJob(account) }
-    }
-
-    private func advanceEnrollmentsInJob(_ account: AccountID) async {
-        let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
-        guard relay != nil, let state = accounts.withLock({ $0[account] }), let identity = state.identity else { return }
-        let owed = state.enrollment.owed(at: now(), lifetime: lifetime, circle: state.circle, me: state.deviceID)
-        guard !owed.isEmpty else { return }
-        let records: [RelayRecord] = owed.map { item in
-            switch item {
-            case .challenge(let request): return .challenge(.make(request: request, challenger: state.deviceID, signer: identity.signing))
-            case .reveal(let request, let challenge, let secret): return .reveal(.make(request: request, challenge: challenge, secret: secret, signer: identity.signing))
-            }
+        await owners.run(account) {
+            guard let state = accounts.withLock({ $0[account] }), state.enrollment.isJoining,
+                  case .confirmed = state.enrollment.progress else { return }
+            await authenticateApproval(account)
         }
-        // Sent, or queued until the relay is back: either way this device has answered.
-        await send(records, account: account)
-        if owed.contains(where: { if case .reveal = $0 { return true } else { return false } }) {
-            do { try await vault.markRevealed(account: account) } catch {
-                logger.error("could not record that the reveal went out", metadata: ["account": "\(account)", "problem": "\(error)"])
-            }
-        }
-        update(account) { $0.enrollment.sent(owed) }
     }
 
     /// Verifies log entries from the relay against the account's circle
@@ -319,8 +341,15 @@ extension KeyVaultService {
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        update(account) { state in
-            if state.circle.isTrusted(state.deviceID) { state.enrollment.joined() }
+        let joinedNow = update(account) { state -> Bool in
+            guard state.enrollment.isJoining, state.enrollment.trustsItsCircle, state.circle.isTrusted(state.deviceID) else { return false }
+            state.enrollment.joined()
+            return true
+        } ?? false
+        if joinedNow {
+            do { try await vault.finishEnrollment(account: account) } catch {
+                logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
+            }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.wake(account, .keyReady(header.generation, header.keyID))

@@ -1,74 +1,146 @@
 public import Foundation
 import KeyVaultCrypto
 
-/// Enrollment on one device, decided without I/O. On a new device: its own
-/// request, the first challenge that answers it (and so the pairing code it
-/// shows), and its reveal, sent once. On a trusted device: the requests it
-/// answers with a challenge, the reveals that come back, and the codes a
-/// person types. The owner persists what this value asks it to, vault first,
-/// and publishes what `owed` lists.
+/// Enrollment on one device under pairing version 2 (docs/PAIRING.md),
+/// decided without I/O. On a new device: its own request, the first response
+/// to it, and the approval it authenticates with the exchange's key. On a
+/// trusted device: the requests it may answer, the one exchange each, and the
+/// confirmations that come back. The CPace states themselves (non-copyable)
+/// are kept by the account's owner beside this value; the session key, once
+/// there is one, is kept here.
 public struct Enrollment: Sendable {
-    /// What this device owes the relay.
-    public enum Outgoing: Sendable, Equatable {
-        case challenge(EnrollmentRequest)
-        case reveal(EnrollmentRequest, EnrollmentChallenge, secret: [UInt8])
+    /// Where this device's own exchange stands.
+    public enum Progress: Sendable, Equatable {
+        /// The code is shown; the first response to the request is awaited.
+        case awaitingResponse
+        /// `Tb` verified and `Ta` sent: the approval is awaited.
+        case confirmed(responseHash: [UInt8])
+        /// The approval verified under the exchange's key: this device is a member.
+        case approved
+        /// The code did not match, the responder sees another circle, or (nil) a restart
+        /// ended the exchange: a new request, with a new code, is needed.
+        case failed(Pairing.Mismatch?)
     }
 
-    /// The verdict on a pairing code typed for a request.
-    public enum Approval: Sendable, Equatable {
+    /// What a person's typed code may lead to on a trusted device.
+    public enum Answer: Sendable {
         /// No live request from that device here (never came, expired, dismissed).
         case unknown
-        /// Too many wrong codes: the request is cancelled.
-        case cancelled
-        /// The new device has not revealed its secret yet.
-        case notAnswered
-        /// Wrong: this many wrong codes now (to be kept in the vault).
-        case wrongCode(failures: Int)
-        case matched(EnrollmentRequest)
+        /// This request's code was tried here already: one exchange per code.
+        case alreadyTried
+        case respond(PairingRequest)
     }
 
-    public static let maxWrongCodes = 5
-
     // The new device's side.
-    /// This device's own request, while it waits to be approved.
-    public private(set) var ownRequest: EnrollmentRequest?
-    private var secret: [UInt8]?
-    private var chosen: EnrollmentChallenge?
-    /// The code this device shows, once a trusted device has challenged its request.
+    /// This device's own request, while it joins.
+    public private(set) var ownRequest: PairingRequest?
+    /// Set while this device joins (its request is in the vault), even if the request is gone from memory.
+    public private(set) var isJoining: Bool
+    public private(set) var joiningSince: Date
+    public private(set) var progress: Progress
+    /// The code this device shows, in memory only.
     public private(set) var pairingCode: String?
-    /// Its reveal went out (kept in the vault: it is sent once).
-    public private(set) var revealed: Bool
+    private var sessionKey: CPace.SessionKey?
+    private var approvals: [PairingApproval] = []
 
     // The trusted device's side.
     /// Requests from new devices, by device ID.
-    public private(set) var requests: [String: EnrollmentRequest] = [:]
-    /// When this device first received each request: its own clock, since a
-    /// request's signed time is the relay's to choose.
+    public private(set) var requests: [String: PairingRequest] = [:]
+    /// When this device first received each request: its own clock.
     private var firstSeen: [String: Date] = [:]
     public private(set) var dismissed: Set<String>
-    /// Wrong codes typed here, by requesting device.
-    public private(set) var wrongCodes: [String: Int]
-    /// Requests (by hash) this device has challenged.
-    private var challenged: Set<String> = []
-    /// Challenges from trusted devices (by hash), and reveals (by device).
-    private var challenges: [String: EnrollmentChallenge] = [:]
-    private var reveals: [String: EnrollmentReveal] = [:]
+    /// Requests (by hash) this device has answered: each gets one exchange.
+    private var responded: Set<[UInt8]> = []
+    /// Confirmations read, by the hash of the response they answer.
+    private var confirmations: [[UInt8]: PairingConfirmation] = [:]
 
-    public init(ownRequest: EnrollmentRequest? = nil, secret: [UInt8]? = nil, revealed: Bool = false,
-                dismissed: Set<String> = [], wrongCodes: [String: Int] = [:]) {
+    /// `joining`: the vault holds this device's request (`ownRequest` when it still decodes
+    /// as version 2), and the exchange, held in memory only, ended with the last start.
+    public init(joining: Bool = false, ownRequest: PairingRequest? = nil, since: Date = Date(timeIntervalSince1970: 0),
+                dismissed: Set<String> = []) {
+        self.isJoining = joining
         self.ownRequest = ownRequest
-        self.secret = secret
-        self.revealed = revealed
+        self.joiningSince = ownRequest?.requestedDate ?? since
+        self.progress = joining ? .failed(nil) : .awaitingResponse
         self.dismissed = dismissed
-        self.wrongCodes = wrongCodes
     }
 
-    // MARK: Events from the relay
+    // MARK: The new device
+
+    /// A new request was made (and stored): its code is shown until the exchange ends.
+    public mutating func requested(_ request: PairingRequest, code: String) {
+        ownRequest = request
+        isJoining = true
+        joiningSince = request.requestedDate
+        pairingCode = code
+        progress = .awaitingResponse
+        sessionKey = nil
+        approvals = []
+    }
+
+    /// Whether `response` (accepted under the circle) is the one this device's exchange takes: the first for its request.
+    public func takes(_ response: PairingResponse) -> Bool {
+        guard let request = ownRequest, progress == .awaitingResponse else { return false }
+        return response.requestHash == request.hash
+    }
+
+    /// The exchange's answer to the response taken (`Pairing.answer`).
+    public mutating func answered(_ answer: Pairing.Answer) {
+        switch answer {
+        case .confirmed(let confirmation, let key):
+            progress = .confirmed(responseHash: confirmation.responseHash)
+            sessionKey = key
+        case .mismatch(_, let why):
+            progress = .failed(why)
+            pairingCode = nil
+        }
+    }
+
+    /// A pairing approval read from the relay (checked as a member's record). Kept
+    /// until it authenticates an approve entry of this device's log.
+    public mutating func approvalArrived(_ approval: PairingApproval) {
+        guard let request = ownRequest, approval.requestHash == request.hash else { return }
+        approvals.append(approval)
+    }
+
+    /// Answers true when this device's approval is authentic now: an approve entry of
+    /// `circle` for exactly its request, authenticated under the exchange's key by
+    /// an approval from the entry's signer. Then, and only then, it is a member.
+    public mutating func authenticate(in circle: CircleState) -> Bool {
+        guard case .confirmed = progress, let request = ownRequest, let sessionKey else { return false }
+        for approval in approvals {
+            guard let entry = circle.entries.first(where: { $0.hash == approval.entryHash }) else { continue }
+            if Pairing.isAuthenticApproval(approval, of: entry, request: request, sessionKey: sessionKey, circle: circle) {
+                progress = .approved
+                self.sessionKey = nil
+                approvals = []
+                pairingCode = nil
+                return true
+            }
+        }
+        return false
+    }
+
+    /// This device holds a key of the circle that approved it: it has joined.
+    public mutating func joined() {
+        ownRequest = nil
+        isJoining = false
+        pairingCode = nil
+        progress = .approved
+    }
+
+    /// Whether this device may take what the circle sends it (shares): a device that
+    /// founded the account or joined, or one whose approval authenticated.
+    public var trustsItsCircle: Bool {
+        !isJoining || progress == .approved
+    }
+
+    // MARK: The trusted device
 
     /// A request read from the relay. Kept (answers true) if this device is
     /// trusted, the device is not in the circle yet, and the request names a
     /// head of this circle; the first time it is seen is remembered.
-    public mutating func requestArrived(_ request: EnrollmentRequest, circle: CircleState, me: String, at now: Date) -> Bool {
+    public mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: String, at now: Date) -> Bool {
         let id = request.device.deviceID
         guard circle.isTrusted(me), circle.members[id] == nil, circle.contains(hash: request.headHash) else { return false }
         requests[id] = request
@@ -76,27 +148,19 @@ public struct Enrollment: Sendable {
         return true
     }
 
-    /// A challenge read from the relay, checked against `circle`. A trusted
-    /// device remembers it; a new device takes the first one for its own
-    /// request, which gives it its pairing code (answers true then).
-    public mutating func challengeArrived(_ body: [UInt8], circle: CircleState, me: String) throws(ProtocolError) -> Bool {
-        let challenge = try EnrollmentChallenge.accept(body, in: circle)
-        challenges[Hex.encode(challenge.hash)] = challenge
-        if challenge.challenger == me { challenged.insert(Hex.encode(challenge.requestHash)) }
-        guard let request = ownRequest, let secret, chosen == nil, challenge.requestHash == request.hash else { return false }
-        chosen = challenge
-        pairingCode = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: secret)
+    /// A confirmation read from the relay, for a request this device holds. Answers whether it is kept.
+    public mutating func confirmationArrived(_ body: [UInt8]) throws(ProtocolError) -> Bool {
+        guard let hash = PairingConfirmation.requestHash(of: body), let request = requests.values.first(where: { $0.hash == hash }) else {
+            return false
+        }
+        let confirmation = try PairingConfirmation.decode(body, request: request)
+        confirmations[confirmation.responseHash] = confirmation
         return true
     }
 
-    /// A reveal read from the relay, for a request this device holds and a
-    /// challenge a trusted device made. Answers whether it is kept.
-    public mutating func revealArrived(_ body: [UInt8]) throws(ProtocolError) -> Bool {
-        guard let hash = EnrollmentReveal.requestHash(of: body), let request = requests.values.first(where: { $0.hash == hash }) else { return false }
-        let known = challenges
-        let reveal = try EnrollmentReveal.accept(body, for: request) { known[Hex.encode($0)] != nil }
-        reveals[request.device.deviceID] = reveal
-        return true
+    /// The confirmation of this device's response, once read.
+    public func confirmation(of response: PairingResponse) -> PairingConfirmation? {
+        confirmations[response.hash]
     }
 
     /// The circle changed: requests from devices now in it are answered.
@@ -104,67 +168,25 @@ public struct Enrollment: Sendable {
         requests = requests.filter { circle.members[$0.key] == nil }
     }
 
-    /// This device holds a key of the circle that trusts it: it has joined.
-    public mutating func joined() {
-        ownRequest = nil
-    }
-
-    // MARK: Decisions
-
-    /// Requests this device answers, lists and may approve: not dismissed and
-    /// not past `lifetime` since it first received them, oldest first.
-    public func live(at now: Date, lifetime: TimeInterval) -> [EnrollmentRequest] {
+    /// Requests this device answers, lists and may approve: not dismissed, not
+    /// tried here, and not past `lifetime` since it first received them, oldest first.
+    public func live(at now: Date, lifetime: TimeInterval) -> [PairingRequest] {
         requests.values.filter { request in
             let id = request.device.deviceID
-            return !dismissed.contains(id) && now.timeIntervalSince(firstSeen[id] ?? now) < lifetime
+            return !dismissed.contains(id) && !responded.contains(request.hash) && now.timeIntervalSince(firstSeen[id] ?? now) < lifetime
         }.sorted { ($0.requestedAt, $0.device.deviceID) < ($1.requestedAt, $1.device.deviceID) }
     }
 
-    /// What a person is shown: live requests not cancelled by wrong codes.
-    public func listed(at now: Date, lifetime: TimeInterval) -> [EnrollmentRequest] {
-        live(at: now, lifetime: lifetime).filter { (wrongCodes[$0.device.deviceID] ?? 0) < Self.maxWrongCodes }
-    }
-
-    /// What this device owes the relay now: a challenge for every live request
-    /// it has not answered (if trusted), or its reveal, once (if it has a
-    /// challenge). There is no cap: junk requests cannot starve a genuine one,
-    /// and a challenge gives a relay nothing unless a person types a code for
-    /// that very request.
-    public func owed(at now: Date, lifetime: TimeInterval, circle: CircleState, me: String) -> [Outgoing] {
-        var out: [Outgoing] = []
-        if circle.isTrusted(me) {
-            out += live(at: now, lifetime: lifetime).filter { !challenged.contains(Hex.encode($0.hash)) }.map { .challenge($0) }
-        }
-        if let request = ownRequest, let challenge = chosen, let secret, !revealed {
-            out.append(.reveal(request, challenge, secret: secret))
-        }
-        return out
-    }
-
-    /// `outgoing` went out (or waits in the outbox): never owed again.
-    public mutating func sent(_ outgoing: [Outgoing]) {
-        for item in outgoing {
-            switch item {
-            case .challenge(let request): challenged.insert(Hex.encode(request.hash))
-            case .reveal: revealed = true
-            }
-        }
-    }
-
-    /// A person typed `code` for the request from `deviceID`. Compared in
-    /// constant time; a wrong one counts (the caller keeps the count in the
-    /// vault), and the fifth cancels the request.
-    public mutating func check(code: String, from deviceID: String, at now: Date, lifetime: TimeInterval) -> Approval {
+    /// A person typed a code for the request from `deviceID`.
+    public func answer(for deviceID: String, at now: Date, lifetime: TimeInterval) -> Answer {
+        if let request = requests[deviceID], responded.contains(request.hash) { return .alreadyTried }
         guard let request = live(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) else { return .unknown }
-        let failures = wrongCodes[deviceID] ?? 0
-        guard failures < Self.maxWrongCodes else { return .cancelled }
-        guard let reveal = reveals[deviceID], let challenge = challenges[Hex.encode(reveal.challengeHash)] else { return .notAnswered }
-        let expected = PairingCode.derive(requestHash: request.hash, challenge: challenge.nonce, secret: reveal.secret)
-        guard ConstantTime.equal(Array(code.utf8), Array(expected.utf8)) else {
-            wrongCodes[deviceID] = failures + 1
-            return .wrongCode(failures: failures + 1)
-        }
-        return .matched(request)
+        return .respond(request)
+    }
+
+    /// This device answered `request`: its code is spent here, whatever comes back.
+    public mutating func responded(to request: PairingRequest) {
+        responded.insert(request.hash)
     }
 
     /// A person says the request from `deviceID` is not theirs. Answers false

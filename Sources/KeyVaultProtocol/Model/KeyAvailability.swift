@@ -17,6 +17,9 @@ public enum KeyAvailability: Sendable {
         case awaitingApproval = "awaiting-approval"
         /// Approved, or the generation is announced, and the share has not arrived.
         case awaitingDelivery = "awaiting-delivery"
+        /// The pairing exchange failed (the code did not match, the circle shown was not the
+        /// one the trusted device sees) or ended with a restart: enroll again for a new code.
+        case codeMismatch = "code-mismatch"
     }
 
     /// Where this device stands in the account's circle.
@@ -24,6 +27,8 @@ public enum KeyAvailability: Sendable {
         /// In the circle since this time (or the only device, without a relay).
         case member(since: Date)
         case awaitingApproval(since: Date)
+        /// Its pairing exchange failed or ended: nothing will approve it until it asks again.
+        case pairingFailed(since: Date)
         case revoked
     }
 
@@ -40,6 +45,8 @@ public enum KeyAvailability: Sendable {
         case .awaitingApproval(let requested):
             // Before approval this device cannot know the circle; locked still wins.
             return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
+        case .pairingFailed(let requested):
+            return isLocked ? .locked : .pending(.codeMismatch, since: requested)
         case .member(let joined):
             since = joined
         }

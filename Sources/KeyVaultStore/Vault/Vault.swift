@@ -205,10 +205,22 @@ public final class Vault: Sendable {
         }
     }
 
-    /// This device's reveal went out (or waits in the outbox): never again.
-    public func markRevealed(account: AccountID) async throws {
+    /// A joining device asks again (its exchange failed or ended): the new request
+    /// replaces the old one and goes into the outbox, in one transaction.
+    public func renewEnrollment(account: AccountID, request: [UInt8], enqueue record: RelayRecord) async throws {
         try await pool.write { db in
-            try db.execute(sql: "UPDATE enrollment SET revealed = 1 WHERE account = ?", arguments: [account.rawValue])
+            try db.execute(sql: "UPDATE enrollment SET request = ?, pairing_secret = NULL, revealed = 0 WHERE account = ?",
+                           arguments: [Data(request), account.rawValue])
+            guard db.changesCount == 1 else { throw VaultError.corrupt("no enrollment request to renew for \(account)") }
+            try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                           arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+        }
+    }
+
+    /// The device joined: its request is no longer needed.
+    public func finishEnrollment(account: AccountID) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "DELETE FROM enrollment WHERE account = ?", arguments: [account.rawValue])
         }
     }
 

@@ -24,6 +24,9 @@ struct AccountState: Sendable {
     var owedDeliveries: Set<OwedDelivery>
     /// Enrollment: this device's own request while it joins, or the requests it answers.
     var enrollment: Enrollment
+    /// A joining device's pairing key, wrapped under the KEK, once it confirmed an exchange:
+    /// opened at unlock so an approval that arrives after a restart still authenticates.
+    var wrappedPairingKey: [UInt8]?
     /// Locked or not, and the unlock back-off.
     var locking: Locking
     /// Rotations this device announced and will promote, and what each device acknowledged.
@@ -55,6 +58,7 @@ struct AccountState: Sendable {
         let joining = snapshot.enrollment != nil && !(circle.isTrusted(me) && !snapshot.generations.isEmpty)
         enrollment = Enrollment(joining: joining, ownRequest: joining ? snapshot.enrollment.flatMap { try? PairingRequest.decode($0) } : nil,
                                 since: snapshot.account.createdAt, dismissed: snapshot.dismissedRequests)
+        wrappedPairingKey = joining ? snapshot.pairingSecret : nil
         logConfirmed = min(snapshot.logConfirmed, circle.entries.count)
         owedDeliveries = Set(snapshot.owedDeliveries)
         promotions = Promotions(deadlines: snapshot.promotionDeadlines)
@@ -199,6 +203,11 @@ struct AccountState: Sendable {
         }
         self.kek = kek
         self.keys = keys
+        if let wrapped = wrappedPairingKey,
+           let isk = try? WrappedSecret.unwrap(wrapped, under: kek, context: WrapContext(account: record.id, kind: .pairingKey, generation: 0)),
+           isk.count == CPace.sessionKeyByteCount {
+            enrollment.restore(sessionKey: CPace.SessionKey(bytes: isk))
+        }
         var locking = self.locking
         let effects = locking.unlocked()
         take(locking)

@@ -106,17 +106,38 @@ extension KeyVaultService {
     }
 
     /// A new request, with a new code, from a joining device whose exchange failed or ended.
+    /// Nothing it was shown is trusted yet, so it reads the relay's log afresh: a circle a relay
+    /// made up for it before is dropped if the relay now shows another.
     private func renewEnrollment(_ id: AccountID, state: AccountState, passphrase: SecureBytes) async throws -> EnrollmentTicket {
+        guard let relay else { throw Refusal.invalid("this daemon has no relay") }
         guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
+        var circle = CircleState(account: id)
+        for row in try await relay.all(.log, account: id) {
+            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
+            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
+        }
+        guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+        if circle.entries.map(\.hash) != state.circle.entries.map(\.hash) {
+            logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
+            try await vault.replaceLog(account: id, from: 0, entries: circle.entries.map { ($0.seq, $0.encoded) }, confirmed: circle.entries.count)
+            try await restartReading(id)
+            update(id) { state in
+                state.setCircle(circle)
+                state.logConfirmed = circle.entries.count
+            }
+        }
         let code = Pairing.drawCode()
         let name = state.record.deviceName
         let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: name)
         let started = try PairingRequest.make(account: id, device: keys, signer: identity.signing, code: code,
-                                              headHash: state.circle.headHash, at: now())
+                                              headHash: circle.headHash, at: now())
         let request = started.request
         try await vault.renewEnrollment(account: id, request: request.encoded, enqueue: .request(request))
         pairings.keep(started.takeInitiator(), for: id)
-        update(id) { $0.enrollment.requested(request, code: code) }
+        update(id) { state in
+            state.enrollment.requested(request, code: code)
+            state.wrappedPairingKey = nil
+        }
         hub.wake(id, nil)
         await publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
@@ -186,21 +207,25 @@ extension KeyVaultService {
             }
             // Every generation this device holds goes to the new device with the approval, in one relay write.
             let owed = state.knownGenerations.filter { state.heldKey($0.keyID) != nil }.map { OwedDelivery(keyID: $0.keyID, recipient: deviceID) }
-            try await appendEntry(id, owe: owed) { _ in .approve(device: request.device, requestHash: request.hash) }
-            await publishQueued(id)
-            // The approval names the entry as the relay holds it (after any rebase).
-            guard let after = accounts.withLock({ $0[id] }),
-                  let entry = after.circle.entries.last(where: { entry in
-                      if case .approve(let device, let hash) = entry.body { return device == request.device && hash == request.hash }
-                      return false
-                  }), let genesis = after.circle.entries.first else {
-                throw Refusal.invalid("the approval was not recorded; enroll the new device again for a new code")
+            // The approval goes into the outbox with the entry, in its transaction: a crash cannot leave an
+            // approve entry whose approval (the new device's only proof it is authentic) never goes out.
+            guard let genesisHash = state.circle.entries.first?.hash else { throw Refusal.invalid("this device has no circle") }
+            func approval(of entry: LogEntry) -> PairingApproval {
+                PairingApproval.make(entry: entry, request: request, genesisHash: genesisHash, sessionKey: sessionKey, signer: identity.signing)
             }
-            let approval = PairingApproval.make(entry: entry, request: request, genesisHash: genesis.hash, sessionKey: sessionKey,
-                                                signer: identity.signing)
-            // From the outbox: the new device trusts its approval, and opens its shares, only once it reads this.
-            _ = try await vault.enqueue(account: id, records: [.challenge(approval)])
+            let appended = try await appendEntry(id, owe: owed, enqueue: { [.challenge(approval(of: $0))] }) { _ in
+                .approve(device: request.device, requestHash: request.hash)
+            }
             await publishQueued(id)
+            // Rebased after another device's entry: the approval of the entry as the relay now holds it follows.
+            if let after = accounts.withLock({ $0[id] }),
+               let entry = after.circle.entries.last(where: { entry in
+                   if case .approve(let device, let hash) = entry.body { return device == request.device && hash == request.hash }
+                   return false
+               }), entry.hash != appended?.hash {
+                _ = try await vault.enqueue(account: id, records: [.challenge(approval(of: entry))])
+                await publishQueued(id)
+            }
             logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             return request.device.name
         }

@@ -200,8 +200,18 @@ extension KeyVaultService {
             let answer = Pairing.answer(response, to: request, initiator: initiator, circle: state.circle, signer: identity.signing)
             update(account) { $0.enrollment.answered(answer) }
             switch answer {
-            case .confirmed(let confirmation, _):
+            case .confirmed(let confirmation, let sessionKey):
                 logger.info("pairing confirmed; waiting for the approval", metadata: ["account": "\(account)"])
+                // Kept (wrapped) before `Ta` goes out: a restart must not leave an approval it cannot check.
+                if let kek = state.kek {
+                    let wrapped = WrappedSecret.wrap(sessionKey.bytes, under: kek, context: WrapContext(account: account, kind: .pairingKey, generation: 0))
+                    do {
+                        try await vault.keepPairingKey(account: account, wrapped: wrapped)
+                        update(account) { $0.wrappedPairingKey = wrapped }
+                    } catch {
+                        logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
+                    }
+                }
                 await send([.reveal(confirmation)], account: account)
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])

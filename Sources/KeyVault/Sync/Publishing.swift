@@ -14,7 +14,9 @@ extension KeyVaultService {
     /// owes for it, in one vault transaction. `body` may answer nil: nothing to do.
     /// The relay gets it from `publishQueued`.
     @discardableResult
+    /// `enqueue`: records that go to the outbox with the entry, in its transaction (they follow it to the relay).
     func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
+                     enqueue: (LogEntry) -> [RelayRecord] = { _ in [] },
                      _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
         try await owners.run(id) {
             let state = try existing(id)
@@ -24,7 +26,8 @@ extension KeyVaultService {
             var circle = state.circle
             try circle.apply(entry)
             let current = state.currentKey(after: circle)
-            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries, promotionDeadline: promotionDeadline)
+            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
+                                      promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
             update(id) { state in
                 state.setCircle(circle)
                 state.owedDeliveries.formUnion(deliveries)

@@ -63,7 +63,7 @@ extension KeyVaultService {
     }
 
     /// Reads the account from the relay's start again, the records kept for it renumbered below.
-    private func restartReading(_ id: AccountID) async throws {
+    func restartReading(_ id: AccountID) async throws {
         let shift = try await vault.restartRelayReading(account: id)
         update(id) { state in
             state.relayCursor = 0

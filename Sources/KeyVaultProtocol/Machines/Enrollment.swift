@@ -1,5 +1,5 @@
 public import Foundation
-import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// Enrollment on one device under pairing version 2 (docs/PAIRING.md),
 /// decided without I/O. On a new device: its own request, the first response
@@ -119,6 +119,14 @@ public struct Enrollment: Sendable {
             }
         }
         return false
+    }
+
+    /// After a restart: the exchange's key, kept wrapped in the vault once `Ta` went
+    /// out, lets this device authenticate the approval it was waiting for.
+    package mutating func restore(sessionKey: CPace.SessionKey) {
+        guard isJoining, case .failed(nil) = progress else { return }
+        self.sessionKey = sessionKey
+        progress = .confirmed(responseHash: [])
     }
 
     /// This device holds a key of the circle that approved it: it has joined.

@@ -18,6 +18,9 @@ public enum ItemKind: String, Sendable, Codable, CaseIterable {
     case deviceSigningKey = "device-signing-key"
     /// This device's X25519 secret key for the account.
     case deviceBoxKey = "device-box-key"
+    /// A joining device's pairing key (the CPace exchange's ISK), kept in the
+    /// enrollment row until its approval is authenticated; never an item.
+    case pairingKey = "pairing-key"
 }
 
 /// A synchronizable keychain item's attributes: everything about a secret
@@ -64,6 +67,7 @@ public struct KeychainItem: Sendable, Equatable, Codable {
         case .generationKey: label = "\(account) key generation \(generation)"
         case .deviceSigningKey: label = "\(account) device signing key"
         case .deviceBoxKey: label = "\(account) device box key"
+        case .pairingKey: label = "\(account) pairing key"
         }
         return KeychainItem(
             itemClass: "genp", service: service, account: account.rawValue, accessGroup: accessGroup,

@@ -141,9 +141,14 @@ public final class Vault: Sendable {
     /// announced key, a promotion deadline), in the same transaction.
     /// `current`: the key the log now makes current (docs/FORMAT.md, `current_generation`, `current_key_id`).
     public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
-                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil) async throws {
+                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
+                          enqueue records: [RelayRecord] = []) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
+            for record in records {
+                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                               arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+            }
             for entry in entries {
                 try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
                                arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
@@ -214,6 +219,14 @@ public final class Vault: Sendable {
             guard db.changesCount == 1 else { throw VaultError.corrupt("no enrollment request to renew for \(account)") }
             try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
                            arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+        }
+    }
+
+    /// A joining device confirmed its exchange: the exchange's key, wrapped under the
+    /// KEK (AAD kind `pairing-key`), waits for the approval across a restart.
+    public func keepPairingKey(account: AccountID, wrapped: [UInt8]) async throws {
+        try await pool.write { db in
+            try db.execute(sql: "UPDATE enrollment SET pairing_secret = ? WHERE account = ?", arguments: [Data(wrapped), account.rawValue])
         }
     }
 

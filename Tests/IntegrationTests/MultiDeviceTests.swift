@@ -255,7 +255,7 @@ struct MultiDeviceTests {
         #expect(try await b.request("GET", "/v1/accounts/later/keys/2?wait=20")["key"] == rotated)
     }
 
-    @Test("no key, passphrase or identity token reaches the relay, a log or a vault, in any form", arguments: RelayKind.allCases)
+    @Test("no key, passphrase, identity token or pairing code (nor a value derived from it alone) reaches the relay, a log or a vault, in any form", arguments: RelayKind.allCases)
     func relayHoldsNoSecret(_ relay: RelayKind) async throws {
         let circle = try await Circle(relay)
         defer { circle.remove() }
@@ -266,6 +266,14 @@ struct MultiDeviceTests {
         let key = try #require(try await a.request("GET", "/v1/accounts/scan/keys/current")["key"])
         let ticket = try await b.request("POST", "/v1/accounts/scan/enroll", json: ["passphrase": passphrases[1], "deviceName": "b"])
         try await eventually { (try await a.request("GET", "/v1/accounts/scan/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        // The pairing code, and CPace's generator, the one value derived from it and public values alone (< 128 bits of secret).
+        let code = try #require(ticket["pairingCode"])
+        let scan = try AccountID(validating: "scan")
+        let requestRow = try #require(try await circle.store.open().rows(account: scan, after: 0, limit: 1000).first { $0.record.kind == .request })
+        let request = try PairingRequest.decode(requestRow.record.body)
+        let generator = CPace.calculateGenerator(password: SecureBytes(copying: Array(code.utf8)),
+                                                 channelID: Pairing.channelID(account: scan, device: request.device),
+                                                 sessionID: request.session).bytes.base64EncodedString()
         _ = try await a.request("POST", "/v1/accounts/scan/enrollments/\(ticket["deviceId"]!)/approve", json: ["pairingCode": ticket["pairingCode"]!])
         #expect(try await b.request("GET", "/v1/accounts/scan/keys/current?wait=20")["key"] == key)
         _ = await a.stop()
@@ -275,19 +283,22 @@ struct MultiDeviceTests {
         // Through the service, each device signed in once (creation, enrollment); its token is forwarded, never kept.
         let tokens = a.presentedTokens + b.presentedTokens
         #expect(tokens.count == (relay == .service ? 2 : 0))
-        try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: stored, where: "the \(relay) relay")
+        // (The code's six digits are looked for where no timestamp prints microseconds: the SQLite store, the logs, the vaults.)
+        let codeText = relay == .sqlite ? [code] : []
+        try SecretScan.expectAbsent(keys: [key, generator], passphrases: passphrases + tokens + codeText, in: stored, where: "the \(relay) relay")
         for service in circle.store.services {
             let log = (try? Data(contentsOf: URL(fileURLWithPath: service.logPath))) ?? Data()
-            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: log, where: "a relay service's log")
+            try SecretScan.expectAbsent(keys: [key, generator], passphrases: passphrases + tokens + [code], in: log, where: "a relay service's log")
         }
         for device in [a, b] {
-            try SecretScan.expectAbsent(keys: [key], passphrases: passphrases + tokens, in: Data(device.logText().utf8), where: "a daemon's log")
+            try SecretScan.expectAbsent(keys: [key, generator], passphrases: passphrases + tokens + [code], in: Data(device.logText().utf8),
+                                        where: "a daemon's log")
             var vault = Data()
             for name in try FileManager.default.contentsOfDirectory(atPath: device.dataDirectory) {
                 vault += (try? Data(contentsOf: URL(fileURLWithPath: device.dataDirectory + "/" + name))) ?? Data()
             }
             #expect(!vault.isEmpty)
-            try SecretScan.expectAbsent(keys: [], passphrases: tokens, in: vault, where: "a daemon's vault")
+            try SecretScan.expectAbsent(keys: [generator], passphrases: tokens + [code], in: vault, where: "a daemon's vault")
         }
     }
 

@@ -328,7 +328,8 @@ extension KeyVaultService {
         let kept = accounts.withLock { $0[account]?.keptShares ?? [:] }
         var done: [Int64] = []
         for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
-            guard accounts.withLock({ $0[account]?.identity != nil }) else { break }  // locked again meanwhile
+            // Locked again meanwhile, or still joining with no authentic approval: they stay sealed.
+            guard accounts.withLock({ $0[account].map { $0.identity != nil && $0.enrollment.trustsItsCircle } ?? false }) else { break }
             do { try await takeShare(sealed, account: account) } catch {
                 logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(cursor)", "problem": "\(error)"])
             }
@@ -345,6 +346,8 @@ extension KeyVaultService {
     func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
         guard let state = accounts.withLock({ $0[account] }) else { return }
         guard let identity = state.identity, let kek = state.kek else { return }  // locked: taken in at unlock
+        // A joining device takes nothing from a circle whose approval of it it has not authenticated.
+        guard state.enrollment.trustsItsCircle else { throw ProtocolError.invalid("a share before this device's approval was authenticated") }
         // Every rule of PROTOCOL.md "Key share", in the protocol layer (the vectors run the same code).
         let share = try KeyShare.accept(sealed, with: identity.box, as: state.deviceID, in: state.circle)
         let header = share.header

@@ -37,7 +37,8 @@ extension KeyVaultService {
     private func checkRelayHolds(_ id: AccountID) async throws {
         guard let relay else { return }
         try await owners.run(id) {
-            guard let state = accounts.withLock({ $0[id] }), state.logConfirmed > 0 else { return }
+            // A device still joining does not vouch for the log it was shown: it republishes nothing.
+            guard let state = accounts.withLock({ $0[id] }), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
             let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
             let missing = (0..<state.logConfirmed).filter { !held.contains(UInt64($0)) }
             guard !missing.isEmpty else { return }

@@ -202,8 +202,25 @@ struct MultiDeviceTests {
         let ticket = try await b.request("POST", "/v1/accounts/codes/enroll", json: ["passphrase": "pb", "deviceName": "b"])
         let deviceID = try #require(ticket["deviceId"]), code = try #require(ticket["pairingCode"])
         try await eventually { (try await a.request("GET", "/v1/accounts/codes/enrollments").object["enrollments"] as? [Any])?.count == 1 }
+        // Both devices' event streams say the exchange failed, and why.
+        var streams: [(String, ChildProcess)] = []
+        for (name, device) in [("a", a), ("b", b)] {
+            let path = circle.root + "/events-\(name).txt"
+            let curl = try ChildProcess("/usr/bin/curl", ["-sN", "--max-time", "20", "--unix-socket", device.socket,
+                                                          "http://localhost/v1/accounts/codes/events"],
+                                        stdoutPath: path, stderrPath: circle.root + "/curl-\(name).err")
+            try await eventually { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains("keyvaultd events") }
+            streams.append((path, curl))
+        }
         let wrong = code == "123456" ? "654321" : "123456"
         #expect(try await a.request("POST", "/v1/accounts/codes/enrollments/\(deviceID)/approve", json: ["pairingCode": wrong]).status == 401)
+        for (path, curl) in streams {
+            try await eventually { ((try? String(contentsOfFile: path, encoding: .utf8)) ?? "").contains("event: pairing-failed") }
+            curl.signal(SIGTERM)
+            _ = await curl.wait()
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.contains(#""reason":"code-mismatch""#) && text.contains(deviceID), "\(text)")
+        }
         // The request is no longer listed, and its right code is refused: the one guess was spent.
         #expect((try await a.request("GET", "/v1/accounts/codes/enrollments").object["enrollments"] as? [Any])?.isEmpty == true)
         let late = try await a.request("POST", "/v1/accounts/codes/enrollments/\(deviceID)/approve", json: ["pairingCode": code])

@@ -193,11 +193,12 @@ extension KeyVaultService {
             }
             guard let confirmation else {
                 logger.warning("no pairing confirmation", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+                hub.wake(id, .pairingFailed(deviceID, reason: "no-answer"))
                 throw Refusal.invalid("the new device did not answer within \(Int(Self.confirmationWait)) seconds; enroll it again for a new code")
             }
             guard let sessionKey = Pairing.complete(confirmation, responder: responder) else {
                 logger.warning("pairing code did not match", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-                hub.wake(id, nil)
+                hub.wake(id, .pairingFailed(deviceID, reason: "code-mismatch"))
                 throw Refusal(.denied, "the pairing code did not match; enroll the new device again for a new code")
             }
             let state = try existing(id)

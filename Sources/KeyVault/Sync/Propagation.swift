@@ -216,6 +216,7 @@ extension KeyVaultService {
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
                 await send([.reveal(refusal)], account: account)
+                hub.wake(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
             }
             hub.wake(account, nil)
         case Labels.pairingApproval:

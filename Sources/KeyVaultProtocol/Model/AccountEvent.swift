@@ -17,6 +17,12 @@ public struct AccountEvent: Sendable, Equatable {
         AccountEvent(name: "rotated", fields: ["generation": String(generation), "keyId": keyID])
     }
     public static func deviceRevoked(_ deviceID: String) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID]) }
+    /// A pairing exchange ended without an approval (docs/PAIRING.md): on the new device, and on
+    /// the trusted device that ran it. `reason`: `code-mismatch`, `other-circle` or `no-answer`.
+    /// The new device shows a new code when it enrolls again.
+    public static func pairingFailed(_ deviceID: String, reason: String) -> AccountEvent {
+        AccountEvent(name: "pairing-failed", fields: ["deviceId": deviceID, "reason": reason])
+    }
     public static let locked = AccountEvent(name: "locked", fields: [:])
     public static let unlocked = AccountEvent(name: "unlocked", fields: [:])
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultTestSupport
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -54,20 +55,10 @@ enum ServiceWaitingBench {
     }
 
     private static func connectLoopback(port: Int) throws -> Int32 {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw BenchError("socket(): errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let rc = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        switch LoopbackSocket.connect(port: port) {
+        case .success(let fd): return fd
+        case .failure(let error): throw BenchError("\(error)")
         }
-        guard rc == 0 else {
-            close(fd)
-            throw BenchError("connect(127.0.0.1:\(port)): errno \(errno)")
-        }
-        return fd
     }
 }
 

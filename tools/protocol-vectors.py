@@ -998,27 +998,35 @@ def negative_vectors(v: dict) -> list:
         ("share of a generation never announced", "share", [genesis, approve], share(generation=2, share_key=other_key), "invalid"),
         ("share of generation 1 with another key", "share", [genesis, approve], share(share_key=other_key), "invalid"),
     ]
+    def receive(record, circle, log, data):
+        if record == "log":
+            return outcome_of(lambda: apply(circle, data))
+        if record == "request":
+            return outcome_of(lambda: decode_request(data) and "accepted")
+        if record == "challenge":
+            return outcome_of(lambda: take_challenge(circle, data))
+        if record == "reveal":
+            return outcome_of(lambda: decode_reveal(data, decode_request(v["request"])) and "accepted")
+        sealed = box_seal(data, v["box_pk_b"])
+        return outcome_of(lambda: take_share(circle, sealed, id_b, v["box_pk_b"], v["box_secret_b"]))
+
+    return run_cases(account, cases, receive, data_key=lambda record: "sharePlaintextHex" if record == "share" else "hex")
+
+
+def run_cases(account, cases, receive, data_key=lambda record: "hex") -> list:
+    """Each case's log applied to a fresh circle, then its record received as
+    `receive` says; the outcome must be the expected one (one outcome each)."""
     out = []
     for name, record, log, data, expect in cases:
         circle = new_circle(account)
         for earlier in log:
             if apply(circle, earlier) != "accepted":
                 raise VectorError(f"case '{name}': its log does not apply")
-        if record == "log":
-            got = outcome_of(lambda: apply(circle, data))
-        elif record == "request":
-            got = outcome_of(lambda: decode_request(data) and "accepted")
-        elif record == "challenge":
-            got = outcome_of(lambda: take_challenge(circle, data))
-        elif record == "reveal":
-            got = outcome_of(lambda: decode_reveal(data, decode_request(v["request"])) and "accepted")
-        else:
-            sealed = box_seal(data, v["box_pk_b"])
-            got = outcome_of(lambda: take_share(circle, sealed, id_b, v["box_pk_b"], v["box_secret_b"]))
+        got = receive(record, circle, log, data)
         if got != expect:
             raise VectorError(f"case '{name}': expected {expect}, got {got}")
         case = {"name": name, "record": record, "log": [e.hex() for e in log]}
-        case["sharePlaintextHex" if record == "share" else "hex"] = data.hex()
+        case[data_key(record)] = data.hex()
         case["expect"] = expect
         out.append(case)
     return out
@@ -1264,24 +1272,16 @@ def pairing_cases(p: dict) -> list:
         ("pairing approval tagged under another ISK", "pairingApproval", [genesis, approve], approval(wrong_isk)[1], "invalid"),
         ("pairing approval with a flipped signature bit", "pairingApproval", [genesis, approve], bad_sig(approval()[1]), "badSignature"),
     ]
-    out = []
-    for name, record, log, data, expect in cases:
-        circle = new_circle(account)
-        for earlier in log:
-            if apply(circle, earlier) != "accepted":
-                raise VectorError(f"case '{name}': its log does not apply")
+    def receive(record, circle, log, data):
         if record == "pairingRequest":
-            got = outcome_of(lambda: take_request_v2(circle, data))
-        elif record == "pairingResponse":
-            got = outcome_of(lambda: take_response(circle, data, rq, ya) and "accepted")
-        elif record == "pairingConfirmation":
-            got = outcome_of(lambda: take_confirmation(data, rq, p["response_hash"], p["a_half"]))
-        else:
-            got = outcome_of(lambda: take_approval(circle, log, data, rq, p["b_keys"]["ISK"]))
-        if got != expect:
-            raise VectorError(f"case '{name}': expected {expect}, got {got}")
-        out.append({"name": name, "record": record, "log": [e.hex() for e in log], "hex": data.hex(), "expect": expect})
-    return out
+            return outcome_of(lambda: take_request_v2(circle, data))
+        if record == "pairingResponse":
+            return outcome_of(lambda: take_response(circle, data, rq, ya) and "accepted")
+        if record == "pairingConfirmation":
+            return outcome_of(lambda: take_confirmation(data, rq, p["response_hash"], p["a_half"]))
+        return outcome_of(lambda: take_approval(circle, log, data, rq, p["b_keys"]["ISK"]))
+
+    return run_cases(account, cases, receive)
 
 
 def main(argv) -> int:

@@ -1,5 +1,6 @@
 import Foundation
 import KeyVault
+import KeyVaultTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,20 +22,10 @@ final class RawSocket {
 
     /// A TCP connection to 127.0.0.1:`port` (a relay service on plain HTTP).
     init(tcpPort port: Int) throws {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestFailure("socket() failed: errno \(errno)") }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        switch LoopbackSocket.connect(port: port) {
+        case .success(let fd): self.fd = fd
+        case .failure(let error): throw TestFailure("\(error)")
         }
-        guard connected == 0 else {
-            Glibc.close(fd)
-            throw TestFailure("connect() failed: errno \(errno)")
-        }
-        self.fd = fd
     }
 
     deinit { Glibc.close(fd) }

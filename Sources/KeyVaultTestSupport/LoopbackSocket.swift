@@ -1,0 +1,32 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A blocking TCP connection to 127.0.0.1, for the tests' and the bench's raw
+/// clients of a relay service (bytes no HTTP client library would send, or
+/// thousands of held connections).
+public enum LoopbackSocket {
+    public static func connect(port: Int) -> Result<Int32, SocketError> {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { return .failure(SocketError(call: "socket()", errno: errno)) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let rc = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard rc == 0 else {
+            let failure = SocketError(call: "connect(127.0.0.1:\(port))", errno: errno)
+            close(fd)
+            return .failure(failure)
+        }
+        return .success(fd)
+    }
+
+    public struct SocketError: Error, CustomStringConvertible {
+        public let call: String
+        public let errno: Int32
+        public var description: String { "\(call): errno \(errno)" }
+    }
+}

@@ -68,6 +68,8 @@ enum Authorization {
                 try decoded { () throws(ProtocolError) in try circle.apply(entry) }
             case .request:
                 guard isCandidate, !isMember else { throw .forbidden }
+                // Devices pair by version 2; a version 1 request would wait for an answer that never comes.
+                guard SignedEnvelope.label(of: record.body) != Labels.enrollRequest else { throw .invalid(Self.retiredPairing) }
                 let request = try decoded { () throws(ProtocolError) in try FiledRequest.decode(record.body) }
                 guard request.account == circle.account else { throw .invalid("a request for another account") }
                 guard request.deviceID == keyID else { throw .forbidden }
@@ -113,6 +115,9 @@ enum Authorization {
             }
         }
     }
+
+    /// What a device still on pairing version 1 is told when it asks to join.
+    static let retiredPairing = "pairing version 1 is retired: update keyvaultd on this device and enroll again"
 
     /// A protocol check that failed is the client's record: `invalid`, with what failed.
     private static func decoded<T>(_ body: () throws(ProtocolError) -> T) throws(Refusal) -> T {

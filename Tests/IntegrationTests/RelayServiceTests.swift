@@ -53,20 +53,32 @@ struct RelayServiceTests {
             try await Task.sleep(for: .milliseconds(300))
             let bobShare = RelayRecord.share(account: try AccountID(validating: "bob"), recipient: bob.id, sealed: Random.bytes(100))
             #expect(try await f.b.publish("bob", [bobShare], as: bob).status == 200)
-            let secret = Random.bytes(32)
-            let request = EnrollmentRequest.make(account: accountID, device: second.keys, signer: second.signing,
-                                                 headHash: circle.headHash, secret: secret, at: Date())
+            // A request of pairing version 1 is refused, saying what to do.
+            let old = EnrollmentRequest.make(account: accountID, device: second.keys, signer: second.signing,
+                                             headHash: circle.headHash, secret: Random.bytes(32), at: Date())
+            let refusedOld = try await f.b.publish(account, [.request(old)], as: second)
+            #expect(refusedOld.status == 400)
+            #expect(refusedOld.refusal?.reason.contains("pairing version 1 is retired") == true, "\(refusedOld.text)")
+            let code = Pairing.drawCode()
+            let pairing = try PairingRequest.make(account: accountID, device: second.keys, signer: second.signing, code: code,
+                                                  headHash: circle.headHash, at: Date())
+            let request = pairing.request
             #expect(try await f.b.publish(account, [.request(request)], as: second).status == 200)
             let woken = try await held.value
             #expect(woken.map(\.record.kind) == [.request])
             #expect(ContinuousClock.now - started < .seconds(10))
 
-            let challenge = EnrollmentChallenge.make(request: request, challenger: first.id, signer: first.signing)
-            #expect(try await f.a.publish(account, [.challenge(challenge)], as: first).status == 200)
+            let answering = try PairingResponse.make(to: request, code: code, responder: first.id, signer: first.signing, circle: circle)
+            let response = answering.response
+            #expect(try await f.a.publish(account, [.challenge(response)], as: first).status == 200)
             let seen = try await f.b.rows(account, as: second)
             #expect(seen.map(\.record.kind) == [.log, .request, .challenge])
-            let reveal = EnrollmentReveal.make(request: request, challenge: challenge, secret: secret, signer: second.signing)
-            #expect(try await f.b.publish(account, [.reveal(reveal)], as: second).status == 200)
+            guard case .confirmed(let confirmation, _) = Pairing.answer(response, to: request, initiator: pairing.takeInitiator(),
+                                                                          circle: circle, signer: second.signing) else {
+                Issue.record("the genuine response did not confirm")
+                return
+            }
+            #expect(try await f.b.publish(account, [.reveal(confirmation)], as: second).status == 200)
 
             let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing, signerID: first.id, at: Date())
             try circle.apply(approve)
@@ -105,12 +117,13 @@ struct RelayServiceTests {
             // Another candidate reads the log, challenges and reveals, not others' requests, shares or acks.
             let third = TestDevice(name: "third")
             #expect(try await f.a.candidacy(account, third, token: try await f.issuer.token(for: account, device: third)).status == 200)
-            let thirdSecret = Random.bytes(32)
-            let thirdRequest = EnrollmentRequest.make(account: accountID, device: third.keys, signer: third.signing,
-                                                      headHash: circle.headHash, secret: thirdSecret, at: Date())
+            let thirdCode = Pairing.drawCode()
+            let thirdRequest = try PairingRequest.make(account: accountID, device: third.keys, signer: third.signing, code: thirdCode,
+                                                       headHash: circle.headHash, at: Date()).request
             #expect(try await f.a.publish(account, [.request(thirdRequest)], as: third).status == 200)
-            let thirdChallenge = EnrollmentChallenge.make(request: thirdRequest, challenger: second.id, signer: second.signing)
-            #expect(try await f.b.publish(account, [.challenge(thirdChallenge)], as: second).status == 200)
+            let thirdResponse = try PairingResponse.make(to: thirdRequest, code: thirdCode, responder: second.id, signer: second.signing,
+                                                         circle: circle).response
+            #expect(try await f.b.publish(account, [.challenge(thirdResponse)], as: second).status == 200)
             #expect(try await f.a.rows(account, as: third).map(\.record.kind) == [.log, .log, .log, .request, .challenge])
             let fourth = TestDevice(name: "fourth")
             #expect(try await f.a.candidacy(account, fourth, token: try await f.issuer.token(for: account, device: fourth)).status == 200)

@@ -59,12 +59,7 @@ extension KeyVaultService {
             }
             // The circle as the relay shows it now. It is not trusted yet: the exchange checks
             // its genesis against the one the trusted device that knew the code sees.
-            var circle = CircleState(account: id)
-            for row in try await relay.all(.log, account: id) {
-                guard let entry = try? LogEntry.decode(row.record.body) else { continue }
-                do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
-            }
-            guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+            let circle = try await circleOnRelay(id, relay)
 
             let parameters = policy.current.kdf
             let salt = Random.bytes(KDFParameters.saltByteCount)
@@ -111,12 +106,7 @@ extension KeyVaultService {
     private func renewEnrollment(_ id: AccountID, state: AccountState, passphrase: SecureBytes) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay") }
         guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
-        var circle = CircleState(account: id)
-        for row in try await relay.all(.log, account: id) {
-            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
-            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
-        }
-        guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+        let circle = try await circleOnRelay(id, relay)
         if circle.entries.map(\.hash) != state.circle.entries.map(\.hash) {
             logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
             try await vault.replaceLog(account: id, from: 0, entries: circle.entries.map { ($0.seq, $0.encoded) }, confirmed: circle.entries.count)
@@ -142,6 +132,18 @@ extension KeyVaultService {
         await publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
         return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: request.requestedDate)
+    }
+
+    /// The account's log as the relay shows it, each entry verified (one that is not is logged and
+    /// skipped); `unknown` if there is none: a device can only join an account that exists.
+    private func circleOnRelay(_ id: AccountID, _ relay: any Relay) async throws -> CircleState {
+        var circle = CircleState(account: id)
+        for row in try await relay.all(.log, account: id) {
+            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
+            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
+        }
+        guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+        return circle
     }
 
     /// Requests that this device may approve: live (not dismissed, not expired, not tried here).

@@ -37,12 +37,12 @@ enum FiledRequest: Sendable {
 
     /// Which request a `reveal` row answers: a version 1 reveal or a version 2 confirmation.
     static func requestHash(ofReveal body: [UInt8]) -> [UInt8]? {
-        EnrollmentReveal.requestHash(of: body) ?? PairingConfirmation.requestHash(of: body)
+        SignedEnvelope.requestHash(of: body, labels: [Labels.enrollReveal, Labels.pairingConfirm])
     }
 
     /// Which request a `challenge` row concerns: a version 1 challenge, or a version 2 response or approval.
     static func requestHash(ofChallenge body: [UInt8]) -> [UInt8]? {
-        EnrollmentChallenge.requestHash(of: body) ?? PairingResponse.requestHash(of: body)
+        SignedEnvelope.requestHash(of: body, labels: [Labels.enrollChallenge, Labels.pairingResponse, Labels.pairingApproval])
     }
 
     /// A `reveal` row from this request's device, checked as its version says.

@@ -95,6 +95,16 @@ extension SignedEnvelope {
         var r = FieldReader(signed)
         return try? r.string()
     }
+
+    /// The request hash that an enrollment record labelled one of `labels` names (its
+    /// third field, after the label and the account), without checking anything else:
+    /// to find the request a challenge, reveal, response, confirmation or approval is for.
+    package static func requestHash(of data: [UInt8], labels: Set<String>) -> [UInt8]? {
+        guard let (signed, _) = try? decode(data) else { return nil }
+        var r = FieldReader(signed)
+        guard let label = try? r.string(), labels.contains(label), (try? r.string()) != nil else { return nil }
+        return try? r.bytes(count: 32, "a request hash")
+    }
 }
 
 /// Why a record from the relay was refused. The relay is untrusted: each of

@@ -64,14 +64,6 @@ public struct EnrollmentChallenge: Sendable, Equatable {
         return c
     }
 
-    /// Which request a challenge answers, without checking it (for the relay's retention).
-    public static func requestHash(of data: [UInt8]) -> [UInt8]? {
-        guard let (signed, _) = try? SignedEnvelope.decode(data) else { return nil }
-        var r = FieldReader(signed)
-        guard (try? r.label(Labels.enrollChallenge)) != nil, (try? r.string()) != nil else { return nil }
-        return try? r.bytes(count: 32, "a request hash")
-    }
-
     /// PROTOCOL.md "Enrollment challenge", every rule: decodes `data`, the challenger a trusted member of the receiver's verified `circle`, the account the circle's.
     public static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> EnrollmentChallenge {
         let challenge = try decode(data) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
@@ -128,14 +120,5 @@ public struct EnrollmentReveal: Sendable, Equatable {
         let reveal = try decode(data, request: request)
         guard challengeAccepted(reveal.challengeHash) else { throw .invalid("a reveal for a challenge no trusted device made") }
         return reveal
-    }
-
-    /// Which request a reveal is for, without checking it (to find the request first).
-    public static func requestHash(of data: [UInt8]) -> [UInt8]? {
-        var outer = FieldReader(data)
-        guard let signed = try? outer.bytes() else { return nil }
-        var r = FieldReader(signed)
-        guard (try? r.label(Labels.enrollReveal)) != nil, (try? r.string()) != nil else { return nil }
-        return try? r.bytes(count: 32, "a request hash")
     }
 }

@@ -51,9 +51,6 @@ public struct PairingConfirmation: Sendable, Equatable {
 
     /// Which request a confirmation is for, without checking it (to find the request first).
     public static func requestHash(of data: [UInt8]) -> [UInt8]? {
-        guard let (signed, _) = try? SignedEnvelope.decode(data) else { return nil }
-        var r = FieldReader(signed)
-        guard (try? r.label(Labels.pairingConfirm)) != nil, (try? r.string()) != nil else { return nil }
-        return try? r.bytes(count: 32, "a request hash")
+        SignedEnvelope.requestHash(of: data, labels: [Labels.pairingConfirm])
     }
 }

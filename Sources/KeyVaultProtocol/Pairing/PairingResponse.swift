@@ -101,13 +101,4 @@ public struct PairingResponse: Sendable, Equatable {
         guard response.account == circle.account else { throw .invalid("a pairing response for another account") }
         return response
     }
-
-    /// Which request a response or approval names, without checking it (for the relay's retention).
-    public static func requestHash(of data: [UInt8]) -> [UInt8]? {
-        guard let (signed, _) = try? SignedEnvelope.decode(data) else { return nil }
-        var r = FieldReader(signed)
-        guard let label = try? r.string(), label == Labels.pairingResponse || label == Labels.pairingApproval,
-              (try? r.string()) != nil else { return nil }
-        return try? r.bytes(count: 32, "a request hash")
-    }
 }

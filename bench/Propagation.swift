@@ -43,6 +43,32 @@ enum PropagationBench {
         }
     }
 
+    /// Two in-process devices on `relay`, both in one account's circle. For each
+    /// rotation: a read on device 1 waits for the next generation, device 0
+    /// rotates; the time runs from the rotate request being sent to the waiting
+    /// read being answered. No pairing step is in it: only the key's way across.
+    static func rotationArrival(rotations: Int, relay: BenchRelay, logger: Logger) async throws -> Arrival {
+        try await DeviceCircle.with(devices: 2, relay: relay, name: "rotation-arrival", logger: logger) { circle in
+            let user = "rotation-arrival"
+            try await circle.createAccount(user)
+            try await circle.enroll(user, device: 1)
+            var samples: [Double] = []
+            for generation in 2...(rotations + 1) {
+                let waiter = Task { () -> ContinuousClock.Instant in
+                    let reply = try await circle.request(1, "GET", "/v1/accounts/\(user)/keys/\(generation)?wait=20")
+                    precondition(reply.status == 200, reply.text)
+                    return ContinuousClock.now
+                }
+                try await Task.sleep(for: .milliseconds(20))  // the waiting read is parked
+                let sent = ContinuousClock.now
+                let rotated = try await circle.request(0, "POST", "/v1/accounts/\(user)/rotate", #"{"promote":"now"}"#)
+                precondition(rotated.status == 200, rotated.text)
+                samples.append(Load.seconds(try await waiter.value - sent))
+            }
+            return Arrival(samples: samples)
+        }
+    }
+
     struct Delivery {
         var sharesPerSecond: Double
         var rawSealsPerSecond: Double
@@ -88,6 +114,7 @@ enum PropagationBench {
 struct RelayFigures {
     var kind: BenchRelay.Kind
     var arrival: PropagationBench.Arrival?
+    var rotationArrival: PropagationBench.Arrival?
     var delivery: PropagationBench.Delivery?
     var missing: String?
 }
@@ -110,6 +137,11 @@ extension Report {
                 let arrival = try await PropagationBench.arrival(enrollments: Self.arrivalEnrollments, relay: arrivalRelay, logger: logger)
                 figures.arrival = arrival
                 say("\(kind.rawValue) arrival: p50 \(Int(arrival.percentile(0.5) * 1000)) ms, p99 \(Int(arrival.percentile(0.99) * 1000)) ms")
+                let rotationRelay = try await relay("rotation-relay")
+                defer { rotationRelay.remove() }
+                let rotation = try await PropagationBench.rotationArrival(rotations: Self.arrivalEnrollments, relay: rotationRelay, logger: logger)
+                figures.rotationArrival = rotation
+                say("\(kind.rawValue) arrival after a rotation: p50 \(Int(rotation.percentile(0.5) * 1000)) ms, p99 \(Int(rotation.percentile(0.99) * 1000)) ms")
                 let deliveryRelay = try await relay("delivery-relay")
                 defer { deliveryRelay.remove() }
                 let delivery = try await PropagationBench.delivery(recipients: Self.deliveryRecipients, relay: deliveryRelay)
@@ -126,6 +158,7 @@ extension Report {
 
     /// The SQLite arrival p50: the baseline the drills are read against.
     var embeddedArrivalP50: Double? { relays.first { $0.kind == .sqlite }?.arrival?.percentile(0.5) }
+    var embeddedRotationP50: Double? { relays.first { $0.kind == .sqlite }?.rotationArrival?.percentile(0.5) }
 
     var propagationSection: String {
         func ms(_ s: Double) -> String { String(format: "%.1f ms", s * 1000) }
@@ -164,6 +197,15 @@ extension Report {
             | goal | \(cells(arrivalGoal)) |
             \(missingNote)
             Goals: the embedded relay's from issue 3; the relay service's (p50 at most 20 ms on loopback) from issue 11.
+
+            The same pair, both already in one account's circle: for each of \(Self.arrivalEnrollments) rotations a read on B \
+            waits for the next generation (`keys/N?wait=20`) and A rotates (`{"promote":"now"}`); the time runs from A's rotate \
+            request being sent to B's read being answered: A's relay read, new key, log append, sealing and storing the share, \
+            B's wake-up and everything after it, with no pairing step.
+
+            \(header)| arrival after a rotation p50 | \(cells { ms($0.rotationArrival!.percentile(0.5)) }) |
+            | arrival after a rotation p99 | \(cells { ms($0.rotationArrival!.percentile(0.99)) }) |
+            | p50 / SQLite p50 | \(cells { String(format: "%.2f", $0.rotationArrival!.percentile(0.5) / (embeddedRotationP50 ?? .nan)) }) |
 
             ## Delivery to many devices, per relay
 

@@ -238,18 +238,20 @@ extension KeyVaultService {
     /// device's confirmation of `response`, or the wait ends.
     private func waitForConfirmation(_ id: AccountID, of response: PairingResponse) async -> PairingConfirmation? {
         let deadline = ContinuousClock.now + .seconds(Self.confirmationWait)
+        func arrived() -> PairingConfirmation? { accounts.withLock { $0[id]?.enrollment.confirmation(of: response) } }
         while ContinuousClock.now < deadline {
             let token = hub.arm(id)
-            if let confirmation = accounts.withLock({ $0[id]?.enrollment.confirmation(of: response) }) {
+            if let confirmation = arrived() {
                 hub.disarm(id, token)
                 return confirmation
             }
             let left = deadline - ContinuousClock.now
             await hub.wait(id, token, seconds: min(1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
-            // A wake-up may have been missed while a pass ran: read the relay for this account once more.
+            if let confirmation = arrived() { return confirmation }
+            // Not there yet: read the relay for this account too, in case its wake-up was lost on the way.
             await sync(id)
         }
-        return accounts.withLock { $0[id]?.enrollment.confirmation(of: response) }
+        return arrived()
     }
 
     var requestLifetime: TimeInterval { Double(policy.current.enrollment.requestLifetimeSeconds) }

@@ -51,11 +51,15 @@ extension KeyVaultService {
             var answered = false
             var taken: UInt64?
             do {
+                // Pairing approvals queued with their approve entry ride in the entry's write, so the new
+                // device reads entry, shares and approval in one pass (one wake-up, not two).
+                var riders = try vault.outbox(account: id).filter(\.isPairingApproval)
                 for _ in 0..<10 {
                     guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
+                    let riding = batch.contains { $0.kind == .log } ? riders : []
                     do {
                         if !batch.isEmpty {
-                            try await relay.publish(batch: batch)
+                            try await relay.publish(batch: batch + riding.map(\.record))
                             answered = true
                         }
                     } catch RelayError.logSeqTaken(let seq) {
@@ -63,8 +67,10 @@ extension KeyVaultService {
                         await sync(id)
                         if holdsExactly(batch, id) {
                             // It was this very batch, committed by an earlier try whose answer never came (a
-                            // deadline): its shares went with it, so they are settled, not sent twice.
+                            // deadline): its shares and riders went with it, so they are settled, not sent twice.
                             try await confirm(id, through: confirmedThrough, settled: settled)
+                            try await vault.dequeue(ids: riding.map(\.id))
+                            riders = []
                             continue
                         }
                         taken = seq
@@ -73,6 +79,8 @@ extension KeyVaultService {
                         continue
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
+                    try await vault.dequeue(ids: riding.map(\.id))
+                    if !riding.isEmpty { riders = [] }
                 }
                 if taken == 0, isFounding(id) {
                     try await abandonFounding(id, because: "another device founded it on the relay first")
@@ -322,4 +330,11 @@ public struct RelayStatus: Sendable, Codable, Equatable {
     public var queued: Int
     /// Accounts whose confirmed log entries the relay was found to lack (absent when none).
     public var behind: [RelayBehind]?
+}
+
+extension OutboxRecord {
+    /// A version 2 pairing approval (a `challenge` row under the approval's label).
+    var isPairingApproval: Bool {
+        record.kind == .challenge && SignedEnvelope.label(of: record.body) == Labels.pairingApproval
+    }
 }

@@ -22,7 +22,8 @@ demo: build
 bench: deps
 	swift build -c release --product keyvault-bench
 	swift build -c release --product keyvault-relay
-	./scripts/with-test-postgres.sh "$$(swift build -c release --show-bin-path)/keyvault-bench" --output docs/BENCHMARKS.md
+	./scripts/with-test-postgres.sh "$$(swift build -c release --show-bin-path)/keyvault-bench" \
+		--baseline "$$(./scripts/build-bench-baseline.sh)" --output docs/BENCHMARKS.md
 
 clean:
 	swift package clean

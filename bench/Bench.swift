@@ -28,6 +28,7 @@ struct Bench {
         // For working on one figure: the other sections are skipped (and their tables left empty), so
         // write such a run elsewhere than docs/BENCHMARKS.md.
         var only: Set<String>?
+        var baseline: String?
         var arguments = CommandLine.arguments.dropFirst()
         while let flag = arguments.popFirst() {
             switch flag {
@@ -40,9 +41,10 @@ struct Bench {
             case "--bulk-accounts": bulkAccounts = Int(arguments.popFirst() ?? "") ?? bulkAccounts
             case "--bulk-setup-budget": bulkBudget = Double(arguments.popFirst() ?? "") ?? bulkBudget
             case "--memory-accounts": memoryAccounts = Int(arguments.popFirst() ?? "") ?? memoryAccounts
+            case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--only reads,unlock,waits,propagation,service-waits,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,service-waits,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -101,6 +103,7 @@ struct Bench {
             }
         }
         if runs("propagation") || runs("drills") { try await report.measurePropagation(in: dir, logger: logger) }
+        if runs("enrollment") { await report.measureEnrollment(baseline: baseline, in: dir, logger: logger) }
         if runs("service-waits") {
             do {
                 let w = try await ServiceWaitingBench.measure(count: waitingReads, enrollments: 20, logger: logger)
@@ -190,6 +193,8 @@ struct Report {
     var serviceAppends: [ServiceAppendsBench.Row] = []
     var serviceAppendsMissing: String?
     var memory: MemoryBench.Result?
+    var enrollment: [EnrollmentBench.Pair] = []
+    var enrollmentMissing: String?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
@@ -234,7 +239,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(enrollmentSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

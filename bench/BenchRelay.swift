@@ -38,7 +38,8 @@ struct BenchRelay: Sendable {
 
     /// A fresh database on the server, created with psql (as the integration tests do); with
     /// `service`, a `keyvault-relay` on it (beside this binary) that the devices reach.
-    static func postgres(server: String, service: Bool) async throws -> BenchRelay {
+    /// `relayBinary`: the service to start (default: the `keyvault-relay` beside this binary).
+    static func postgres(server: String, service: Bool, relayBinary: String? = nil) async throws -> BenchRelay {
         guard var url = URLComponents(string: server) else { throw BenchError("KEYVAULT_TEST_POSTGRES is not a URL: \(server)") }
         let name = "kv_bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         try psql(server, "CREATE DATABASE \(name)")
@@ -50,18 +51,18 @@ struct BenchRelay: Sendable {
         let folder = NSTemporaryDirectory() + "keyvault-bench-issuer-\(name)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let issuer = try await TestIdentityIssuer.make(in: folder)
-        let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log")
+        let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log", binary: relayBinary)
         return BenchRelay(kind: .postgres, address: "http://127.0.0.1:\(port)", storeAddress: store, database: (server, String(name)),
                           service: process, issuer: issuer)
     }
 
     /// The PostgreSQL store (through the service when `service`) if KEYVAULT_TEST_POSTGRES is set and a database can be created; else why not.
-    static func postgresFromEnvironment(service: Bool) async -> Result<BenchRelay, BenchError> {
+    static func postgresFromEnvironment(service: Bool, relayBinary: String? = nil) async -> Result<BenchRelay, BenchError> {
         guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], !server.isEmpty else {
             return .failure(BenchError("KEYVAULT_TEST_POSTGRES is not set (`make bench` starts a throwaway cluster and sets it)"))
         }
         do {
-            return .success(try await postgres(server: server, service: service))
+            return .success(try await postgres(server: server, service: service, relayBinary: relayBinary))
         } catch {
             return .failure(BenchError("could not start the PostgreSQL relay on KEYVAULT_TEST_POSTGRES: \(error)"))
         }
@@ -125,8 +126,8 @@ struct BenchRelay: Sendable {
     }
 
     /// `keyvault-relay` on 127.0.0.1, an ephemeral port read from its "listening on" line.
-    private static func startService(store: String, issuer: TestIdentityIssuer, log: String) async throws -> (Process, Int) {
-        let binary = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/keyvault-relay"
+    private static func startService(store: String, issuer: TestIdentityIssuer, log: String, binary: String?) async throws -> (Process, Int) {
+        let binary = binary ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/keyvault-relay"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: binary)

@@ -13,8 +13,9 @@ final class ChildDevice: @unchecked Sendable {
     private let process = Process()
     private let input = Pipe()
 
-    init(vault: String, socket: String, relay: String) throws {
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+    /// `binary`: another build of this bench (an earlier version's, for a baseline); nil, this one.
+    init(vault: String, socket: String, relay: String, binary: String? = nil) throws {
+        process.executableURL = URL(fileURLWithPath: try binary ?? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
         process.arguments = ["--device", vault, socket, relay]
         process.standardInput = input
         try process.run()

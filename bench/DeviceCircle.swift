@@ -18,6 +18,8 @@ final class DeviceCircle: Sendable {
         case inProcess
         /// One child process per device: each has its own limits (memory mappings).
         case processes
+        /// One child process per device, each running `binary` (another build of this bench).
+        case processesOf(binary: String)
     }
 
     /// One in-process device while it runs: its relay connection and its server and propagation tasks.
@@ -70,6 +72,8 @@ final class DeviceCircle: Sendable {
                                                                                         relay: opened.relay, credentials: opened.credentials, logger: logger))
             case .processes:
                 children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address))
+            case .processesOf(let binary):
+                children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address, binary: binary))
             }
             sockets.append(socket)
         }

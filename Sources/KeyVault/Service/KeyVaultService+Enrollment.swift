@@ -18,6 +18,14 @@ extension KeyVaultService {
         public var deviceId: String
         public var deviceName: String
         public var requestedAt: Date
+        /// 2; 1 for a device that asked with the retired pairing version and must update first.
+        public var pairingVersion: Int
+        /// What the person must do before this request can be approved (version 1 only).
+        public var problem: String?
+    }
+
+    static func retiredPairing(_ device: DeviceKeys) -> String {
+        "device \(device.deviceID) (\(device.name)) asked to join with pairing version 1, which is retired: update keyvaultd on that device and enroll it again"
     }
 
     public struct DeviceListing: Sendable, Codable {
@@ -150,8 +158,14 @@ extension KeyVaultService {
     public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
-        return state.enrollment.live(at: now(), lifetime: requestLifetime)
-            .map { EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate) }
+        let current = state.enrollment.live(at: now(), lifetime: requestLifetime).map {
+            EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate, pairingVersion: 2)
+        }
+        let retired = state.enrollment.retiredLive(at: now(), lifetime: requestLifetime).map {
+            EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedAt, pairingVersion: 1,
+                              problem: Self.retiredPairing($0.device))
+        }
+        return (current + retired).sorted { ($0.requestedAt, $0.deviceId) < ($1.requestedAt, $1.deviceId) }
     }
 
     /// How long the approving device waits for the new device's confirmation.
@@ -175,6 +189,8 @@ extension KeyVaultService {
                 throw Refusal(.unknown, "no pending enrollment request from device \(deviceID) (it never came, expired, or was dismissed)")
             case .alreadyTried:
                 throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
+            case .retired(let device):
+                throw Refusal.invalid(Self.retiredPairing(device))
             case .respond(let pending):
                 request = pending
             }

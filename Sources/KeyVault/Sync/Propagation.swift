@@ -142,8 +142,17 @@ extension KeyVaultService {
                 try await adopt([try LogEntry.decode(row.record.body)], account: account)
                 return nil
             case .request:
-                guard SignedEnvelope.label(of: row.record.body) != Labels.enrollRequest else {
-                    throw ProtocolError.malformed("a pairing version 1 request: that device must update keyvaultd and enroll again")
+                if SignedEnvelope.label(of: row.record.body) == Labels.enrollRequest {
+                    // Never answered, only listed: the person learns here that the new device must update.
+                    let old = try EnrollmentRequest.decode(row.record.body)
+                    guard old.account == account else { throw ProtocolError.invalid("a request filed under another account") }
+                    logger.notice("a pairing version 1 request: that device must update keyvaultd and enroll again",
+                                  metadata: ["account": "\(account)", "device": "\(old.device.deviceID)"])
+                    let kept = update(account) { state in
+                        state.enrollment.retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate,
+                                                               circle: state.circle, me: state.deviceID, at: seenAt)
+                    } ?? false
+                    return kept ? .request : nil
                 }
                 let request = try PairingRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }

@@ -28,7 +28,17 @@ public struct Enrollment: Sendable {
         case unknown
         /// This request's code was tried here already: one exchange per code.
         case alreadyTried
+        /// The device asked with pairing version 1, which this device no longer speaks.
+        case retired(DeviceKeys)
         case respond(PairingRequest)
+    }
+
+    /// A request under pairing version 1 (commit, challenge, reveal): never
+    /// answered, but listed, so the person learns on this device that the new
+    /// one must update keyvaultd (over an embedded relay nothing else tells it).
+    public struct RetiredRequest: Sendable, Equatable {
+        public var device: DeviceKeys
+        public var requestedAt: Date
     }
 
     // The new device's side.
@@ -53,6 +63,8 @@ public struct Enrollment: Sendable {
     private var responded: Set<[UInt8]> = []
     /// Confirmations read, by the hash of the response they answer.
     private var confirmations: [[UInt8]: PairingConfirmation] = [:]
+    /// Version 1 requests, by device ID.
+    private var retired: [String: RetiredRequest] = [:]
 
     /// `joining`: the vault holds this device's request (`ownRequest` when it still decodes
     /// as version 2), and the exchange, held in memory only, ended with the last start.
@@ -156,6 +168,24 @@ public struct Enrollment: Sendable {
         return true
     }
 
+    /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
+    public mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
+                                               me: String, at now: Date) -> Bool {
+        let id = device.deviceID
+        guard circle.isTrusted(me), circle.members[id] == nil, circle.contains(hash: headHash) else { return false }
+        retired[id] = RetiredRequest(device: device, requestedAt: requestedAt)
+        firstSeen[id] = min(firstSeen[id] ?? now, now)
+        return true
+    }
+
+    /// Version 1 requests to list, by the rules `live` keeps (no newer request from the same device).
+    public func retiredLive(at now: Date, lifetime: TimeInterval) -> [RetiredRequest] {
+        retired.values.filter { request in
+            let id = request.device.deviceID
+            return requests[id] == nil && !dismissed.contains(id) && now.timeIntervalSince(firstSeen[id] ?? now) < lifetime
+        }.sorted { ($0.requestedAt, $0.device.deviceID) < ($1.requestedAt, $1.device.deviceID) }
+    }
+
     /// A confirmation read from the relay, for a request this device holds. Answers whether it is kept.
     public mutating func confirmationArrived(_ body: [UInt8]) throws(ProtocolError) -> Bool {
         guard let hash = PairingConfirmation.requestHash(of: body), let request = requests.values.first(where: { $0.hash == hash }) else {
@@ -174,6 +204,7 @@ public struct Enrollment: Sendable {
     /// The circle changed: requests from devices now in it are answered.
     public mutating func circleChanged(_ circle: CircleState) {
         requests = requests.filter { circle.members[$0.key] == nil }
+        retired = retired.filter { circle.members[$0.key] == nil }
     }
 
     /// Requests this device answers, lists and may approve: not dismissed, not
@@ -188,7 +219,10 @@ public struct Enrollment: Sendable {
     /// A person typed a code for the request from `deviceID`.
     public func answer(for deviceID: String, at now: Date, lifetime: TimeInterval) -> Answer {
         if let request = requests[deviceID], responded.contains(request.hash) { return .alreadyTried }
-        guard let request = live(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) else { return .unknown }
+        guard let request = live(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) else {
+            if let old = retiredLive(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) { return .retired(old.device) }
+            return .unknown
+        }
         return .respond(request)
     }
 
@@ -200,7 +234,7 @@ public struct Enrollment: Sendable {
     /// A person says the request from `deviceID` is not theirs. Answers false
     /// if this device holds no such request.
     public mutating func dismiss(_ deviceID: String) -> Bool {
-        guard requests[deviceID] != nil else { return false }
+        guard requests[deviceID] != nil || retired[deviceID] != nil else { return false }
         dismissed.insert(deviceID)
         return true
     }

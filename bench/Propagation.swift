@@ -28,16 +28,9 @@ enum PropagationBench {
                 let user = "\(accountPrefix)\(i)"
                 try await circle.createAccount(user)
                 let (device, code) = try await circle.requestEnrollment(user, device: 1)
-                let waiter = Task { () -> ContinuousClock.Instant in
-                    let reply = try await circle.request(1, "GET", "/v1/accounts/\(user)/keys/current?wait=20")
-                    precondition(reply.status == 200, reply.text)
-                    return ContinuousClock.now
-                }
-                try await Task.sleep(for: .milliseconds(20))  // the waiting read is parked
-                let sent = ContinuousClock.now
-                let approved = try await circle.approve(user, deviceID: device, code: code)
-                precondition(approved.status == 200, approved.text)
-                samples.append(Load.seconds(try await waiter.value - sent))
+                samples.append(try await timeToAnswer(circle, "/v1/accounts/\(user)/keys/current?wait=20") {
+                    try await circle.approve(user, deviceID: device, code: code)
+                })
             }
             return Arrival(samples: samples)
         }
@@ -54,19 +47,28 @@ enum PropagationBench {
             try await circle.enroll(user, device: 1)
             var samples: [Double] = []
             for generation in 2...(rotations + 1) {
-                let waiter = Task { () -> ContinuousClock.Instant in
-                    let reply = try await circle.request(1, "GET", "/v1/accounts/\(user)/keys/\(generation)?wait=20")
-                    precondition(reply.status == 200, reply.text)
-                    return ContinuousClock.now
-                }
-                try await Task.sleep(for: .milliseconds(20))  // the waiting read is parked
-                let sent = ContinuousClock.now
-                let rotated = try await circle.request(0, "POST", "/v1/accounts/\(user)/rotate", #"{"promote":"now"}"#)
-                precondition(rotated.status == 200, rotated.text)
-                samples.append(Load.seconds(try await waiter.value - sent))
+                samples.append(try await timeToAnswer(circle, "/v1/accounts/\(user)/keys/\(generation)?wait=20") {
+                    try await circle.request(0, "POST", "/v1/accounts/\(user)/rotate", #"{"promote":"now"}"#)
+                })
             }
             return Arrival(samples: samples)
         }
+    }
+
+    /// Parks `waitingRead` on device 1, then sends `action` to device 0 (it must
+    /// answer 200); the time from sending it to the waiting read's answer (200).
+    private static func timeToAnswer(_ circle: DeviceCircle, _ waitingRead: String,
+                                     after action: () async throws -> HTTPResult) async throws -> Double {
+        let waiter = Task { () -> ContinuousClock.Instant in
+            let reply = try await circle.request(1, "GET", waitingRead)
+            precondition(reply.status == 200, reply.text)
+            return ContinuousClock.now
+        }
+        try await Task.sleep(for: .milliseconds(20))  // the waiting read is parked
+        let sent = ContinuousClock.now
+        let answered = try await action()
+        precondition(answered.status == 200, answered.text)
+        return Load.seconds(try await waiter.value - sent)
     }
 
     struct Delivery {

@@ -84,7 +84,8 @@ extension Report {
     var drillSection: String {
         guard !drills.isEmpty else { return "" }
         func ms(_ s: Double) -> String { String(format: "%.1f ms", s * 1000) }
-        let baseline = embeddedArrivalP50 ?? .nan
+        // A drill is a rotation: its baseline is one key's way across after a rotation (no pairing step in it).
+        let baseline = embeddedRotationP50 ?? .nan
         var text = """
             ## Rotation drill: time to all acknowledged
 
@@ -95,7 +96,8 @@ extension Report {
             `acknowledged` holds the new key ID (each other device woke, opened its share and published its acknowledgement, \
             and device 1 read it), then `GET …/keys/current` until it answers the new key ID (device 1 promoted it). \
             \(drills.first?.acknowledged.count ?? 0) drills per size after one uncounted warm-up. Baseline: the embedded relay's \
-            arrival p50 from the table above, same run (one share, one device); issue 4 asks that a healthy drill end in \
+            arrival p50 after a rotation from the table above, same run (one share, one device, no pairing step; before pairing \
+            version 2 this was the arrival on approval, which then took no exchange either); issue 4 asks that a healthy drill end in \
             about the arrival latency, not in seconds. With \(drills.first?.acknowledged.count ?? 0) drills, p99 is the slowest drill. \
             The polling shares device 1's cores with the daemons it watches.
 

@@ -99,10 +99,7 @@ public final class Vault: Sendable {
                 try db.execute(sql: "INSERT INTO enrollment (account, request, pairing_secret) VALUES (?, ?, ?)",
                                arguments: [a.id.rawValue, Data(request), snapshot.pairingSecret.map { Data($0) }])
             }
-            for record in enqueue {
-                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
-                               arguments: [a.id.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
-            }
+            _ = try Self.enqueue(enqueue, account: a.id, db: db)
         }
     }
 
@@ -145,10 +142,7 @@ public final class Vault: Sendable {
                           enqueue records: [RelayRecord] = []) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
-            for record in records {
-                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
-                               arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
-            }
+            _ = try Self.enqueue(records, account: account, db: db)
             for entry in entries {
                 try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
                                arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
@@ -217,8 +211,7 @@ public final class Vault: Sendable {
             try db.execute(sql: "UPDATE enrollment SET request = ?, pairing_secret = NULL, revealed = 0 WHERE account = ?",
                            arguments: [Data(request), account.rawValue])
             guard db.changesCount == 1 else { throw VaultError.corrupt("no enrollment request to renew for \(account)") }
-            try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
-                           arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+            _ = try Self.enqueue([record], account: account, db: db)
         }
     }
 
@@ -266,12 +259,15 @@ public final class Vault: Sendable {
 
     /// Queues records for the relay; answers their outbox IDs.
     public func enqueue(account: AccountID, records: [RelayRecord]) async throws -> [Int64] {
-        try await pool.write { db in
-            try records.map { record in
-                try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
-                               arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
-                return db.lastInsertedRowID
-            }
+        try await pool.write { db in try Self.enqueue(records, account: account, db: db) }
+    }
+
+    /// Queues records in the caller's transaction; answers their outbox IDs.
+    private static func enqueue(_ records: [RelayRecord], account: AccountID, db: Database) throws -> [Int64] {
+        try records.map { record in
+            try db.execute(sql: "INSERT INTO outbox (account, kind, recipient, body) VALUES (?, ?, ?, ?)",
+                           arguments: [account.rawValue, record.kind.rawValue, record.recipient, Data(record.body)])
+            return db.lastInsertedRowID
         }
     }
 

@@ -161,20 +161,23 @@ public struct Enrollment: Sendable {
     /// trusted, the device is not in the circle yet, and the request names a
     /// head of this circle; the first time it is seen is remembered.
     public mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: String, at now: Date) -> Bool {
-        let id = request.device.deviceID
-        guard circle.isTrusted(me), circle.members[id] == nil, circle.contains(hash: request.headHash) else { return false }
-        requests[id] = request
-        firstSeen[id] = min(firstSeen[id] ?? now, now)
+        guard keeps(request.device.deviceID, naming: request.headHash, circle: circle, me: me, at: now) else { return false }
+        requests[request.device.deviceID] = request
         return true
     }
 
     /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
     public mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
                                                me: String, at now: Date) -> Bool {
-        let id = device.deviceID
-        guard circle.isTrusted(me), circle.members[id] == nil, circle.contains(hash: headHash) else { return false }
-        retired[id] = RetiredRequest(device: device, requestedAt: requestedAt)
-        firstSeen[id] = min(firstSeen[id] ?? now, now)
+        guard keeps(device.deviceID, naming: headHash, circle: circle, me: me, at: now) else { return false }
+        retired[device.deviceID] = RetiredRequest(device: device, requestedAt: requestedAt)
+        return true
+    }
+
+    /// Whether a request from `deviceID` naming `headHash` is kept; if it is, when it was first seen.
+    private mutating func keeps(_ deviceID: String, naming headHash: [UInt8], circle: CircleState, me: String, at now: Date) -> Bool {
+        guard circle.isTrusted(me), circle.members[deviceID] == nil, circle.contains(hash: headHash) else { return false }
+        firstSeen[deviceID] = min(firstSeen[deviceID] ?? now, now)
         return true
     }
 

@@ -12,9 +12,9 @@ import KeyVaultStore
 extension KeyVaultService {
     /// Appends an entry signed by this device on the local head, with what it
     /// owes for it, in one vault transaction. `body` may answer nil: nothing to do.
-    /// The relay gets it from `publishQueued`.
+    /// The relay gets it from `publishQueued`. `enqueue`: records that go to the
+    /// outbox with the entry, in its transaction (they follow it to the relay).
     @discardableResult
-    /// `enqueue`: records that go to the outbox with the entry, in its transaction (they follow it to the relay).
     func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
                      enqueue: (LogEntry) -> [RelayRecord] = { _ in [] },
                      _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
@@ -52,11 +52,16 @@ extension KeyVaultService {
             var taken: UInt64?
             do {
                 // Pairing approvals queued with their approve entry ride in the entry's write, so the new
-                // device reads entry, shares and approval in one pass (one wake-up, not two).
-                var riders = try vault.outbox(account: id).filter(\.isPairingApproval)
+                // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
+                // is read for them only when an entry goes out.
+                var riders: [OutboxRecord]?
                 for _ in 0..<10 {
                     guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
-                    let riding = batch.contains { $0.kind == .log } ? riders : []
+                    var riding: [OutboxRecord] = []
+                    if batch.contains(where: { $0.kind == .log }) {
+                        riding = try riders ?? vault.outbox(account: id).filter(\.isPairingApproval)
+                        riders = riding
+                    }
                     do {
                         if !batch.isEmpty {
                             try await relay.publish(batch: batch + riding.map(\.record))

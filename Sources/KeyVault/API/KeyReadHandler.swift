@@ -35,11 +35,9 @@ struct KeyReadHandler: Sendable {
             case .unknown: waitsForChange = service.hasRelay
             default: waitsForChange = false
             }
-            let remaining = deadline - ContinuousClock.now
-            if waitsForChange, let token, let held, held.end == nil, remaining > .zero {
-                let seconds = Double(remaining.components.seconds) + Double(remaining.components.attoseconds) / 1e18
+            if waitsForChange, let token, let held, held.end == nil, deadline > .now {
                 await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
-                    await service.hub.wait(account, token, seconds: seconds)
+                    await service.hub.wait(account, token, until: deadline)
                 }
                 // A reload that took the permission away answers `forbidden`; a client gone gets the state as it is.
                 if case .forbidden(let refusal)? = held.end { throw refusal }

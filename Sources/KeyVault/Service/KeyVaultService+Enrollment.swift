@@ -261,8 +261,7 @@ extension KeyVaultService {
                 hub.disarm(id, token)
                 return confirmation
             }
-            let left = deadline - ContinuousClock.now
-            await hub.wait(id, token, seconds: min(1, Double(left.components.seconds) + Double(left.components.attoseconds) / 1e18))
+            await hub.wait(id, token, until: min(deadline, .now + .seconds(1)))
             if let confirmation = arrived() { return confirmation }
             // Not there yet: read the relay for this account too, in case its wake-up was lost on the way.
             await sync(id)

@@ -34,9 +34,9 @@ public final class WaitingHub: Sendable {
     /// waits ended together are 10,000 resumptions, not twice that.
     private static let timers = MultiThreadedEventLoopGroup.singleton.next()
 
-    /// Step 2: wait until the account changes or `seconds` pass.
-    func wait(_ account: AccountID, _ id: UUID, seconds: Double) async {
-        let timer = Self.timers.scheduleTask(in: .milliseconds(Int64(seconds * 1000))) { self.fire(account, id) }
+    /// Step 2: wait until the account changes or `deadline` passes.
+    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async {
+        let timer = Self.timers.scheduleTask(in: TimeAmount(deadline - .now)) { self.fire(account, id) }
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = slots.withLock { slots -> Bool in
                 guard case .armed = slots[account]?[id] else {

@@ -122,13 +122,14 @@ struct HostileClientTests {
 
         // Asked on a raw socket: its connect waits in the listen queue behind the flood, where the
         // client library's gives up at once (EAGAIN).
-        func held() async throws -> (reads: Int, waiters: Int, open: Int) {
+        func held() async throws -> (reads: Int, waiters: Int, open: Int, inProgress: Int) {
             let socket = try RawSocket(path: daemon.socket)
             socket.send("GET /v1/server HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
             let server = try #require(try await socket.readResponse(timeout: .seconds(30))).object
             let held = server["held"] as? [String: Any] ?? [:]
             let connections = server["connections"] as? [String: Any] ?? [:]
-            return (held["waitingReads"] as? Int ?? -1, held["hubWaiters"] as? Int ?? -1, connections["open"] as? Int ?? -1)
+            return (held["waitingReads"] as? Int ?? -1, held["hubWaiters"] as? Int ?? -1, connections["open"] as? Int ?? -1,
+                    connections["requestsInProgress"] as? Int ?? -1)
         }
         let before = residentKiB(of: pid) ?? 0
 
@@ -142,6 +143,7 @@ struct HostileClientTests {
         }
         try await Self.eventuallyWithin(.seconds(60)) { try await held().waiters == count }
         #expect(try await held().reads == count)
+        #expect(try await held().inProgress == count + 1, "each waiting read, and the query itself")
         let waiting = residentKiB(of: pid) ?? 0
 
         // Every client goes away without a word: the waiters are released, then the connections close.
@@ -152,10 +154,14 @@ struct HostileClientTests {
             return now.reads == 0 && now.waiters == 0
         }
         let released = ContinuousClock.now - closed
-        try await Self.eventuallyWithin(.seconds(60)) { try await held().open == 1 }
+        // The query's own connection and request are the ones left.
+        try await Self.eventuallyWithin(.seconds(60)) {
+            let now = try await held()
+            return now.open == 1 && now.inProgress == 1
+        }
         let gone = ContinuousClock.now - closed
         let after = residentKiB(of: pid) ?? 0
-        print("abandoned waiters: RSS \(before / 1024) MB idle, \(waiting / 1024) MB with \(count) waiting reads, \(after / 1024) MB after they closed; waiters released in \(released), connections closed in \(gone)")
+        print("abandoned waiters: RSS \(before / 1024) MB idle, \(waiting / 1024) MB with \(count) waiting reads, \(after / 1024) MB after they closed; waiters released in \(released), connections and requests ended in \(gone)")
         #expect(try await daemon.request("GET", "/v1/health").state == "ready")
     }
 }
@@ -177,6 +183,26 @@ extension HostileClientTests {
         let answer = try #require(try await waiting.readResponse(timeout: .seconds(30)), "answered before the wait ends: \(waiting.text)")
         #expect(answer.state == "unknown", "generation 2 was never announced")
         #expect(await daemon.stop() == 0)
+    }
+
+    @Test("a client that closes only its writing side while its key read waits is answered at once, with the state as it is")
+    func halfClosedWaitIsAnswered() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
+        try await daemon.start()
+        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "half", "passphrase": "pw"]).status == 200)
+        let waiting = try RawSocket(path: daemon.socket)
+        waiting.send("GET /v1/accounts/half/keys/2?wait=300 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        try await eventually {
+            (try await daemon.request("GET", "/v1/server").object["held"] as? [String: Any])?["waitingReads"] as? Int == 1
+        }
+        waiting.shutdownWrite()
+        let answer = try #require(try await waiting.readResponse(timeout: .seconds(30)), "answered before the wait ends: \(waiting.text)")
+        #expect(answer.state == "unknown", "generation 2 was never announced")
+        let server = try await daemon.request("GET", "/v1/server").object
+        #expect((server["held"] as? [String: Any])?["hubWaiters"] as? Int == 0)
+        #expect((server["connections"] as? [String: Any])?["requestsInProgress"] as? Int == 1)
     }
 
     /// Polls a condition until `timeout`; a failure says so.

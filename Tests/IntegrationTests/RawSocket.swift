@@ -48,6 +48,12 @@ final class RawSocket {
     @discardableResult
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
+    /// Closes the writing side only (`shutdown(SHUT_WR)`): the daemon sees the end of input, and
+    /// this side can still read.
+    func shutdownWrite() {
+        shutdown(fd, Int32(SHUT_WR))
+    }
+
     /// Takes what has arrived, without waiting; false once nothing more will come (EOF or error).
     @discardableResult
     func readAvailable() -> Bool {

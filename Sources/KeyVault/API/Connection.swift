@@ -11,7 +11,8 @@ final class Connection: Sendable {
     private struct State {
         var peer: PeerCredentials?
         var held: [ObjectIdentifier: HeldRequest] = [:]
-        var closed = false
+        /// How it ended, once it has: what a request held on it from then on ends with.
+        var ended: HeldRequest.End?
     }
 
     private let state = Mutex(State())
@@ -29,22 +30,24 @@ final class Connection: Sendable {
         let held = HeldRequest(kind: kind, account: account, needs: needs) { [weak self] held in
             _ = self?.state.withLock { $0.held.removeValue(forKey: ObjectIdentifier(held)) }
         }
-        let closed = state.withLock { state -> Bool in
-            if !state.closed { state.held[ObjectIdentifier(held)] = held }
-            return state.closed
+        let ended = state.withLock { state -> HeldRequest.End? in
+            if state.ended == nil { state.held[ObjectIdentifier(held)] = held }
+            return state.ended
         }
-        if closed { held.finish(.disconnected) }
+        if let ended { held.finish(ended) }
         return held
     }
 
-    /// The client is gone (or has closed its side): ends everything it holds.
-    func close() {
+    /// The client has closed its side (`.halfClosed`) or the connection is
+    /// closed (`.gone`): ends everything it holds. The first call wins.
+    func close(_ end: HeldRequest.End) {
         let held = state.withLock { state -> [HeldRequest] in
-            state.closed = true
+            guard state.ended == nil else { return [] }
+            state.ended = end
             defer { state.held.removeAll() }
             return Array(state.held.values)
         }
-        for request in held { request.finish(.disconnected) }
+        for request in held { request.finish(end) }
     }
 
     /// Ends the held requests the policy no longer allows.

@@ -58,18 +58,22 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     func channelInactive(context: ChannelHandlerContext) {
         stopDeadline()
-        connection.close()
+        connection.close(.gone)
         context.fireChannelInactive()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         switch event {
         case ChannelEvent.inputClosed:
-            // The client closed its side: nothing it holds is waited for any longer.
-            connection.close()
+            // The client closed its side: nothing it holds is waited for any longer. A client that
+            // closed the whole connection shows as a hang-up, which NIO answers with this event and
+            // then, in the same turn of the loop, by closing the channel; what it holds then ends
+            // `.gone` and is not answered. Only a client that may still read gets `.halfClosed`.
+            let connection = self.connection
+            context.eventLoop.execute { connection.close(.halfClosed) }
         case is ChannelShouldQuiesceEvent:
             // The daemon is stopping: a waiting read answers now, an event stream ends.
-            connection.close()
+            connection.close(.stopping)
         default:
             break
         }

@@ -14,10 +14,15 @@ import KeyVaultStore
 struct ContractMiddleware: RouterMiddleware {
     typealias Context = VaultRequestContext
     let logger: Logger
+    let inProgress: RequestsInProgress
 
     static let tooLarge = Refusal(.invalid, "the request body is larger than 64 KiB; nothing was done and the connection is closed")
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        try await inProgress.during { try await answer(request, context: context, next: next) }
+    }
+
+    private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The body is read whole before anything else, so no route acts on a request that is too
         // large, malformed or cut off, whether or not it reads its body.
         var request = request

@@ -10,8 +10,12 @@ import KeyVaultStore
 final class HeldRequest: Sendable {
     /// Why a held request ends early.
     enum End: Sendable {
-        /// The client closed its connection (or its side of it).
-        case disconnected
+        /// The client closed its side of the connection but may still read the answer.
+        case halfClosed
+        /// The connection is closed: nobody will read an answer.
+        case gone
+        /// The daemon is stopping: a waiting read answers now.
+        case stopping
         /// The policy in force no longer allows it; the refusal to answer with.
         case forbidden(Refusal)
     }

@@ -39,9 +39,17 @@ struct KeyReadHandler: Sendable {
                 await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
                     await service.hub.wait(account, token, until: deadline)
                 }
-                // A reload that took the permission away answers `forbidden`; a client gone gets the state as it is.
-                if case .forbidden(let refusal)? = held.end { throw refusal }
-                continue
+                switch held.end {
+                case .forbidden(let refusal)?:
+                    // A reload took the permission away.
+                    throw refusal
+                case .gone?:
+                    // The connection is closed: no answer can be read, so none is made.
+                    return Response(status: .noContent)
+                case .halfClosed?, .stopping?, nil:
+                    // The client may still read: it gets the state as it is now.
+                    continue
+                }
             }
             if let token { service.hub.disarm(account, token) }
             if case .forbidden(let refusal)? = held?.end { throw refusal }

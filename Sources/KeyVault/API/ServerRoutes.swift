@@ -4,10 +4,11 @@ import KeyVaultProtocol
 import KeyVaultStore
 
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now
-/// (connections, waiting reads, event streams, waiters in the hub), so an
-/// operator (and the tests) can see that nothing a client abandoned is kept.
+/// (connections, requests in progress, waiting reads, event streams, waiters
+/// in the hub), so an operator (and the tests) can see that nothing a client
+/// abandoned is kept.
 enum ServerRoutes {
-    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, limiter: ConnectionLimiter, options: KeyVaultServer.Options) {
+    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, limiter: ConnectionLimiter, inProgress: RequestsInProgress, options: KeyVaultServer.Options) {
         let routes = GuardedRouter(router: router, policy: service.policy)
         let limits = ServerBody.Limits(
             maxConnections: options.maxConnections,
@@ -25,7 +26,7 @@ enum ServerRoutes {
             let hub = service.hub.counts
             return try APIResponse.ready(ServerBody(
                 limits: limits,
-                connections: .init(open: counts.open, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal),
+                connections: .init(open: counts.open, requestsInProgress: inProgress.current, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal),
                 held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners)))
         }
     }
@@ -42,6 +43,9 @@ struct ServerBody: Encodable {
     struct Connections: Encodable {
         /// Admitted and open now, this request's own included.
         var open: Int
+        /// Requests a route is handling now, this one included: a waiting read is one until it is
+        /// answered; an event stream leaves once its answer has begun (it is counted under `held`).
+        var requestsInProgress: Int
         /// Refused (over the limit, none idle), waiting to be answered and closed.
         var refusedWaiting: Int
         var refusedTotal: Int

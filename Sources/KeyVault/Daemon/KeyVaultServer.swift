@@ -34,12 +34,13 @@ public enum KeyVaultServer {
         // A reload ends the waiting reads and event streams the new policy no longer allows.
         service.policy.onReload { policy in limiter.recheck(policy) }
 
+        let inProgress = RequestsInProgress()
         let router = Router(context: VaultRequestContext.self)
-        router.add(middleware: ContractMiddleware(logger: logger))
+        router.add(middleware: ContractMiddleware(logger: logger, inProgress: inProgress))
         var audit = logger
         audit[metadataKey: "audit"] = "true"
         Routes.register(on: router, service: service, audit: audit)
-        ServerRoutes.register(on: router, service: service, limiter: limiter, options: options)
+        ServerRoutes.register(on: router, service: service, limiter: limiter, inProgress: inProgress, options: options)
         if options.benchmarkHelloRoute {
             router.get("/hello") { _, _ in "hello" }
         }

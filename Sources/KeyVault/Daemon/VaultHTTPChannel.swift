@@ -44,7 +44,7 @@ struct VaultHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                 channel.closeFuture.whenComplete { _ in
                     settings.limiter.closed(channel)
                     ConnectionDirectory.shared.remove(channel)
-                    connection.close()
+                    connection.close(.gone)
                 }
             case .refused:
                 admitted = false

@@ -30,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in the graph under SwiftNIO; its Heap holds the waits' deadlines.
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
     targets: [
         // The C libraries, reached only through KeyVaultCrypto.
@@ -61,6 +63,7 @@ let package = Package(
             name: "KeyVault",
             dependencies: [
                 "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "CLinux",
+                .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),

@@ -20,8 +20,6 @@ public final class WaitingHub: Sendable {
     private let slots = Mutex<[AccountID: [UUID: Slot]]>([:])
     private let listeners = Mutex<[AccountID: [UUID: AsyncStream<AccountEvent>.Continuation]]>([:])
 
-    public init() {}
-
     /// Step 1: arm a waiter before checking the state.
     func arm(_ account: AccountID) -> UUID {
         let id = UUID()
@@ -29,14 +27,18 @@ public final class WaitingHub: Sendable {
         return id
     }
 
-    /// Where the waits' timers run: a timer cancelled by a wake-up (or a client
-    /// gone) leaves the event loop's queue at once, with no task to run. 10,000
-    /// waits ended together are 10,000 resumptions, not twice that.
-    private static let timers = MultiThreadedEventLoopGroup.singleton.next()
+    /// When the waits run out: one timer on an event loop for all of them, so a
+    /// wait that ends early (a wake-up, a client gone) runs nothing and searches nothing.
+    private let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+
+    public init() {
+        deadlines.onExpiry { [weak self] in self?.fire($0.account, $0.id) }
+    }
 
     /// Step 2: wait until the account changes or `deadline` passes.
     func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async {
-        let timer = Self.timers.scheduleTask(in: TimeAmount(deadline - .now)) { self.fire(account, id) }
+        let waiter = WaitDeadlines.Waiter(account: account, id: id)
+        deadlines.add(waiter, at: .now() + TimeAmount(deadline - .now))
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = slots.withLock { slots -> Bool in
                 guard case .armed = slots[account]?[id] else {
@@ -48,7 +50,7 @@ public final class WaitingHub: Sendable {
             }
             if resumeNow { continuation.resume() }
         }
-        timer.cancel()
+        deadlines.remove(waiter)
     }
 
     func disarm(_ account: AccountID, _ id: UUID) {

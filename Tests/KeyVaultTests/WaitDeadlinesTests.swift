@@ -1,0 +1,61 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import Synchronization
+import Testing
+@testable import KeyVault
+import KeyVaultProtocol
+
+/// The hub's one timer for every wait: deadlines end their waits in order,
+/// whatever order they were added in; a wait removed first never ends by it;
+/// what early ends leave behind does not pile up.
+@Suite("Wait deadlines")
+struct WaitDeadlinesTests {
+    let account = try! AccountID(validating: "deadlines")
+
+    func waiter() -> WaitDeadlines.Waiter { .init(account: account, id: UUID()) }
+
+    @Test("each deadline ends its wait, earliest first, an earlier one added later included; a removed wait is never ended")
+    func endsInOrder() async throws {
+        let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+        let ended = Mutex<[(id: UUID, at: NIODeadline)]>([])
+        deadlines.onExpiry { waiter in ended.withLock { $0.append((waiter.id, .now())) } }
+        let late = waiter(), early = waiter(), removed = waiter(), last = waiter()
+        let now = NIODeadline.now()
+        let due = [late.id: now + .milliseconds(120), early.id: now + .milliseconds(30), last.id: now + .milliseconds(200)]
+        deadlines.add(late, at: due[late.id]!)
+        deadlines.add(removed, at: now + .milliseconds(60))
+        deadlines.add(early, at: due[early.id]!)  // earlier than the timer already set
+        deadlines.add(last, at: due[last.id]!)
+        deadlines.remove(removed)
+        #expect(deadlines.count == 3)
+
+        let end = ContinuousClock.now + .seconds(10)
+        while ended.withLock({ $0.count }) < 3, ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        try await Task.sleep(for: .milliseconds(100))
+        let order = ended.withLock { $0 }
+        #expect(order.map(\.id) == [early.id, late.id, last.id])
+        for (id, at) in order { #expect(at >= due[id]!, "no wait ends before its deadline") }
+        #expect(deadlines.count == 0)
+    }
+
+    @Test("10,000 waits ended early leave nothing behind, and the one left still ends at its deadline")
+    func earlyEndsDoNotPileUp() async throws {
+        let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+        let ended = Mutex<[UUID]>([])
+        deadlines.onExpiry { waiter in ended.withLock { $0.append(waiter.id) } }
+        let now = NIODeadline.now()
+        let abandoned = (0..<10_000).map { _ in waiter() }
+        for (i, waiter) in abandoned.enumerated() { deadlines.add(waiter, at: now + .seconds(300) + .nanoseconds(Int64(i))) }
+        let kept = waiter()
+        deadlines.add(kept, at: .now() + .seconds(2))
+        for waiter in abandoned { deadlines.remove(waiter) }
+        #expect(deadlines.count == 1)
+        #expect(deadlines.queuedCount <= 2 * 1 + 64, "removed deadlines are compacted away")
+
+        let end = ContinuousClock.now + .seconds(10)
+        while ended.withLock({ $0.isEmpty }), ContinuousClock.now < end { try await Task.sleep(for: .milliseconds(20)) }
+        #expect(ended.withLock { $0 } == [kept.id])
+        #expect(deadlines.count == 0)
+    }
+}

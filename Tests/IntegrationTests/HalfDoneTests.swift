@@ -58,6 +58,35 @@ struct HalfDoneTests {
         print("creation crash test: \(completed) completed, \(neverExisted) never existed, \(killedBeforeAnswer) kills before an answer")
     }
 
+    @Test("an account whose genesis the relay has not taken yet serves no key: pending, awaiting-relay; a waiting read gets it once the relay has")
+    func foundingKeyWaitsForTheRelay() async throws {
+        let circle = try await Circle(.service)
+        defer { circle.remove() }
+        let a = try await circle.device()
+        // The relay stops answering: its connections are accepted and left hanging.
+        for service in circle.store.services { service.process.signal(SIGSTOP) }
+        let creation = Task { try await a.request("POST", "/v1/accounts", json: ["user": "founding", "passphrase": "p"]) }
+
+        // Stored here, its genesis on the way: a read is told to wait, and why.
+        var read = try await a.request("GET", "/v1/accounts/founding/keys/current")
+        try await eventually {
+            read = try await a.request("GET", "/v1/accounts/founding/keys/current")
+            return read.state != "unknown"
+        }
+        #expect(read.state == "pending", "\(read.object)")
+        #expect(read["reason"] == "awaiting-relay", "\(read.object)")
+        let waiting = Task { try await a.request("GET", "/v1/accounts/founding/keys/current?wait=30") }
+        try await Task.sleep(for: .milliseconds(300))
+
+        for service in circle.store.services { service.process.signal(SIGCONT) }
+        let created = try await creation.value
+        #expect(created.status == 200, "\(created.object)")
+        let key = try await waiting.value
+        #expect(key.state == "ready", "\(key.object)")
+        let again = try await a.request("GET", "/v1/accounts/founding/keys/current")
+        #expect(key["key"] != nil && key["key"] == again["key"])
+    }
+
     @Test("SIGKILL at random moments of enrollment and approval, 100 times")
     func killDuringEnrollment() async throws {
         let circle = try await Circle()

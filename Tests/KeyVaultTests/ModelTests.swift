@@ -30,7 +30,7 @@ struct ModelTests {
         #expect(once.failed(at: start, base: 2, max: 60).retryAfter(at: start) == 4)
     }
 
-    @Test("key availability: ready, locked, unknown, destroyed, revoked")
+    @Test("key availability: ready, locked, unknown, destroyed, revoked, pending and why")
     func availability() throws {
         let gens = [
             KeyGeneration(number: 1, keyID: String(repeating: "a", count: 32), createdAt: Date(), state: .active),
@@ -56,6 +56,11 @@ struct ModelTests {
         guard case .pending(.awaitingApproval, let since) = decide(.current, held, locked: false, membership: asked) else { Issue.record("awaiting approval"); return }
         #expect(since == Date(timeIntervalSince1970: 5))
         guard case .locked = decide(.current, held, locked: true, membership: asked) else { Issue.record("locked wins"); return }
+        // Founded here, genesis not on the relay yet: even a key held here waits for it; locked still wins.
+        let founding = KeyAvailability.Membership.founding(since: Date(timeIntervalSince1970: 7))
+        guard case .pending(.awaitingRelay, let created) = decide(.current, held, locked: false, membership: founding) else { Issue.record("awaiting relay"); return }
+        #expect(created == Date(timeIntervalSince1970: 7))
+        guard case .locked = decide(.current, held, locked: true, membership: founding) else { Issue.record("locked wins over founding"); return }
         guard case .revoked = decide(.current, { _ in nil }, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
         // A removed device still reads what it held, but not "current" (the circle rotated at its removal,
         // and it is told nothing after), nor a generation or key ID it never heard of.

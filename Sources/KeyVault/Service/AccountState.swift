@@ -94,6 +94,9 @@ struct AccountState: Sendable {
             case .awaitingResponse, .confirmed: return .awaitingApproval(since: enrollment.joiningSince)
             }
         }
+        // Its own genesis, not yet on the relay (a creation in progress, or interrupted and not
+        // completed yet): its keys wait until the relay has taken it.
+        if logConfirmed == 0, circle.entries.first?.signer == deviceID { return .founding(since: record.createdAt) }
         if let member = circle.members[deviceID] {
             return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
         }

@@ -190,10 +190,14 @@ extension KeyVaultService {
         try await owners.run(id) {
             try await vault.confirmLog(account: id, through: count)
             try await vault.settle(account: id, deliveries: settled)
-            update(id) { state in
+            let founded = update(id) { state -> Bool in
+                let founded = state.logConfirmed == 0 && count > 0
                 state.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
                 state.owedDeliveries.subtract(settled)
-            }
+                return founded
+            } ?? false
+            // The relay took this device's genesis: reads waiting for the account's keys get them now.
+            if founded { hub.wake(id, nil) }
         }
     }
 

@@ -20,6 +20,10 @@ public enum KeyAvailability: Sendable {
         /// The pairing exchange failed (the code did not match, the circle shown was not the
         /// one the trusted device sees) or ended with a restart: enroll again for a new code.
         case codeMismatch = "code-mismatch"
+        /// This device founded the account and the relay has not taken its genesis yet. Until it
+        /// has, another device may turn out to have founded the same account there first, and this
+        /// one is then dropped: a key served before that would encrypt data nobody could read.
+        case awaitingRelay = "awaiting-relay"
     }
 
     /// Where this device stands in the account's circle.
@@ -29,6 +33,8 @@ public enum KeyAvailability: Sendable {
         case awaitingApproval(since: Date)
         /// Its pairing exchange failed or ended: nothing will approve it until it asks again.
         case pairingFailed(since: Date)
+        /// It founded the account (since then) and the relay has not taken the genesis yet.
+        case founding(since: Date)
         case revoked
     }
 
@@ -47,6 +53,8 @@ public enum KeyAvailability: Sendable {
             return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
         case .pairingFailed(let requested):
             return isLocked ? .locked : .pending(.codeMismatch, since: requested)
+        case .founding(let created):
+            return isLocked ? .locked : .pending(.awaitingRelay, since: created)
         case .member(let joined):
             since = joined
         }

@@ -169,16 +169,8 @@ struct HostileClientTests {
 extension HostileClientTests {
     @Test("SIGTERM answers a waiting read with the state as it is and exits 0, without waiting out the wait")
     func stopEndsWaits() async throws {
-        let daemon = try DaemonProcess()
+        let (daemon, waiting) = try await Self.oneWaitingRead()
         defer { daemon.remove() }
-        daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
-        try await daemon.start()
-        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "stop", "passphrase": "pw"]).status == 200)
-        let waiting = try RawSocket(path: daemon.socket)
-        waiting.send("GET /v1/accounts/stop/keys/2?wait=300 HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        try await eventually {
-            (try await daemon.request("GET", "/v1/server").object["held"] as? [String: Any])?["waitingReads"] as? Int == 1
-        }
         daemon.signal(SIGTERM)
         let answer = try #require(try await waiting.readResponse(timeout: .seconds(30)), "answered before the wait ends: \(waiting.text)")
         #expect(answer.state == "unknown", "generation 2 was never announced")
@@ -187,22 +179,34 @@ extension HostileClientTests {
 
     @Test("a client that closes only its writing side while its key read waits is answered at once, with the state as it is")
     func halfClosedWaitIsAnswered() async throws {
-        let daemon = try DaemonProcess()
+        let (daemon, waiting) = try await Self.oneWaitingRead()
         defer { daemon.remove() }
-        daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
-        try await daemon.start()
-        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "half", "passphrase": "pw"]).status == 200)
-        let waiting = try RawSocket(path: daemon.socket)
-        waiting.send("GET /v1/accounts/half/keys/2?wait=300 HTTP/1.1\r\nHost: localhost\r\n\r\n")
-        try await eventually {
-            (try await daemon.request("GET", "/v1/server").object["held"] as? [String: Any])?["waitingReads"] as? Int == 1
-        }
         waiting.shutdownWrite()
         let answer = try #require(try await waiting.readResponse(timeout: .seconds(30)), "answered before the wait ends: \(waiting.text)")
         #expect(answer.state == "unknown", "generation 2 was never announced")
         let server = try await daemon.request("GET", "/v1/server").object
         #expect((server["held"] as? [String: Any])?["hubWaiters"] as? Int == 0)
         #expect((server["connections"] as? [String: Any])?["requestsInProgress"] as? Int == 1)
+    }
+
+    /// A daemon with a relay and one account, and a raw client whose read of
+    /// generation 2 (never announced, so it waits) the daemon holds.
+    static func oneWaitingRead() async throws -> (DaemonProcess, RawSocket) {
+        let daemon = try DaemonProcess()
+        do {
+            daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
+            try await daemon.start()
+            #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "held", "passphrase": "pw"]).status == 200)
+            let waiting = try RawSocket(path: daemon.socket)
+            waiting.send("GET /v1/accounts/held/keys/2?wait=300 HTTP/1.1\r\nHost: localhost\r\n\r\n")
+            try await eventually {
+                (try await daemon.request("GET", "/v1/server").object["held"] as? [String: Any])?["waitingReads"] as? Int == 1
+            }
+            return (daemon, waiting)
+        } catch {
+            daemon.remove()
+            throw error
+        }
     }
 
     /// Polls a condition until `timeout`; a failure says so.

@@ -76,15 +76,14 @@ final class DeviceCircle: Sendable {
                 children.append(try ChildDevice(vault: directory + "/device\(device)", socket: socket, relay: relay.address, binary: binary))
             }
             sockets.append(socket)
-        }
-        let circle = DeviceCircle(sockets: sockets, relay: relay, logger: logger, running: running, children: children, directory: directory)
-        for socket in sockets {
+            // One at a time: each is serving (its relay file opened) before the next starts. The
+            // version 1 baseline dies when two processes switch a new relay file to WAL at once.
             guard try await poll(400, every: .milliseconds(25), until: { SocketPath.isAnswering(socket) }) else {
-                await circle.stop()
+                await DeviceCircle(sockets: sockets, relay: relay, logger: logger, running: running, children: children, directory: directory).stop()
                 throw BenchError("the bench daemon on \(socket) did not start")
             }
         }
-        return circle
+        return DeviceCircle(sockets: sockets, relay: relay, logger: logger, running: running, children: children, directory: directory)
     }
 
     /// One device in this process: its server and its propagation, as tasks to cancel.

@@ -53,8 +53,9 @@ final class WaitDeadlines: Sendable {
             state.live.insert(waiter)
             state.queue.insert(Due(deadline: deadline, waiter: waiter))
             guard state.timer.map({ deadline < $0.at }) ?? true else { return nil }
-            defer { state.timer = (deadline, schedule(at: deadline)) }
-            return state.timer?.scheduled
+            let replaced = state.timer?.scheduled
+            state.timer = (deadline, schedule(at: deadline))
+            return replaced
         }
         replaced?.cancel()
     }

@@ -86,6 +86,10 @@ struct AccountState: Sendable {
 
     var deviceID: String { record.deviceID }
 
+    /// Whether the account's genesis is this device's and not yet on the relay:
+    /// a founding in progress, or one a crash or an unreachable relay interrupted.
+    var isFounding: Bool { logConfirmed == 0 && circle.entries.first?.signer == deviceID }
+
     var membership: KeyAvailability.Membership {
         if enrollment.isJoining {
             switch enrollment.progress {
@@ -96,7 +100,7 @@ struct AccountState: Sendable {
         }
         // Its own genesis, not yet on the relay (a creation in progress, or interrupted and not
         // completed yet): its keys wait until the relay has taken it.
-        if logConfirmed == 0, circle.entries.first?.signer == deviceID { return .founding(since: record.createdAt) }
+        if isFounding { return .founding(since: record.createdAt) }
         if let member = circle.members[deviceID] {
             return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
         }

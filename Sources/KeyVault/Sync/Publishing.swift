@@ -115,13 +115,9 @@ extension KeyVaultService {
         }
     }
 
-    /// Whether the account's genesis is this device's and not yet on the relay:
-    /// a founding that a crash or an unreachable relay interrupted.
+    /// Whether the account's genesis is this device's and not yet on the relay (`AccountState.isFounding`).
     func isFounding(_ id: AccountID) -> Bool {
-        accounts.withLock { states in
-            guard let state = states[id] else { return false }
-            return state.logConfirmed == 0 && state.circle.entries.first?.signer == state.deviceID
-        }
+        accounts.withLock { $0[id]?.isFounding ?? false }
     }
 
     /// Drops an account whose founding did not reach the relay, from the vault
@@ -191,10 +187,10 @@ extension KeyVaultService {
             try await vault.confirmLog(account: id, through: count)
             try await vault.settle(account: id, deliveries: settled)
             let founded = update(id) { state -> Bool in
-                let founded = state.logConfirmed == 0 && count > 0
+                let wasFounding = state.isFounding
                 state.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
                 state.owedDeliveries.subtract(settled)
-                return founded
+                return wasFounding && !state.isFounding
             } ?? false
             // The relay took this device's genesis: reads waiting for the account's keys get them now.
             if founded { hub.wake(id, nil) }

@@ -137,10 +137,7 @@ enum Load {
         var seconds: Double
         var latencies: [Double]
         var rate: Double { Double(requests) / seconds }
-        func percentile(_ p: Double) -> Double {
-            let sorted = latencies.sorted()
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
+        func percentile(_ p: Double) -> Double { Percentile.of(latencies, p) }
     }
 
     static func seconds(_ d: Duration) -> Double {

@@ -43,7 +43,7 @@ enum CrowdBench {
         var fillBatches = 0
     }
 
-    /// Which sample `percentile(_, 0.99)` picks, in words: "the slowest", "the 5th slowest".
+    /// Which sample `Percentile.of(_, 0.99)` picks, in words: "the slowest", "the 5th slowest".
     static func p99Rank(_ count: Int) -> String {
         let rank = count - min(count - 1, Int(Double(count) * 0.99))
         switch rank {
@@ -54,10 +54,6 @@ enum CrowdBench {
         }
     }
 
-    static func percentile(_ samples: [Double], _ p: Double) -> Double {
-        let sorted = samples.sorted()
-        return sorted.isEmpty ? .nan : sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-    }
 
     /// Both circles on `kind`; `relay` makes a fresh relay (a file in a folder, or a database).
     static func run(kind: BenchRelay.Kind, relay: (String) async throws -> BenchRelay, logger: Logger) async throws -> Result {
@@ -236,7 +232,7 @@ extension Report {
                 }, logger: logger)
                 figures.result = result
                 func line(_ what: String, _ e: [Double], _ c: [Double]) -> String {
-                    let p50e = CrowdBench.percentile(e, 0.5), p50c = CrowdBench.percentile(c, 0.5)
+                    let p50e = Percentile.of(e, 0.5), p50c = Percentile.of(c, 0.5)
                     return "\(what) p50 \(String(format: "%.1f", p50e * 1000)) ms empty, \(String(format: "%.1f", p50c * 1000)) ms crowded "
                         + "(\(String(format: "%.2f", p50c / p50e)))"
                 }
@@ -298,7 +294,7 @@ extension Report {
                 + (figures.kind == .postgres ? ", 4 at a time" : "") + ").\n\n"
             text += "| | empty relay | crowded relay | crowded / empty | goal ≤ 1.1 |\n|---|---:|---:|---:|---|\n"
             func row(_ name: String, _ pick: (CrowdBench.Samples) -> [Double], _ p: Double, goal: Bool) {
-                let e = CrowdBench.percentile(pick(r.empty), p), c = CrowdBench.percentile(pick(r.crowded), p)
+                let e = Percentile.of(pick(r.empty), p), c = Percentile.of(pick(r.crowded), p)
                 let ratio = c / e
                 let verdict = goal ? (ratio <= 1.1 ? "met" : "**not met**") : "-"
                 text += "| \(name) | \(ms(e)) | \(ms(c)) | \(goal ? "**" : "")\(String(format: "%.2f", ratio))\(goal ? "**" : "") | \(verdict) |\n"

@@ -18,11 +18,6 @@ enum DrillBench {
         var acknowledged: [Double]
         /// Rotate request sent → `keys/current` on device 0 answers the new key (promoted).
         var promoted: [Double]
-
-        static func percentile(_ samples: [Double], _ p: Double) -> Double {
-            let sorted = samples.sorted()
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
     }
 
     static func run(devices: Int, drills: Int, relay: BenchRelay, logger: Logger) async throws -> Result {
@@ -76,8 +71,8 @@ extension Report {
             let relay = try BenchRelay.sqlite(in: directory + "/drill\(devices)-relay")
             let result = try await DrillBench.run(devices: devices, drills: count, relay: relay, logger: logger)
             drills.append(result)
-            say("drill on \(devices) devices: all acknowledged p50 \(Int(DrillBench.Result.percentile(result.acknowledged, 0.5) * 1000)) ms, "
-                  + "p99 \(Int(DrillBench.Result.percentile(result.acknowledged, 0.99) * 1000)) ms")
+            say("drill on \(devices) devices: all acknowledged p50 \(Int(Percentile.of(result.acknowledged, 0.5) * 1000)) ms, "
+                  + "p99 \(Int(Percentile.of(result.acknowledged, 0.99) * 1000)) ms")
         }
     }
 
@@ -106,9 +101,9 @@ extension Report {
 
             """
         for drill in drills {
-            let p50 = DrillBench.Result.percentile(drill.acknowledged, 0.5)
-            text += "| \(drill.devices) | \(drill.acknowledged.count) | \(ms(p50)) | \(ms(DrillBench.Result.percentile(drill.acknowledged, 0.99))) | "
-            text += "\(ms(DrillBench.Result.percentile(drill.promoted, 0.5))) | \(ms(DrillBench.Result.percentile(drill.promoted, 0.99))) | "
+            let p50 = Percentile.of(drill.acknowledged, 0.5)
+            text += "| \(drill.devices) | \(drill.acknowledged.count) | \(ms(p50)) | \(ms(Percentile.of(drill.acknowledged, 0.99))) | "
+            text += "\(ms(Percentile.of(drill.promoted, 0.5))) | \(ms(Percentile.of(drill.promoted, 0.99))) | "
             text += "\(ms(baseline)) | **\(String(format: "%.1f", p50 / baseline))** |\n"
         }
         return text + "\n"

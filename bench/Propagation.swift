@@ -12,10 +12,7 @@ import KeyVaultStore
 enum PropagationBench {
     struct Arrival {
         var samples: [Double]
-        func percentile(_ p: Double) -> Double {
-            let sorted = samples.sorted()
-            return sorted[min(sorted.count - 1, Int(Double(sorted.count) * p))]
-        }
+        func percentile(_ p: Double) -> Double { Percentile.of(samples, p) }
     }
 
     /// Two in-process devices on `relay`. For each account: device 1 enrolls, a

@@ -168,7 +168,7 @@ extension Report {
         guard let w = waiting else { return "" }
         func mb(_ kib: Int) -> String { String(format: "%.1f", Double(kib) / 1024) }
         func seconds(_ value: Double) -> String { String(format: "%.3f s", value) }
-        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        func median(_ values: [Double]) -> Double { Percentile.of(values, 0.5) }
         return """
             ## Memory per waiting read
 

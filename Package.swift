@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "CLinux",
+                "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

@@ -1,6 +1,9 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// One HTTP/1.1 answer from the daemon.
 public struct HTTPResult: Sendable {
@@ -18,12 +21,15 @@ public struct HTTPResult: Sendable {
 public enum SocketHTTPError: Error, CustomStringConvertible {
     case connectionClosed
     case cannotConnect(path: String, reason: String)
+    /// The socket answers, but from another uid than the daemon's: nothing was sent.
+    case wrongPeer(UnixSocket.Failure)
 
     public var description: String {
         switch self {
         case .connectionClosed: return "the daemon closed the connection before answering"
         case .cannotConnect(let path, let reason):
             return "cannot reach keyvaultd at \(path) (\(reason)); is it running? (--socket, or $XDG_RUNTIME_DIR)"
+        case .wrongPeer(let failure): return failure.description
         }
     }
 }
@@ -35,7 +41,19 @@ public final class SocketHTTPConnection: Sendable {
 
     private init(channel: any Channel) { self.channel = channel }
 
-    public static func connect(path: String) async throws -> SocketHTTPConnection {
+    /// Connects, and checks the socket is served by `expectedPeerUID` (by default
+    /// this process's own uid; nil: anyone) before a byte is sent.
+    public static func connect(path: String, expectedPeerUID: UInt32? = UnixSocket.ownUID) async throws -> SocketHTTPConnection {
+        let fd: Int32
+        do {
+            fd = try UnixSocket.connect(path, expectedUID: expectedPeerUID)
+        } catch .wrongPeer(let path, let expected, let actual) {
+            throw SocketHTTPError.wrongPeer(.wrongPeer(path: path, expected: expected, actual: actual))
+        } catch .cannotConnect(let path, let code) {
+            throw SocketHTTPError.cannotConnect(path: path, reason: String(cString: strerror(code)))
+        } catch {
+            throw SocketHTTPError.cannotConnect(path: path, reason: error.description)
+        }
         do {
             let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
                 .channelInitializer { channel in
@@ -44,9 +62,10 @@ public final class SocketHTTPConnection: Sendable {
                         try channel.pipeline.syncOperations.addHandler(ResponseCollector())
                     }
                 }
-                .connect(unixDomainSocketPath: path).get()
+                .withConnectedSocket(fd).get()
             return SocketHTTPConnection(channel: channel)
         } catch {
+            // The channel owned the descriptor from the start, and closed it as it failed.
             throw SocketHTTPError.cannotConnect(path: path, reason: "\(error)")
         }
     }
@@ -142,9 +161,10 @@ private final class ResponseCollector: ChannelInboundHandler {
 /// One request on a fresh connection.
 public enum SocketHTTPClient {
     public static func request(
-        socket: String, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = []
+        socket: String, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
+        expectedPeerUID: UInt32? = UnixSocket.ownUID
     ) async throws -> HTTPResult {
-        let connection = try await SocketHTTPConnection.connect(path: socket)
+        let connection = try await SocketHTTPConnection.connect(path: socket, expectedPeerUID: expectedPeerUID)
         defer { Task { await connection.close() } }
         return try await connection.request(method, path, body: body, headers: headers)
     }

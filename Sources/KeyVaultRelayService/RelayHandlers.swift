@@ -73,6 +73,9 @@ final class RelayHandlers: Sendable {
         var records: [RelayRecord] = []
         for wire in publish.records {
             guard let record = wire.record(account: account) else { throw Refusal.invalid("a record's kind or body is not valid") }
+            guard record.body.count <= RelayRecord.maxBodyByteCount else {
+                throw Refusal.invalid("a record's body is \(record.body.count) bytes; at most \(RelayRecord.maxBodyByteCount) are taken")
+            }
             records.append(record)
         }
         let (circle, standing) = try await authenticate(signed, account: account)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultStore
 
 /// Nonces and candidacies in the relay's own SQLite file, beside its records
 /// (tables of their own, created if missing; the records' migrator is not touched).
@@ -12,8 +13,9 @@ final class SQLiteServiceState: ServiceState {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "relay-service"
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try pool.write { db in
+        // Instances opening a fresh store at once race to switch it to WAL.
+        pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
+        try SharedSQLiteFile.retryingWhileBusy { [pool] in try pool.write { db in
             try db.execute(sql: """
                 CREATE TABLE IF NOT EXISTS service_nonces (
                     keyid TEXT NOT NULL, nonce TEXT NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (keyid, nonce));
@@ -24,7 +26,7 @@ final class SQLiteServiceState: ServiceState {
                 CREATE TABLE IF NOT EXISTS service_filings (account TEXT NOT NULL, at INTEGER NOT NULL);
                 CREATE INDEX IF NOT EXISTS service_filings_account ON service_filings (account, at);
                 """)
-        }
+        } }
     }
 
     func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool {

@@ -17,12 +17,25 @@ struct CLIRequest {
     func send(_ method: String, _ path: String, object: [String: Any]?) async throws -> CLIAnswer {
         let body = try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
         do {
-            let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body)
+            let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body, expectedPeerUID: try Self.daemonUID())
             return CLIAnswer(result: result)
         } catch let error as SocketHTTPError {
             StandardError.print("keyvault: \(error)")
             throw ExitCode(1)
         }
+    }
+}
+
+extension CLIRequest {
+    /// The uid the daemon must run as: `$KEYVAULT_DAEMON_UID` (set by `--daemon-uid`), else this user's own.
+    /// A socket served by any other uid is refused before a byte is sent.
+    static func daemonUID() throws -> UInt32 {
+        guard let text = ProcessInfo.processInfo.environment["KEYVAULT_DAEMON_UID"], !text.isEmpty else { return geteuid() }
+        guard let uid = UInt32(text) else {
+            StandardError.print("keyvault: --daemon-uid (or $KEYVAULT_DAEMON_UID) must be a numeric uid, not '\(text)'")
+            throw ExitCode(64)
+        }
+        return uid
     }
 }
 

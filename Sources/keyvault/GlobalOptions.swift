@@ -8,25 +8,31 @@ import KeyVaultProtocol
 /// of the arguments before parsing and handed on through the environment
 /// variable that the subcommands' `SocketOptions` already read.
 enum GlobalOptions {
-    /// Removes the leading `--socket PATH` / `--socket=PATH` (before the first
-    /// word that is not an option) and answers the arguments left.
+    /// The global options, each with the environment variable it sets and what its value is.
+    static let known = [("--socket", "KEYVAULT_SOCKET", "a path"), ("--daemon-uid", "KEYVAULT_DAEMON_UID", "a numeric uid")]
+
+    /// Removes the leading `--socket PATH` / `--socket=PATH` and `--daemon-uid UID`
+    /// (before the first word that is not an option) and answers the arguments left.
     static func extract(_ arguments: [String], setEnvironment: (String, String) -> Void) throws -> [String] {
         var rest = arguments[...]
-        while let first = rest.first, first.hasPrefix("-") {
-            if first == "--socket" {
-                rest = rest.dropFirst()
-                guard let path = rest.first, !path.isEmpty else { throw GlobalOptionError("--socket takes a path") }
-                setEnvironment("KEYVAULT_SOCKET", path)
-                rest = rest.dropFirst()
-            } else if first.hasPrefix("--socket=") {
-                let path = String(first.dropFirst("--socket=".count))
-                guard !path.isEmpty else { throw GlobalOptionError("--socket takes a path") }
-                setEnvironment("KEYVAULT_SOCKET", path)
-                rest = rest.dropFirst()
-            } else {
-                // --help, --version and the like: the root command answers them.
-                break
+        outer: while let first = rest.first, first.hasPrefix("-") {
+            for (option, variable, what) in known {
+                if first == option {
+                    rest = rest.dropFirst()
+                    guard let value = rest.first, !value.isEmpty else { throw GlobalOptionError("\(option) takes \(what)") }
+                    setEnvironment(variable, value)
+                    rest = rest.dropFirst()
+                    continue outer
+                } else if first.hasPrefix(option + "=") {
+                    let value = String(first.dropFirst(option.count + 1))
+                    guard !value.isEmpty else { throw GlobalOptionError("\(option) takes \(what)") }
+                    setEnvironment(variable, value)
+                    rest = rest.dropFirst()
+                    continue outer
+                }
             }
+            // --help, --version and the like: the root command answers them.
+            break
         }
         return Array(rest)
     }

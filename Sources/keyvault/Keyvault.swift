@@ -15,6 +15,9 @@ struct Keyvault: AsyncParsableCommand {
             Passphrases are read without echo from the terminal, or from --passphrase-file, \
             or from standard input; never from the command line.
             --socket PATH may come before the subcommand (keyvault --socket PATH key get …) or after it.
+            Before anything is sent, the socket's peer must be this user's own uid: another user who \
+            took the socket's place never hears a passphrase. A daemon that runs as another user is \
+            named with --daemon-uid UID (before the subcommand) or $KEYVAULT_DAEMON_UID.
             """,
         version: KeyVaultVersion.string,
         subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self,

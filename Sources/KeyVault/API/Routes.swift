@@ -43,9 +43,12 @@ enum Routes {
         routes.on(.post, "/v1/accounts/import", permission: .create) { request, context in
             let body = try await RequestBody.decode(ImportBody.self, shape: ImportBody.shape, from: request, context: context)
             guard let kit = Base64.decode(body.kit) else { throw Refusal.invalid("'kit' must be base64") }
+            // The route lets in a caller who may create some account; the kit's own account is checked before any KDF work.
             let status = try await service.importRecoveryKit(kit, kitPassphrase: try RequestBody.passphrase(body.kitPassphrase, field: "kitPassphrase"),
                                                              passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"),
-                                                             deviceName: try RequestBody.deviceName(body.deviceName))
+                                                             deviceName: try RequestBody.deviceName(body.deviceName)) { account in
+                try GuardedRouter.authorize(service.policy, context, .create, account: account)
+            }
             return try APIResponse.ready(AccountBody(account: status))
         }
         routes.on(.post, account: "/recovery-kit", permission: .export) { request, context, account in

@@ -53,6 +53,9 @@ public enum KeyVaultDaemon {
         let store = PolicyStore(policy: policy, directory: configuration.policyDirectory)
         logger.info("policy loaded", metadata: ["policy": "\(policy)", "from": "\(configuration.policyDirectory ?? "built-in default")"])
 
+        // First, before the vault is opened: a folder another user could write would let them take the socket's place.
+        try SocketFolder.prepare(forSocket: configuration.socketPath, group: policy.socketGroup)
+
         let vault = try Vault(directory: configuration.dataDirectory)
         // A bad address stops the daemon; a relay that cannot be opened yet does not: it is opened
         // on first use, and the vault is served meanwhile.
@@ -78,10 +81,6 @@ public enum KeyVaultDaemon {
         let service = try KeyVaultService(vault: vault, policy: store, logger: logger, relay: relay, relayCredentials: credentials)
         LockedMemory.check(accounts: service.status().count, logger: logger)
 
-        let socketDirectory = (configuration.socketPath as NSString).deletingLastPathComponent
-        if !socketDirectory.isEmpty, !FileManager.default.fileExists(atPath: socketDirectory) {
-            _ = mkdir(socketDirectory, 0o700)
-        }
         try SocketPath.claim(configuration.socketPath)
         var options = KeyVaultServer.Options(socketPath: configuration.socketPath)
         options.maxConnections = configuration.maxConnections

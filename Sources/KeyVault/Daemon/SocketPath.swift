@@ -5,6 +5,7 @@ import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 #endif
+import KeyVaultClient
 
 /// The socket file: its default place, the refusal to start over a live
 /// daemon, and its permissions once bound.
@@ -51,22 +52,13 @@ public enum SocketPath {
     /// A stream socket connected to `path`: its descriptor (the caller closes
     /// it), or the `errno` of the call that failed (nothing left open).
     public static func connect(_ path: String) -> Result<Int32, POSIXError> {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { return .failure(POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            for (i, byte) in path.utf8.prefix(buffer.count - 1).enumerated() { buffer[i] = byte }
+        do throws(UnixSocket.Failure) {
+            return .success(try UnixSocket.connect(path, expectedUID: nil))
+        } catch .cannotConnect(_, let code) {
+            return .failure(POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO))
+        } catch {
+            return .failure(POSIXError(.ENAMETOOLONG))
         }
-        let rc = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard rc == 0 else {
-            let failure = POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-            close(fd)
-            return .failure(failure)
-        }
-        return .success(fd)
     }
 
     /// 0600, or 0660 owned by the policy's group.

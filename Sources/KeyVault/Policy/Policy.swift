@@ -37,6 +37,10 @@ public struct Policy: Sendable, Equatable {
 
     public var rules: [Rule]
     public var kdf: KDFParameters
+    /// The dearest Argon2id cost a recovery kit's header may ask for; nil: `kdf` itself.
+    public var kitMaximum: KDFParameters?
+    /// What a kit may cost at most: a forged header must not choose the daemon's work.
+    public var kitCeiling: KDFParameters { kitMaximum ?? kdf }
     public var maxWaitSeconds: Int
     public var backoff: Backoff
     /// A group whose members may connect: the socket becomes 0660 and owned by it.

@@ -68,8 +68,12 @@ struct PolicyBuilder {
             case "kdf":
                 let ops = try reader.integer("passes", default: 3, in: 1...64)
                 let mib = try reader.integer("memory_mib", default: 256, in: 1...65536)
+                // A recovery kit's header may ask for at most this (by default, the same cost).
+                let kitOps = try reader.integer("kit_max_passes", default: ops, in: ops...64)
+                let kitMiB = try reader.integer("kit_max_memory_mib", default: mib, in: mib...65536)
                 do {
                     policy.kdf = try KDFParameters(opsLimit: UInt64(ops), memLimitBytes: UInt64(mib) * 1_048_576)
+                    policy.kitMaximum = (kitOps, kitMiB) == (ops, mib) ? nil : try KDFParameters(opsLimit: UInt64(kitOps), memLimitBytes: UInt64(kitMiB) * 1_048_576)
                 } catch {
                     throw fail(table.line, "\(error)")
                 }
@@ -77,8 +81,11 @@ struct PolicyBuilder {
                 // Tests only: costs below one MiB so suites run fast. Never ship this.
                 let ops = try reader.integer("passes", default: 1, in: 1...64)
                 let kib = try reader.integer("memory_kib", default: 64, in: 8...1_048_576)
+                let kitOps = try reader.integer("kit_max_passes", default: ops, in: ops...64)
+                let kitKiB = try reader.integer("kit_max_memory_kib", default: kib, in: kib...1_048_576)
                 do {
                     policy.kdf = try KDFParameters(opsLimit: UInt64(ops), memLimitBytes: UInt64(kib) * 1024)
+                    policy.kitMaximum = (kitOps, kitKiB) == (ops, kib) ? nil : try KDFParameters(opsLimit: UInt64(kitOps), memLimitBytes: UInt64(kitKiB) * 1024)
                 } catch {
                     throw fail(table.line, "\(error)")
                 }

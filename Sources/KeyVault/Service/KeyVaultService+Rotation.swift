@@ -57,14 +57,18 @@ extension KeyVaultService {
         }
         let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
         let promoteNow = promotion == .now || others.isEmpty
-        let deadline = promoteNow ? nil : (keyID: generation.keyID, at: now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
+        // A promotion "now" is a deadline that has passed already, kept in the vault with the announce
+        // (one transaction): a crash before the promote entry leaves it owed, and the next start
+        // (or unlock) promotes it.
+        let deadline = (keyID: generation.keyID,
+                        at: promoteNow ? now() : now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
         try await appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
             .announce(generation: UInt64(number), keyID: keyID, keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded()))
         }
         if promoteNow {
-            try await appendEntry(id) { _ in .promote(generation: UInt64(number), keyID: keyID) }
+            try await promoteInJob(id, keyID: generation.keyID)
         } else {
-            schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline!.at)
+            schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline.at)
         }
         hub.wake(id, .rotated(number, generation.keyID))
         let published = await publishQueued(id)
@@ -90,7 +94,9 @@ extension KeyVaultService {
         try await owners.run(id) { try await promoteInJob(id, keyID: keyID) }
     }
 
+    /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
     private func promoteInJob(_ id: AccountID, keyID: String) async throws {
+        guard accounts.withLock({ $0[id]?.identity }) != nil else { return }
         let entry = try await appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
@@ -145,17 +151,22 @@ extension KeyVaultService {
         }
     }
 
-    /// At start: the deadlines of promotions this device still owes.
-    func resumePromotionDeadlines() {
+    /// At start: the deadlines of promotions this device still owes, and what a revoke still owes
+    /// (each done now if the account is unlocked, else at its unlock).
+    func resumeOwedWork() {
         for id in accountIDs {
             owners.enqueue(id) {
                 guard let state = self.accounts.withLock({ $0[id] }) else { return }
                 await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
+                await self.payOwedWork(id)
             }
         }
     }
 
     /// Removes a device from the circle; then, by policy, rotates and promotes at once.
+    /// The rotation a revoke owes is read from the log (`CircleState.revokeDebt`), not
+    /// from memory: a crash between the two is paid at the next start or unlock, and
+    /// revoking the same device again pays it at once.
     public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await owners.run(id) {
@@ -163,6 +174,11 @@ extension KeyVaultService {
             let state = try existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
+            if state.circle.members[deviceID]?.revoked == true, policy.current.rotation.rotateOnRevoke,
+               case .rotate(deviceID)? = state.circle.revokeDebt(signedBy: state.deviceID) {
+                logger.notice("device revoked earlier, its rotation still owed: rotating now", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+                return try await rotateLocked(id, promotion: .now)
+            }
             guard state.circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) is not a trusted device of \(id)") }
             guard state.circle.trustedDevices.count > 1 else {
                 throw Refusal.invalid("device \(deviceID) is the account's last device; removing it would leave nobody to hold the keys")
@@ -179,6 +195,32 @@ extension KeyVaultService {
             }
             // Security before availability: the removed device must not hold the current key.
             return try await rotateLocked(id, promotion: .now)
+        }
+    }
+
+    /// Work a crash (or a lock) left owed, paid once the account is unlocked: the
+    /// promotions due (a "now" promotion is one), then the rotation a revoke this
+    /// device signed still owes. At start for every account, and at each unlock.
+    func payOwedWork(_ id: AccountID) async {
+        await promoteDue(id)
+        guard policy.current.rotation.rotateOnRevoke else { return }
+        await owners.run(id) {
+            guard let state = accounts.withLock({ $0[id] }), let debt = state.circle.revokeDebt(signedBy: state.deviceID) else { return }
+            guard state.identity != nil else {
+                logger.notice("a device revoked here still holds the current key: the rotation owed runs when the account is unlocked",
+                              metadata: ["account": "\(id)"])
+                return
+            }
+            logger.notice("a device revoked here still holds the current key: paying the rotation owed", metadata: ["account": "\(id)"])
+            do {
+                switch debt {
+                case .promote(let keyID): try await promoteInJob(id, keyID: keyID)
+                case .rotate: _ = try await rotateLocked(id, promotion: .now)
+                }
+            } catch {
+                logger.warning("the rotation owed after a revoke failed; it is tried again at the next unlock or start",
+                               metadata: ["account": "\(id)", "problem": "\(error)"])
+            }
         }
     }
 

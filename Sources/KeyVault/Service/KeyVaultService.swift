@@ -69,9 +69,13 @@ public final class KeyVaultService: Sendable {
 
     /// Restores an account from a recovery kit on this device, as a device on its own
     /// (no circle: it can found none, since its generations already exist).
-    public func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String) async throws -> AccountStatus {
+    /// `authorize` is asked about the account the kit restores before any KDF work
+    /// (the caller's policy scope); it throws to refuse.
+    public func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
+                                  authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
+        let named = try checkKitHeader(kit)
+        try authorize(named)
         let (account, generations): (AccountID, [RecoveryKit.Generation])
-        try checkKitCost(kit)
         do {
             (account, generations) = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
         } catch CryptoError.authenticationFailed {
@@ -81,6 +85,8 @@ public final class KeyVaultService: Sendable {
         } catch is InvalidInput {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
         }
+        // The header is the AAD: the account it named is the one the kit holds.
+        precondition(account == named, "RecoveryKit.open authenticates the header it was checked by")
         guard !generations.isEmpty else { throw Refusal.invalid("the recovery kit holds no key") }
         return try await found(account, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName, restoring: generations)
     }
@@ -98,35 +104,39 @@ public final class KeyVaultService: Sendable {
         }
     }
 
-    /// The most memory a kit may ask Argon2id for: a hostile kit must not exhaust the machine.
-    static let maxKitMemoryBytes: UInt64 = 4 << 30
-
     /// A kit is opened only at a cost within Argon2id's bounds, no cheaper than
     /// this daemon's policy (a kit made at a lower cost is weaker than the vault it
-    /// would restore into), and no dearer than `maxKitMemoryBytes`.
-    private func checkKitCost(_ kit: [UInt8]) throws {
-        let cost: (opsLimit: UInt64, memLimitBytes: UInt64)
+    /// would restore into), and no dearer than the policy's ceiling for kits (by
+    /// default its own cost): the header is not authenticated until the KDF has
+    /// run, so a forged one must not choose what that costs. Answers the account
+    /// the header names.
+    private func checkKitHeader(_ kit: [UInt8]) throws -> AccountID {
+        let header: (account: AccountID, opsLimit: UInt64, memLimitBytes: UInt64)
         do {
-            cost = try RecoveryKit.cost(of: kit)
+            header = try RecoveryKit.header(of: kit)
         } catch is ProtocolError {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
         } catch is InvalidInput {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
         }
-        let described = "\(cost.opsLimit) pass(es) over \(cost.memLimitBytes >> 10) KiB"
+        func described(_ ops: UInt64, _ bytes: UInt64) -> String { "\(ops) pass(es) over \(bytes >> 10) KiB" }
+        let asked = described(header.opsLimit, header.memLimitBytes)
         do {
-            _ = try KDFParameters(opsLimit: cost.opsLimit, memLimitBytes: cost.memLimitBytes)
+            _ = try KDFParameters(opsLimit: header.opsLimit, memLimitBytes: header.memLimitBytes)
         } catch {
-            throw Refusal.invalid("the recovery kit asks for a passphrase cost outside Argon2id's bounds (\(described))")
+            throw Refusal.invalid("the recovery kit asks for a passphrase cost outside Argon2id's bounds (\(asked))")
         }
-        let floor = policy.current.kdf
-        guard cost.opsLimit >= floor.opsLimit, cost.memLimitBytes >= floor.memLimitBytes else {
-            throw Refusal.invalid("the recovery kit's passphrase cost (\(described)) is below this daemon's policy "
-                + "(\(floor.opsLimit) pass(es) over \(floor.memLimitBytes >> 10) KiB); make the kit again under this policy")
+        let policy = policy.current
+        let floor = policy.kdf, ceiling = policy.kitCeiling
+        guard header.opsLimit >= floor.opsLimit, header.memLimitBytes >= floor.memLimitBytes else {
+            throw Refusal.invalid("the recovery kit's passphrase cost (\(asked)) is below this daemon's policy "
+                + "(\(described(floor.opsLimit, floor.memLimitBytes))); make the kit again under this policy")
         }
-        guard cost.memLimitBytes <= Self.maxKitMemoryBytes else {
-            throw Refusal.invalid("the recovery kit asks Argon2id for \(cost.memLimitBytes >> 20) MiB, more than the \(Self.maxKitMemoryBytes >> 20) MiB this daemon allows")
+        guard header.opsLimit <= ceiling.opsLimit, header.memLimitBytes <= ceiling.memLimitBytes else {
+            throw Refusal.invalid("the recovery kit asks for a passphrase cost (\(asked)) above what this daemon's policy allows for kits "
+                + "(\(described(ceiling.opsLimit, ceiling.memLimitBytes)); [kdf] kit_max_passes and kit_max_memory_mib raise it)")
         }
+        return header.account
     }
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
@@ -217,6 +227,8 @@ public final class KeyVaultService: Sendable {
                     await self.readLog(for: id)
                     await self.takeKeptShares(for: id)
                     await self.advanceEnrollments(id)
+                    // Promotions and rotations a crash or the lock held back.
+                    await self.payOwedWork(id)
                     await self.publishQueued(id)
                 }
             }

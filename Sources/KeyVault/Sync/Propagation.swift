@@ -23,7 +23,7 @@ extension KeyVaultService {
         // What waited in the vault when the daemon stopped goes out now (and, later,
         // whenever the relay answers again after failing: `noteRelay`).
         await publishAllQueued()
-        resumePromotionDeadlines()
+        resumeOwedWork()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await wake in wakeups.cancelOnGracefulShutdown() {
@@ -54,6 +54,13 @@ extension KeyVaultService {
             await syncAll()
         }
     }
+
+    /// Shares kept unopened per account while it is locked (each at most
+    /// `KeyShare.maxSealedByteCount`): a relay, untrusted, must not fill the disk or
+    /// memory of a locked device. A rotation sends one share per device, so this is
+    /// more generations than any real wait sees; past it, further shares are refused
+    /// (logged) and the relay can deny those keys, which it always could.
+    static let maxKeptShares = 256
 
     /// How many rows of an account may be read past the cursor the vault holds.
     static let cursorWriteInterval = 256
@@ -167,13 +174,20 @@ extension KeyVaultService {
             case .share:
                 guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return nil }
                 // Locked, or joining and its approval not yet authenticated: kept sealed for later
-                // (the vault keeps it; the relay is not read again).
-                let locked = update(account) { state -> Bool in
+                // (the vault keeps it; the relay is not read again). Unverified until then, so bounded:
+                // no larger than a share can be, and no more than `Self.maxKeptShares` per account.
+                guard (KeyShare.minSealedByteCount...KeyShare.maxSealedByteCount).contains(row.record.body.count) else {
+                    throw ProtocolError.invalid("a share of \(row.record.body.count) bytes; a share is \(KeyShare.minSealedByteCount) to \(KeyShare.maxSealedByteCount)")
+                }
+                let kept = try update(account) { state -> Bool in
                     guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
+                    guard state.keptShares[row.cursor] != nil || state.keptShares.count < Self.maxKeptShares else {
+                        throw ProtocolError.invalid("\(Self.maxKeptShares) shares already wait for an unlock; more are not kept")
+                    }
                     state.keptShares[row.cursor] = row.record.body
                     return true
                 } ?? false
-                if locked { return .share }
+                if kept { return .share }
                 try await takeShare(row.record.body, account: account)
                 return nil
             case .ack:

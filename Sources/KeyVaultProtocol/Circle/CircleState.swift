@@ -80,6 +80,34 @@ public struct CircleState: Sendable, Equatable {
         entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
     }
 
+    /// What a revoke still owes. The device a revoke removed held the key that
+    /// was current then; until a generation announced after the revoke is current,
+    /// it still does.
+    public enum RevokeDebt: Sendable, Equatable {
+        /// No generation was announced after the revoke: rotate, and promote at once.
+        case rotate(revoked: String)
+        /// This device announced one after the revoke and has not promoted it: promote it now.
+        case promote(keyID: String)
+    }
+
+    /// What the last revoke `me` signed still owes, read from the log alone (so a
+    /// crash between the revoke and its rotation, or between announce and promote,
+    /// leaves the debt where a restart finds it): nil once a generation announced
+    /// after that revoke is current, or when `me` is no longer trusted.
+    public func revokeDebt(signedBy me: String) -> RevokeDebt? {
+        guard isTrusted(me), !destroyed,
+              let revoke = entries.lastIndex(where: { if case .revoke = $0.body { $0.signer == me } else { false } }),
+              case .revoke(let revoked) = entries[revoke].body else { return nil }
+        var mine: String?
+        for entry in entries[(revoke + 1)...] {
+            guard case .announce(_, let keyID, _) = entry.body else { continue }
+            let hex = Hex.encode(keyID)
+            if current?.keyID == hex { return nil }
+            if mine == nil, entry.signer == me, !isPromoted(keyID: hex) { mine = hex }
+        }
+        return mine.map { .promote(keyID: $0) } ?? .rotate(revoked: revoked)
+    }
+
     /// Verifies `entry` as the next one and applies it. An entry already
     /// verified (same seq, same hash) is a no-op; a different one is a fork.
     public mutating func apply(_ entry: LogEntry) throws(ProtocolError) {

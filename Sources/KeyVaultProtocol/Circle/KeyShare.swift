@@ -105,6 +105,14 @@ public struct KeyShare: Sendable {
         return results.values
     }
 
+    /// The largest sealed share there can be: a header of at most about 300 bytes
+    /// (an account ID of 128, two device IDs), the key, a signature and the box's 48.
+    /// A locked device keeps shares unopened (it cannot open them yet): anything
+    /// larger is not a share and is refused before it is kept.
+    public static let maxSealedByteCount = 1024
+    /// The smallest: the box's 48, a length, the key and a signature.
+    public static let minSealedByteCount = 48 + 4 + 32 + 64
+
     /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
     /// Everything else (the sender was trusted, the key ID, the generation) is the caller's to check.
     public static func open(_ sealed: [UInt8], with key: BoxSecretKey,

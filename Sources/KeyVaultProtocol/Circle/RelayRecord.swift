@@ -59,6 +59,10 @@ public struct RelayRecord: Sendable, Equatable {
         RelayRecord(kind: .log, account: entry.account, recipient: nil, logSeq: entry.seq, body: entry.encoded)
     }
 
+    /// No record of the protocol comes near this (the largest, an approve entry or a
+    /// pairing record, is a few KiB): a relay row past it is not read into memory.
+    public static let maxBodyByteCount = 64 * 1024
+
     /// `sealed` is the output of `KeyShare.seal`: only ciphertext.
     public static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
         RelayRecord(kind: .share, account: account, recipient: recipient, logSeq: nil, body: sealed)

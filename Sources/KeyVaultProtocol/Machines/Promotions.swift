@@ -36,9 +36,12 @@ public struct Promotions: Sendable, Equatable {
         return [.schedule(keyID: keyID, at: deadline)]
     }
 
-    /// At start: a timer for every deadline still owed, and whatever is due already.
+    /// At start: a timer for every deadline still owed, and whatever is due already. A
+    /// deadline whose key was promoted before a crash could clear it is cleared.
     public func resumed(circle: CircleState, me: String, at now: Date) -> [Effect] {
-        deadlines.sorted { $0.key < $1.key }.map { .schedule(keyID: $0.key, at: $0.value) } + due(circle: circle, me: me, at: now)
+        deadlines.sorted { $0.key < $1.key }.map { keyID, at in
+            circle.isPromoted(keyID: keyID) ? .clearDeadline(keyID: keyID) : .schedule(keyID: keyID, at: at)
+        } + due(circle: circle, me: me, at: now)
     }
 
     /// A verified acknowledgement (the caller checked its signature against `circle`):

@@ -28,17 +28,14 @@ public final class SQLiteRelay: RelayStore {
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.label = "relay"
-        pool = try DatabasePool(path: path, configuration: configuration)
-        // Daemons opening a fresh relay at once race to migrate it: the loser's
-        // transaction fails on the winner's rows, and a second pass finds them applied.
-        for attempt in 1...3 {
-            do {
-                try Self.migrator.migrate(pool)
-                break
-            } catch is DatabaseError where attempt < 3 {
-                usleep(50_000)
-            }
+        do {
+            try SharedSQLiteFile.refuseLinks(at: path)
+        } catch {
+            throw RelayError.unreachable("\(error)")
         }
+        // Daemons opening a fresh relay at once race to switch it to WAL and to migrate it.
+        pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
+        try SharedSQLiteFile.retryingWhileBusy { [pool] in try Self.migrator.migrate(pool) }
         opened = Self.identity(of: path)
         let url = URL(fileURLWithPath: path)
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
@@ -152,18 +149,31 @@ public final class SQLiteRelay: RelayStore {
     }
 
     /// After the commit: one close-after-write on the doorbell file wakes every reader.
+    ///
+    /// The relay's folder may be writable by others (that is what a shared relay is),
+    /// so the doorbell is opened without following a link, never truncated, and
+    /// written only if it is a plain one-byte-at-most file with one name: a link or a
+    /// hard link planted there to another file (the vault) is left untouched, and
+    /// readers are then woken by the `-wal` write alone.
     private func ringDoorbell() {
-        let fd = open(doorbell, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        let fd = open(doorbell, O_WRONLY | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1, info.st_size <= 1 else { return }
         var byte: UInt8 = 1
-        _ = write(fd, &byte, 1)
-        close(fd)
+        _ = pwrite(fd, &byte, 1, 0)
     }
+
+    /// A body larger than any record can be is read as empty (it fails to verify
+    /// like any junk, and its cursor is passed): whoever writes the file must not
+    /// make a reader hold megabytes per row.
+    private static let columns = "cursor, kind, account, recipient, log_seq, CASE WHEN length(body) > \(RelayRecord.maxBodyByteCount) THEN x'' ELSE body END AS body"
 
     public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
+            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
                              arguments: [account.rawValue, cursor, limit]).compactMap(Self.relayRow)
         }
     }
@@ -176,7 +186,7 @@ public final class SQLiteRelay: RelayStore {
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
+            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
         }
     }
 

@@ -60,16 +60,18 @@ public enum RecoveryKit {
         return w.bytes
     }
 
-    /// The kit's Argon2id cost, read from its header without any KDF work, so
-    /// a caller can refuse a kit that is too cheap (or too costly) before paying
-    /// for it. Throws `ProtocolError` on a kit that does not parse, and
-    /// `CryptoError.invalidKDFParameters` on a cost outside Argon2id's bounds.
-    public static func cost(of kit: [UInt8]) throws -> (opsLimit: UInt64, memLimitBytes: UInt64) {
+    /// What a kit's header says, read without any KDF work: the account it
+    /// restores and its Argon2id cost, so a caller can refuse a kit for an account
+    /// it may not create, or one too cheap or too costly, before paying for it.
+    /// The header is authenticated only when the kit is opened (it is the AAD):
+    /// a forged one fails then. Throws `ProtocolError` or `InvalidInput` on a kit
+    /// that does not parse.
+    public static func header(of kit: [UInt8]) throws -> (account: AccountID, opsLimit: UInt64, memLimitBytes: UInt64) {
         var outer = FieldReader(kit)
         var r = FieldReader(try outer.bytes())
         try r.label(Labels.recoveryKit)
-        _ = try AccountID(validating: try r.string())
-        return (try r.u64(), try r.u64())
+        let account = try AccountID(validating: try r.string())
+        return (account, try r.u64(), try r.u64())
     }
 
     /// Throws `authenticationFailed` on a wrong passphrase or a changed kit.

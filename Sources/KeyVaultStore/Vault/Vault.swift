@@ -22,8 +22,8 @@ public final class Vault: Sendable {
         configuration.label = "vault"
         // Deleted secrets (shredded keys, old wrappings) are overwritten, not left in free pages.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
-        pool = try DatabasePool(path: path, configuration: configuration)
-        try VaultSchema.migrator.migrate(pool)
+        pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
+        try SharedSQLiteFile.retryingWhileBusy { [pool] in try VaultSchema.migrator.migrate(pool) }
         try DataDirectory.restrictFiles(in: directory)
     }
 

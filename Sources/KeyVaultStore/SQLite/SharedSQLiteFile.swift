@@ -1,0 +1,62 @@
+import Foundation
+package import GRDB
+
+/// Opening a SQLite file that other processes may open at the same moment.
+///
+/// Switching a fresh file to WAL (`PRAGMA journal_mode = WAL`, run by GRDB's
+/// `DatabasePool`) needs an exclusive lock that SQLite does not wait for
+/// through the busy handler: the process that loses the race gets
+/// `SQLITE_BUSY` ("database is locked") at once, whatever the busy timeout.
+/// The same holds for a first migration racing another. Both are tried
+/// again, with a short random pause, until `patience` is spent: the winner
+/// holds the lock for milliseconds, so the loser's next try finds the file in
+/// WAL mode (or migrated) and goes on.
+package enum SharedSQLiteFile {
+    package static func openPool(path: String, configuration: Configuration, patience: Duration = .seconds(10)) throws -> DatabasePool {
+        try retryingWhileBusy(patience: patience) { try DatabasePool(path: path, configuration: configuration) }
+    }
+
+    /// Runs `work` again while it fails with `SQLITE_BUSY` or `SQLITE_LOCKED`, or a
+    /// constraint it lost to another process doing the same (a racing migration),
+    /// until `patience` is spent; then the last error is thrown.
+    package static func retryingWhileBusy<T>(patience: Duration = .seconds(10), _ work: () throws -> T) throws -> T {
+        let clock = ContinuousClock()
+        let giveUp = clock.now.advanced(by: patience)
+        while true {
+            do {
+                return try work()
+            } catch let error as DatabaseError where isContention(error) && clock.now < giveUp {
+                usleep(useconds_t.random(in: 5_000...40_000))
+            }
+        }
+    }
+
+    private static func isContention(_ error: DatabaseError) -> Bool {
+        switch error.resultCode.primaryResultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED, .SQLITE_CONSTRAINT: return true
+        default: return false
+        }
+    }
+}
+
+extension SharedSQLiteFile {
+    package struct LinkedFile: Error, CustomStringConvertible {
+        package let path: String
+        package var description: String {
+            "\(path) is a symbolic link or has another name (a hard link); a relay file in a shared folder is opened only as a plain file"
+        }
+    }
+
+    /// SQLite follows links when it opens a database and its `-wal` and `-shm`
+    /// files. In a folder others can write, a link planted there would have it
+    /// write into whatever the link names (the vault): each of the three must be
+    /// absent or a plain file with one name. (Checked before opening; what SQLite
+    /// then opens is also what `checkSameFile` compares against.)
+    package static func refuseLinks(at path: String) throws {
+        for name in [path, path + "-wal", path + "-shm"] {
+            var info = stat()
+            guard lstat(name, &info) == 0 else { continue }
+            guard (info.st_mode & S_IFMT) == S_IFREG, info.st_nlink == 1 else { throw LinkedFile(path: name) }
+        }
+    }
+}

@@ -31,18 +31,19 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     let connection: Connection
     private let settings: Settings
-    private let admitted: Bool
+    private let admission: ConnectionLimiter.Admission
+    private var admitted: Bool { admission == .admitted }
     private var exchange: HTTPExchange
     private var deadline: Scheduled<Void>?
     private var context: ChannelHandlerContext?
     private var busy = false
     private var version: HTTPVersion = .http1_1
 
-    init(connection: Connection, admitted: Bool, settings: Settings) {
+    init(connection: Connection, admission: ConnectionLimiter.Admission, settings: Settings) {
         self.connection = connection
         self.settings = settings
-        self.admitted = admitted
-        self.exchange = HTTPExchange(refused: !admitted)
+        self.admission = admission
+        self.exchange = HTTPExchange(refused: admission != .admitted)
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -100,8 +101,13 @@ final class ConnectionGuard: ChannelDuplexHandler, RemovableChannelHandler {
             case .refuse:
                 version = head.version
                 stopDeadline()
-                let refusal = Refusal(.error, "too many connections: this daemon serves at most \(settings.limiter.limit) at once; try again shortly")
-                answer(context, status: .serviceUnavailable, refusal, retryAfter: 1)
+                if admission == .unentitled {
+                    let who = connection.peer.map { "uid \($0.uid)" } ?? "a caller whose credentials cannot be read"
+                    answer(context, status: .forbidden, Refusal(.forbidden, "\(who) may do nothing under this daemon's policy"))
+                } else {
+                    let refusal = Refusal(.error, "too many connections: this daemon serves at most \(settings.limiter.limit) at once; try again shortly")
+                    answer(context, status: .serviceUnavailable, refusal, retryAfter: 1)
+                }
             }
         case .body:
             if exchange.bodyArrived() { context.fireChannelRead(data) }

@@ -4,17 +4,29 @@ import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
 
-/// The server's connections, bounded. Up to `limit` are admitted. At the
-/// limit a new connection takes the place of the one idle the longest (no
-/// request being received or answered): that one is closed, as an idle
-/// keep-alive connection may be at any time. When none is idle, the new one
-/// is refused: its first request is answered `error` (503) and it is closed.
-/// Refused connections waiting for that request are bounded too (`limit`
-/// more); past that a connection is closed as soon as it is accepted.
+/// The server's connections, bounded, and shared fairly between callers.
+///
+/// - A caller the policy grants nothing (by its peer credentials, read when the
+///   connection is accepted) takes no place: its first request is answered
+///   `forbidden` and it is closed. At most `limit / 8` (at least 8) such
+///   connections wait for that at once; past that they are closed as accepted.
+/// - Up to `limit` are admitted, and one uid holds at most `perPeerLimit` of them
+///   (three quarters), so no single caller can crowd out the others: past its
+///   share, a new connection of that uid takes the place of its own longest-idle
+///   one, or is refused.
+/// - At the limit a new connection takes the place of the one idle the longest
+///   (no request being received or answered): that one is closed, as an idle
+///   keep-alive connection may be at any time. When none is idle, the new one
+///   is refused: its first request is answered `error` (503) and it is closed.
+///   Refused connections waiting for that request are bounded too (`limit`
+///   more); past that a connection is closed as soon as it is accepted.
 final class ConnectionLimiter: Sendable {
     enum Admission {
         case admitted
+        /// Answered 503 at its first request.
         case refused
+        /// The policy grants this caller nothing: answered 403 at its first request.
+        case unentitled
         case dropped
     }
 
@@ -23,11 +35,13 @@ final class ConnectionLimiter: Sendable {
         var refusedWaiting: Int
         var refusedTotal: Int
         var evictedTotal: Int
+        var unentitledTotal: Int
     }
 
     private struct Entry {
         let channel: any Channel
         let connection: Connection
+        let uid: UInt32?
         var busy: Bool
         /// When it last became idle, as a sequence number: the smallest is the oldest.
         var idleSince: UInt64
@@ -35,41 +49,79 @@ final class ConnectionLimiter: Sendable {
 
     private struct State {
         var entries: [ObjectIdentifier: Entry] = [:]
+        var perUID: [UInt32: Int] = [:]
         var refusedWaiting = 0
+        var unentitledWaiting = 0
         var refusedTotal = 0
         var evictedTotal = 0
+        var unentitledTotal = 0
         var tick: UInt64 = 0
+
+        mutating func remove(_ id: ObjectIdentifier) -> Entry? {
+            guard let entry = entries.removeValue(forKey: id) else { return nil }
+            if let uid = entry.uid {
+                perUID[uid, default: 1] -= 1
+                if perUID[uid] == 0 { perUID[uid] = nil }
+            }
+            return entry
+        }
+
+        /// The longest-idle admitted connection, of `uid` only if given.
+        func longestIdle(of uid: UInt32?) -> ObjectIdentifier? {
+            var oldest: (id: ObjectIdentifier, since: UInt64)?
+            for (id, entry) in entries where !entry.busy && (uid == nil || entry.uid == uid) {
+                if oldest.map({ entry.idleSince < $0.since }) ?? true { oldest = (id, entry.idleSince) }
+            }
+            return oldest?.id
+        }
     }
 
     let limit: Int
+    /// What one uid may hold of `limit`.
+    let perPeerLimit: Int
+    /// Connections of callers granted nothing, waiting for their `forbidden`.
+    let unentitledLimit: Int
+    /// Whether the policy grants this caller anything at all.
+    private let entitled: @Sendable (PeerCredentials) -> Bool
     private let state = Mutex(State())
 
-    init(limit: Int) {
+    init(limit: Int, entitled: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }) {
         precondition(limit >= 1, "the connection limit is checked where it is configured")
         self.limit = limit
+        self.perPeerLimit = max(1, limit - limit / 4)
+        self.unentitledLimit = max(8, limit / 8)
+        self.entitled = entitled
     }
 
-    /// A connection was accepted: admit it (closing the longest-idle one if
-    /// full), refuse it, or drop it.
-    func admit(_ channel: any Channel, _ connection: Connection) -> Admission {
+    /// A connection was accepted, from `peer` (nil: the kernel would not say, and
+    /// every request is refused): admit it (closing the longest-idle one if full),
+    /// refuse it, or drop it.
+    func admit(_ channel: any Channel, _ connection: Connection, peer: PeerCredentials?) -> Admission {
+        let isEntitled = peer.map(entitled) ?? false
         let (admission, evicted) = state.withLock { state -> (Admission, (any Channel)?) in
+            guard isEntitled else {
+                guard state.unentitledWaiting < unentitledLimit else { return (.dropped, nil) }
+                state.unentitledWaiting += 1
+                state.unentitledTotal += 1
+                return (.unentitled, nil)
+            }
+            let uid = peer?.uid
             var evicted: (any Channel)?
-            if state.entries.count >= limit {
-                var oldest: (id: ObjectIdentifier, since: UInt64)?
-                for (id, entry) in state.entries where !entry.busy {
-                    if oldest.map({ entry.idleSince < $0.since }) ?? true { oldest = (id, entry.idleSince) }
-                }
-                guard let oldest else {
+            // Past its share, a caller makes room among its own connections only.
+            let overShare = uid.map { state.perUID[$0, default: 0] >= perPeerLimit } ?? false
+            if overShare || state.entries.count >= limit {
+                guard let oldest = state.longestIdle(of: overShare ? uid : nil) else {
                     guard state.refusedWaiting < limit else { return (.dropped, nil) }
                     state.refusedWaiting += 1
                     state.refusedTotal += 1
                     return (.refused, nil)
                 }
-                evicted = state.entries.removeValue(forKey: oldest.id)?.channel
+                evicted = state.remove(oldest)?.channel
                 state.evictedTotal += 1
             }
             state.tick += 1
-            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, connection: connection, busy: false, idleSince: state.tick)
+            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, connection: connection, uid: uid, busy: false, idleSince: state.tick)
+            if let uid { state.perUID[uid, default: 0] += 1 }
             return (.admitted, evicted)
         }
         evicted?.close(promise: nil)
@@ -78,12 +130,17 @@ final class ConnectionLimiter: Sendable {
 
     /// A connection admitted earlier closed (or was closed to make room).
     func closed(_ channel: any Channel) {
-        _ = state.withLock { $0.entries.removeValue(forKey: ObjectIdentifier(channel)) }
+        _ = state.withLock { $0.remove(ObjectIdentifier(channel)) }
     }
 
     /// A refused connection closed.
     func refusedClosed() {
         state.withLock { $0.refusedWaiting -= 1 }
+    }
+
+    /// A connection of a caller granted nothing closed.
+    func unentitledClosed() {
+        state.withLock { $0.unentitledWaiting -= 1 }
     }
 
     /// Whether the connection is receiving or answering a request (not to be closed for room).
@@ -100,7 +157,10 @@ final class ConnectionLimiter: Sendable {
     }
 
     var counts: Counts {
-        state.withLock { Counts(open: $0.entries.count, refusedWaiting: $0.refusedWaiting, refusedTotal: $0.refusedTotal, evictedTotal: $0.evictedTotal) }
+        state.withLock {
+            Counts(open: $0.entries.count, refusedWaiting: $0.refusedWaiting, refusedTotal: $0.refusedTotal, evictedTotal: $0.evictedTotal,
+                   unentitledTotal: $0.unentitledTotal)
+        }
     }
 
     var connections: [Connection] {

@@ -13,16 +13,20 @@ private struct KernelPeerCredentials: Sendable {
     var gid: UInt32 = 0
 }
 
-/// Reads the peer's credentials once, when the connection is set up: the
+/// Reads the peer's credentials once, when the connection is accepted: the
 /// kernel's word, kept for every request on the connection. A connection
 /// whose credentials could not be read keeps none, and is refused.
 enum PeerCredentialsReader {
-    static func read(_ channel: any Channel, into connection: Connection) {
-        guard let provider = channel as? any SocketOptionProvider else { return }
-        // On the channel's own event loop this future is already complete.
+    /// On the channel's own event loop, where the option's future is already complete.
+    static func read(_ channel: any Channel) -> PeerCredentials? {
+        guard let provider = channel as? any SocketOptionProvider else { return nil }
         let future: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
-        future.whenSuccess { raw in
-            connection.setPeer(PeerCredentials(uid: raw.uid, gid: raw.gid, pid: raw.pid))
-        }
+        let read = ReadOnce()
+        future.assumeIsolated().whenSuccess { raw in read.value = PeerCredentials(uid: raw.uid, gid: raw.gid, pid: raw.pid) }
+        return read.value
+    }
+
+    private final class ReadOnce {
+        var value: PeerCredentials?
     }
 }

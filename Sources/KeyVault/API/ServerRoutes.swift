@@ -26,7 +26,8 @@ enum ServerRoutes {
             let hub = service.hub.counts
             return try APIResponse.ready(ServerBody(
                 limits: limits,
-                connections: .init(open: counts.open, requestsInProgress: inProgress.current, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal),
+                connections: .init(open: counts.open, requestsInProgress: inProgress.current, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal,
+                                    forbiddenByPolicyTotal: counts.unentitledTotal, maxPerCaller: limiter.perPeerLimit),
                 held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners)))
         }
     }
@@ -51,6 +52,10 @@ struct ServerBody: Encodable {
         var refusedTotal: Int
         /// Idle connections closed to make room for a new one, since the start.
         var closedForRoomTotal: Int
+        /// Connections of callers the policy grants nothing, answered `forbidden` without taking a place.
+        var forbiddenByPolicyTotal: Int
+        /// What one uid may hold of `maxConnections`.
+        var maxPerCaller: Int
     }
 
     struct Held: Encodable {

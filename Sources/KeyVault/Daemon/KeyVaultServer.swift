@@ -30,7 +30,8 @@ public enum KeyVaultServer {
         service: KeyVaultService, options: Options, logger: Logger,
         onRunning: @escaping @Sendable () async -> Void = {}
     ) -> some ApplicationProtocol {
-        let limiter = ConnectionLimiter(limit: options.maxConnections)
+        let policy = service.policy
+        let limiter = ConnectionLimiter(limit: options.maxConnections) { peer in policy.current.grantsAnything(to: peer) }
         // A reload ends the waiting reads and event streams the new policy no longer allows.
         service.policy.onReload { policy in limiter.recheck(policy) }
 

@@ -35,11 +35,12 @@ struct VaultHTTPChannel: ServerChildChannel, HTTPChannelHandler {
         channel.eventLoop.makeCompletedFuture {
             let settings = configuration.guardSettings
             let connection = Connection()
-            let admitted: Bool
-            switch settings.limiter.admit(channel, connection) {
+            // Who is calling decides whether, and how, the connection is admitted.
+            let peer = PeerCredentialsReader.read(channel)
+            if let peer { connection.setPeer(peer) }
+            let admission = settings.limiter.admit(channel, connection, peer: peer)
+            switch admission {
             case .admitted:
-                admitted = true
-                PeerCredentialsReader.read(channel, into: connection)
                 ConnectionDirectory.shared.register(channel, connection)
                 channel.closeFuture.whenComplete { _ in
                     settings.limiter.closed(channel)
@@ -47,13 +48,14 @@ struct VaultHTTPChannel: ServerChildChannel, HTTPChannelHandler {
                     connection.close(.gone)
                 }
             case .refused:
-                admitted = false
                 channel.closeFuture.whenComplete { _ in settings.limiter.refusedClosed() }
+            case .unentitled:
+                channel.closeFuture.whenComplete { _ in settings.limiter.unentitledClosed() }
             case .dropped:
                 channel.close(promise: nil)
                 throw Dropped()
             }
-            let connectionGuard = ConnectionGuard(connection: connection, admitted: admitted, settings: settings)
+            let connectionGuard = ConnectionGuard(connection: connection, admission: admission, settings: settings)
             let pipeline = channel.pipeline.syncOperations
             try pipeline.addHandler(RequestByteWatch(connectionGuard))
             try pipeline.configureHTTPServerPipeline(

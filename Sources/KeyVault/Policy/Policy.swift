@@ -71,6 +71,11 @@ public struct Policy: Sendable, Equatable {
             kdf: .moderate, maxWaitSeconds: 300, backoff: Backoff(baseSeconds: 1, maxSeconds: 900), socketGroup: nil)
     }
 
+    /// Whether any rule grants the caller anything at all (else its connections take no place).
+    public func grantsAnything(to peer: PeerCredentials) -> Bool {
+        rules.contains { $0.matches(peer) && !$0.allow.isEmpty }
+    }
+
     /// Allowed if any rule that matches the caller grants the permission for the account.
     public func allows(_ peer: PeerCredentials, _ permission: Permission, account: AccountID?) -> Bool {
         rules.contains { $0.matches(peer) && $0.allow.contains(permission) && $0.covers(account) }

@@ -100,6 +100,11 @@ struct RotationCrashTests {
             for (generation, key) in served {
                 #expect(try await a.request("GET", "/v1/accounts/rc/keys/\(generation)")["key"] == key, "round \(round): A, generation \(generation)")
             }
+            // A "now" promotion cut by the kill is owed, and paid at the unlock: nothing announced stays unpromoted.
+            try await eventually {
+                guard let generation = try await a.request("GET", "/v1/accounts/rc/keys/current").object["generation"] as? Int else { return false }
+                return try await a.request("GET", "/v1/accounts/rc/keys/\(generation + 1)").status == 404
+            }
             // What A serves now, B gets too, byte for byte.
             let current = try await a.request("GET", "/v1/accounts/rc/keys/current")
             let generation = try #require(current.object["generation"] as? Int)

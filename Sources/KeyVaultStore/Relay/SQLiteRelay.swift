@@ -35,7 +35,7 @@ public final class SQLiteRelay: RelayStore {
         }
         // Daemons opening a fresh relay at once race to switch it to WAL and to migrate it.
         pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
-        try SharedSQLiteFile.retryingWhileBusy { [pool] in try Self.migrator.migrate(pool) }
+        try SharedSQLiteFile.migrate(Self.migrator, pool)
         opened = Self.identity(of: path)
         let url = URL(fileURLWithPath: path)
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)

@@ -17,15 +17,28 @@ package enum SharedSQLiteFile {
     }
 
     /// Runs `work` again while it fails with `SQLITE_BUSY` or `SQLITE_LOCKED`, or a
-    /// constraint it lost to another process doing the same (a racing migration),
-    /// until `patience` is spent; then the last error is thrown.
+    /// constraint it lost to another process doing the same, until `patience` is
+    /// spent; then the last error is thrown.
     package static func retryingWhileBusy<T>(patience: Duration = .seconds(10), _ work: () throws -> T) throws -> T {
+        try retrying(patience: patience, when: isContention, work)
+    }
+
+    /// Migrates a file other processes may be migrating at the same moment. GRDB
+    /// reads which migrations are applied before it takes the write lock, so two
+    /// processes can both start the same one: the loser fails on what the winner
+    /// made ("index … already exists", a constraint, a busy lock). A new pass reads
+    /// them applied; a migration that fails for any other reason fails every pass.
+    package static func migrate(_ migrator: DatabaseMigrator, _ pool: DatabasePool, patience: Duration = .seconds(10)) throws {
+        try retrying(patience: patience, when: { _ in true }) { try migrator.migrate(pool) }
+    }
+
+    private static func retrying<T>(patience: Duration, when retry: (DatabaseError) -> Bool, _ work: () throws -> T) throws -> T {
         let clock = ContinuousClock()
         let giveUp = clock.now.advanced(by: patience)
         while true {
             do {
                 return try work()
-            } catch let error as DatabaseError where isContention(error) && clock.now < giveUp {
+            } catch let error as DatabaseError where retry(error) && clock.now < giveUp {
                 usleep(useconds_t.random(in: 5_000...40_000))
             }
         }

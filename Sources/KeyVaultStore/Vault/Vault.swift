@@ -23,7 +23,7 @@ public final class Vault: Sendable {
         // Deleted secrets (shredded keys, old wrappings) are overwritten, not left in free pages.
         configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA secure_delete = ON") }
         pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
-        try SharedSQLiteFile.retryingWhileBusy { [pool] in try VaultSchema.migrator.migrate(pool) }
+        try SharedSQLiteFile.migrate(VaultSchema.migrator, pool)
         try DataDirectory.restrictFiles(in: directory)
     }
 

@@ -27,15 +27,16 @@ struct CLIRequest {
 }
 
 extension CLIRequest {
-    /// The uid the daemon must run as: `$KEYVAULT_DAEMON_UID` (set by `--daemon-uid`), else this user's own.
+    /// The uid the daemon must run as: `$KEYVAULT_DAEMON_UID` (set by `--daemon-uid`; a uid or a user name), else this user's own.
     /// A socket served by any other uid is refused before a byte is sent.
     static func daemonUID() throws -> UInt32 {
         guard let text = ProcessInfo.processInfo.environment["KEYVAULT_DAEMON_UID"], !text.isEmpty else { return geteuid() }
-        guard let uid = UInt32(text) else {
-            StandardError.print("keyvault: --daemon-uid (or $KEYVAULT_DAEMON_UID) must be a numeric uid, not '\(text)'")
+        if let uid = UInt32(text) { return uid }
+        guard let user = getpwnam(text) else {
+            StandardError.print("keyvault: --daemon-uid (or $KEYVAULT_DAEMON_UID) must be a uid or a user name; there is no user '\(text)'")
             throw ExitCode(64)
         }
-        return uid
+        return user.pointee.pw_uid
     }
 }
 

@@ -9,7 +9,7 @@ import KeyVaultProtocol
 /// variable that the subcommands' `SocketOptions` already read.
 enum GlobalOptions {
     /// The global options, each with the environment variable it sets and what its value is.
-    static let known = [("--socket", "KEYVAULT_SOCKET", "a path"), ("--daemon-uid", "KEYVAULT_DAEMON_UID", "a numeric uid")]
+    static let known = [("--socket", "KEYVAULT_SOCKET", "a path"), ("--daemon-uid", "KEYVAULT_DAEMON_UID", "a uid or a user name")]
 
     /// Removes the leading `--socket PATH` / `--socket=PATH` and `--daemon-uid UID`
     /// (before the first word that is not an option) and answers the arguments left.

@@ -83,11 +83,10 @@ struct HostileClientTests {
         flood.removeAll()
         try await eventually { (try await daemon.request("GET", "/v1/server").object["connections"] as? [String: Any])?["open"] as? Int == 1 }
 
-        // Connections in the middle of a request are not closed for room: with all this uid's share
-        // busy (6 of 8: the others keep a quarter), a new connection's request is refused in the
-        // contract's shape, and the connection closed.
+        // Connections in the middle of a request are not closed for room: with all 8 busy, a new
+        // connection's request is refused in the contract's shape, and the connection closed.
         var busy: [RawSocket] = []
-        for _ in 0..<6 {
+        for _ in 0..<8 {
             let socket = try RawSocket(path: daemon.socket)
             socket.send("GET /v1/health HTTP/1.1\r\nHost: localhost\r\n")  // the head is not finished
             busy.append(socket)

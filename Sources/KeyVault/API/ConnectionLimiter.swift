@@ -10,10 +10,11 @@ import KeyVaultStore
 ///   connection is accepted) takes no place: its first request is answered
 ///   `forbidden` and it is closed. At most `limit / 8` (at least 8) such
 ///   connections wait for that at once; past that they are closed as accepted.
-/// - Up to `limit` are admitted, and one uid holds at most `perPeerLimit` of them
-///   (three quarters), so no single caller can crowd out the others: past its
-///   share, a new connection of that uid takes the place of its own longest-idle
-///   one, or is refused.
+/// - Up to `limit` are admitted, and a uid other than the daemon's own holds at
+///   most `perPeerLimit` of them (three quarters), so no other caller can crowd
+///   out the daemon's user and its sync engine: past its share, a new
+///   connection of that uid takes the place of its own longest-idle one, or is
+///   refused. The daemon's own uid has no share: it may use every place.
 /// - At the limit a new connection takes the place of the one idle the longest
 ///   (no request being received or answered): that one is closed, as an idle
 ///   keep-alive connection may be at any time. When none is idle, the new one
@@ -77,18 +78,21 @@ final class ConnectionLimiter: Sendable {
     }
 
     let limit: Int
-    /// What one uid may hold of `limit`.
+    /// What one uid (but `uncappedUID`) may hold of `limit`.
     let perPeerLimit: Int
+    /// The daemon's own uid, whose connections are bounded by `limit` alone.
+    let uncappedUID: UInt32?
     /// Connections of callers granted nothing, waiting for their `forbidden`.
     let unentitledLimit: Int
     /// Whether the policy grants this caller anything at all.
     private let entitled: @Sendable (PeerCredentials) -> Bool
     private let state = Mutex(State())
 
-    init(limit: Int, entitled: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }) {
+    init(limit: Int, uncappedUID: UInt32? = nil, entitled: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }) {
         precondition(limit >= 1, "the connection limit is checked where it is configured")
         self.limit = limit
         self.perPeerLimit = max(1, limit - limit / 4)
+        self.uncappedUID = uncappedUID
         self.unentitledLimit = max(8, limit / 8)
         self.entitled = entitled
     }
@@ -108,7 +112,7 @@ final class ConnectionLimiter: Sendable {
             let uid = peer?.uid
             var evicted: (any Channel)?
             // Past its share, a caller makes room among its own connections only.
-            let overShare = uid.map { state.perUID[$0, default: 0] >= perPeerLimit } ?? false
+            let overShare = uid.map { $0 != uncappedUID && state.perUID[$0, default: 0] >= perPeerLimit } ?? false
             if overShare || state.entries.count >= limit {
                 guard let oldest = state.longestIdle(of: overShare ? uid : nil) else {
                     guard state.refusedWaiting < limit else { return (.dropped, nil) }

@@ -6,44 +6,49 @@ import KeyVaultStore
 
 /// The JSON bodies the API takes. Decoding failures become `invalid` with a
 /// sentence that names the expected shape, never the received values.
-struct CreateAccountBody: Decodable {
-    var user: String
-    var passphrase: String
-    var accessibility: String?
-    var deviceName: String?
-    var identityToken: String?
+/// The bodies that carry passphrases are read by `SecretBody`, never by a
+/// Foundation decoder: each names its fields and its shape.
+struct CreateAccountBody {
     static let shape = #"{"user": string, "passphrase": string, "accessibility": "whenUnlocked" | "afterFirstUnlock" (optional), "deviceName": string (optional), "identityToken": string (with a relay service)}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["passphrase"],
+                                  strings: ["user", "accessibility", "deviceName", "identityToken"])
+    }
 }
 
-struct PassphraseBody: Decodable {
-    var passphrase: String
+struct PassphraseBody {
     static let shape = #"{"passphrase": string}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["passphrase"], strings: [])
+    }
 }
 
-struct ChangePassphraseBody: Decodable {
-    var old: String
-    var new: String
+struct ChangePassphraseBody {
     static let shape = #"{"old": string, "new": string}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["old", "new"], strings: [])
+    }
 }
 
-struct EnrollBody: Decodable {
-    var passphrase: String
-    var deviceName: String
-    var identityToken: String?
+struct EnrollBody {
     static let shape = #"{"passphrase": string, "deviceName": string, "identityToken": string (with a relay service)}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["passphrase"], strings: ["deviceName", "identityToken"])
+    }
 }
 
-struct RecoveryKitBody: Decodable {
-    var kitPassphrase: String
+struct RecoveryKitBody {
     static let shape = #"{"kitPassphrase": string}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["kitPassphrase"], strings: [])
+    }
 }
 
-struct ImportBody: Decodable {
-    var kit: String
-    var kitPassphrase: String
-    var passphrase: String
-    var deviceName: String?
+struct ImportBody {
     static let shape = #"{"kit": base64, "kitPassphrase": string, "passphrase": string, "deviceName": string (optional)}"#
+    static func read(_ request: Request, _ context: VaultRequestContext) async throws -> SecretBody {
+        try await SecretBody.read(request, context: context, shape: shape, secrets: ["kitPassphrase", "passphrase"], strings: ["kit", "deviceName"])
+    }
 }
 
 struct RotateBody: Decodable {
@@ -66,8 +71,6 @@ enum RequestBody {
         }
     }
 
-    /// Passphrases enter secure memory at once; the decoded String is the one
-    /// copy outside it, dropped when the request ends.
     static func deviceName(_ text: String?) throws -> String {
         let name = text ?? "first device"
         guard !name.isEmpty, name.utf8.count <= 128, !name.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) else {
@@ -76,12 +79,6 @@ enum RequestBody {
         return name
     }
 
-    static func passphrase(_ text: String, field: String) throws -> SecureBytes {
-        let utf8 = text.utf8
-        guard !utf8.isEmpty else { throw Refusal.invalid("'\(field)' is empty") }
-        guard utf8.count <= 1024 else { throw Refusal.invalid("'\(field)' is longer than 1024 bytes") }
-        return SecureBytes(copying: utf8)
-    }
 }
 
 struct SealBody: Decodable {

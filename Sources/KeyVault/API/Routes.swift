@@ -24,41 +24,43 @@ enum Routes {
         }
 
         routes.on(.post, "/v1/accounts", permission: .create) { request, context in
-            let body = try await RequestBody.decode(CreateAccountBody.self, shape: CreateAccountBody.shape, from: request, context: context)
+            let body = try await CreateAccountBody.read(request, context)
             let account: AccountID
-            do throws(InvalidInput) { account = try AccountID(validating: body.user) } catch { throw Refusal.invalid(error.message) }
+            let user = try body.string("user")
+            do throws(InvalidInput) { account = try AccountID(validating: user) } catch { throw Refusal.invalid(error.message) }
             try GuardedRouter.authorize(service.policy, context, .create, account: account)
-            let accessibility = try body.accessibility.map { raw in
+            let accessibility = try body.optional("accessibility").map { raw in
                 guard let value = Accessibility(rawValue: raw) else {
                     throw Refusal.invalid("'accessibility' must be \"whenUnlocked\" or \"afterFirstUnlock\"")
                 }
                 return value
             } ?? .whenUnlocked
-            let passphrase = try RequestBody.passphrase(body.passphrase, field: "passphrase")
+            let passphrase = try body.secret("passphrase")
             let status = try await service.createAccount(account, passphrase: passphrase, accessibility: accessibility,
-                                                         deviceName: try RequestBody.deviceName(body.deviceName), identityToken: body.identityToken)
+                                                         deviceName: try RequestBody.deviceName(body.optional("deviceName")),
+                                                         identityToken: body.optional("identityToken"))
             return try APIResponse.ready(AccountBody(account: status))
         }
 
         routes.on(.post, "/v1/accounts/import", permission: .create) { request, context in
-            let body = try await RequestBody.decode(ImportBody.self, shape: ImportBody.shape, from: request, context: context)
-            guard let kit = Base64.decode(body.kit) else { throw Refusal.invalid("'kit' must be base64") }
+            let body = try await ImportBody.read(request, context)
+            guard let kit = Base64.decode(try body.string("kit")) else { throw Refusal.invalid("'kit' must be base64") }
             // The route lets in a caller who may create some account; the kit's own account is checked before any KDF work.
-            let status = try await service.importRecoveryKit(kit, kitPassphrase: try RequestBody.passphrase(body.kitPassphrase, field: "kitPassphrase"),
-                                                             passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"),
-                                                             deviceName: try RequestBody.deviceName(body.deviceName)) { account in
+            let status = try await service.importRecoveryKit(kit, kitPassphrase: try body.secret("kitPassphrase"),
+                                                             passphrase: try body.secret("passphrase"),
+                                                             deviceName: try RequestBody.deviceName(body.optional("deviceName"))) { account in
                 try GuardedRouter.authorize(service.policy, context, .create, account: account)
             }
             return try APIResponse.ready(AccountBody(account: status))
         }
         routes.on(.post, account: "/recovery-kit", permission: .export) { request, context, account in
-            let body = try await RequestBody.decode(RecoveryKitBody.self, shape: RecoveryKitBody.shape, from: request, context: context)
-            let kit = try await service.recoveryKit(account, kitPassphrase: try RequestBody.passphrase(body.kitPassphrase, field: "kitPassphrase"))
+            let body = try await RecoveryKitBody.read(request, context)
+            let kit = try await service.recoveryKit(account, kitPassphrase: try body.secret("kitPassphrase"))
             return try APIResponse.ready(KitBody(account: account.rawValue, kit: Base64.encode(kit)))
         }
         routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in
-            let body = try await RequestBody.decode(PassphraseBody.self, shape: PassphraseBody.shape, from: request, context: context)
-            try await service.unlock(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"))
+            let body = try await PassphraseBody.read(request, context)
+            try await service.unlock(account, passphrase: try body.secret("passphrase"))
             return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
         }
         routes.on(.post, account: "/lock", permission: .lock) { _, _, account in
@@ -66,18 +68,18 @@ enum Routes {
             return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
         }
         routes.on(.post, account: "/passphrase", permission: .passphrase) { request, context, account in
-            let body = try await RequestBody.decode(ChangePassphraseBody.self, shape: ChangePassphraseBody.shape, from: request, context: context)
-            let old = try RequestBody.passphrase(body.old, field: "old")
-            let new = try RequestBody.passphrase(body.new, field: "new")
+            let body = try await ChangePassphraseBody.read(request, context)
+            let old = try body.secret("old")
+            let new = try body.secret("new")
             try await service.changePassphrase(account, old: old, new: new)
             return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
         }
 
         routes.on(.post, account: "/enroll", permission: .enroll) { request, context, account in
-            let body = try await RequestBody.decode(EnrollBody.self, shape: EnrollBody.shape, from: request, context: context)
-            let name = try RequestBody.deviceName(body.deviceName)
-            let ticket = try await service.enroll(account, passphrase: try RequestBody.passphrase(body.passphrase, field: "passphrase"), deviceName: name,
-                                                  identityToken: body.identityToken)
+            let body = try await EnrollBody.read(request, context)
+            let name = try RequestBody.deviceName(try body.string("deviceName"))
+            let ticket = try await service.enroll(account, passphrase: try body.secret("passphrase"), deviceName: name,
+                                                  identityToken: body.optional("identityToken"))
             return try APIResponse.json(.pending, EnrollAnswer(deviceId: ticket.deviceID, pairingCode: ticket.pairingCode, since: ticket.since),
                                         retryAfter: PendingBody.retrySeconds)
         }

@@ -6,6 +6,7 @@ import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultStore
+import KeyVaultClient
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
 /// credentials read per connection, bounded connections, headers, bodies and
@@ -31,7 +32,7 @@ public enum KeyVaultServer {
         onRunning: @escaping @Sendable () async -> Void = {}
     ) -> some ApplicationProtocol {
         let policy = service.policy
-        let limiter = ConnectionLimiter(limit: options.maxConnections) { peer in policy.current.grantsAnything(to: peer) }
+        let limiter = ConnectionLimiter(limit: options.maxConnections, uncappedUID: UnixSocket.ownUID) { peer in policy.current.grantsAnything(to: peer) }
         // A reload ends the waiting reads and event streams the new policy no longer allows.
         service.policy.onReload { policy in limiter.recheck(policy) }
 

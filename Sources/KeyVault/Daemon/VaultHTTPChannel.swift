@@ -34,6 +34,8 @@ struct VaultHTTPChannel: ServerChildChannel, HTTPChannelHandler {
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         channel.eventLoop.makeCompletedFuture {
             let settings = configuration.guardSettings
+            // Every buffer the connection reads into (requests carry passphrases) is zeroed when released.
+            try channel.syncOptions?.setOption(ChannelOptions.allocator, value: .wiping)
             let connection = Connection()
             // Who is calling decides whether, and how, the connection is admitted.
             let peer = PeerCredentialsReader.read(channel)

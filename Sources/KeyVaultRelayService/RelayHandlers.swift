@@ -151,10 +151,14 @@ final class RelayHandlers: Sendable {
 
     /// Removes what no device needs any more (RELAY.md "Retention"). The batch that
     /// made it so is already stored, so a failure here is logged and tried again next time.
+    ///
+    /// The rows are read first and judged by the circle and candidates read after
+    /// them, from the store: a share is stored with (or after) the announce of the
+    /// key it carries, so every share read here has its announce in that circle, and
+    /// a device that has not acknowledged that key keeps it, whatever batch lands
+    /// meanwhile. Only rows read here are removed; one stored after is not judged.
     private func prune(_ account: AccountID) async {
         do {
-            let circle = try await store { try await views.circle(of: account) }
-            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
             var rows: [RelayRow] = []
             var cursor: Int64 = 0
             while true {
@@ -163,6 +167,8 @@ final class RelayHandlers: Sendable {
                 guard let last = batch.last, batch.count == Self.maxBatch else { break }
                 cursor = last.cursor
             }
+            let circle = try await store { try await views.circle(of: account) }
+            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
             let removable = Retention.removable(rows, circle: circle, liveCandidates: Set(candidates.map(\.deviceID)))
             guard !removable.isEmpty else { return }
             try await store { try await relay.remove(account: account, cursors: removable) }

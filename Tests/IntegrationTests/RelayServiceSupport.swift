@@ -223,3 +223,37 @@ struct RelayServiceFixture: Sendable {
         return (device, circle)
     }
 }
+
+extension RelayServiceFixture {
+    /// A second device joins `account` by pairing version 2, as daemons do (docs/PAIRING.md):
+    /// request, response, confirmation, then the approve entry with its approval. `circle` is
+    /// the account's circle; it comes back with the approve entry applied.
+    func enrollSecond(_ account: String, first: TestDevice, circle: inout CircleState, name: String = "second") async throws -> TestDevice {
+        let accountID = try AccountID(validating: account)
+        let second = TestDevice(name: name)
+        #expect(try await b.candidacy(account, second, token: try await issuer.token(for: account, device: second)).status == 200)
+        let code = Pairing.drawCode()
+        let started = try PairingRequest.make(account: accountID, device: second.keys, signer: second.signing, code: code,
+                                              headHash: circle.headHash, at: Date())
+        let request = started.request
+        #expect(try await b.publish(account, [.request(request)], as: second).status == 200)
+        let answering = try PairingResponse.make(to: request, code: code, responder: first.id, signer: first.signing, circle: circle)
+        #expect(try await a.publish(account, [.challenge(answering.response)], as: first).status == 200)
+        guard case .confirmed(let confirmation, _) = Pairing.answer(answering.response, to: request, initiator: started.takeInitiator(),
+                                                                      circle: circle, signer: second.signing) else {
+            throw TestFailure("the genuine response did not confirm")
+        }
+        #expect(try await b.publish(account, [.reveal(confirmation)], as: second).status == 200)
+        let checked = try PairingConfirmation.decode(confirmation.encoded, request: request)
+        let completed = Pairing.complete(checked, responder: answering.takeResponder())
+        let memberKey = try #require(completed)
+        let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
+                                       signerID: first.id, at: Date())
+        let genesisHash = try #require(circle.entries.first).hash
+        try circle.apply(approve)
+        let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
+                                            signer: first.signing)
+        #expect(try await a.publish(account, [.log(approve), .challenge(approval)], as: first).status == 200)
+        return second
+    }
+}

@@ -26,11 +26,14 @@ struct SecretBody {
     static func read(_ request: Request, context: VaultRequestContext, shape: String,
                      secrets secretFields: Set<String>, strings stringFields: Set<String>) async throws -> SecretBody {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        return try buffer.withUnsafeReadableBytes { try parse($0, shape: shape, secrets: secretFields, strings: stringFields) }
+    }
+
+    /// Reads a body from bytes where they lie (no copy is made of them).
+    static func parse(_ bytes: UnsafeRawBufferPointer, shape: String, secrets secretFields: Set<String>, strings stringFields: Set<String>) throws -> SecretBody {
         do {
-            var body = try buffer.withUnsafeReadableBytes { bytes in
-                var reader = Reader(bytes: bytes, secretFields: secretFields, stringFields: stringFields)
-                return try reader.object()
-            }
+            var reader = Reader(bytes: bytes, secretFields: secretFields, stringFields: stringFields)
+            var body = try reader.object()
             body.shape = shape
             return body
         } catch is Malformed {

@@ -36,15 +36,21 @@ struct IdentityVerifier: Sendable {
         guard token.utf8.count <= 16 * 1024, token.split(separator: ".", omittingEmptySubsequences: false).count == 3 else {
             throw .identity("the identity token is not a JWT")
         }
+        // The key the header names, before anything else: none named is refused, and one the set lacks
+        // has the set fetched again (the issuer may have rotated its keys), at most once a minute.
+        let header: JWTHeader
+        do {
+            header = try DefaultJWTParser().parse(Array(token.utf8), as: Claims.self).header
+        } catch {
+            throw .identity("the identity token is malformed")
+        }
+        guard let keyID = header.kid, !keyID.isEmpty else { throw .identity("the identity token names no key (kid) to check it with") }
+        guard let collection = await keys.keys(for: keyID) else {
+            throw .identity("the identity token is signed by a key the issuer does not publish")
+        }
         let claims: Claims
         do {
-            do {
-                claims = try await keys.keys.verify(token, as: Claims.self)
-            } catch let error as JWTError where error.errorType == .unknownKID {
-                // The issuer may have rotated its keys since the set was fetched.
-                guard await keys.refresh() else { throw error }
-                claims = try await keys.keys.verify(token, as: Claims.self)
-            }
+            claims = try await collection.verify(token, as: Claims.self)
         } catch let error as JWTError {
             switch error.errorType {
             case .signatureVerificationFailed: throw .identity("the identity token's signature does not verify with the issuer's key")

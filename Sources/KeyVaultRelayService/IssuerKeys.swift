@@ -7,6 +7,10 @@ import NIOCore
 /// The issuer's signing keys: a JWKS read from a file once, or fetched from a
 /// URL at start and again when a token names a key ID the set lacks (at most
 /// once a minute, so junk key IDs cannot make the relay hammer the issuer).
+///
+/// The key IDs the set holds are kept beside it: JWTKit, asked for a key ID it
+/// lacks, or for none, verifies with its default key instead, which would hide
+/// a rotation (no refetch) and accept a token that names no key.
 actor IssuerKeys {
     enum Source: Sendable, Equatable {
         case file(String)
@@ -28,37 +32,43 @@ actor IssuerKeys {
         }
     }
 
-    static let refetchInterval: Duration = .seconds(60)
+    static let defaultRefetchInterval: Duration = .seconds(60)
     static let maxDocument = 1 << 20
 
     let source: Source
+    let refetchInterval: Duration
     private(set) var keys: JWTKeyCollection
+    /// The key IDs in `keys`.
+    private(set) var keyIDs: Set<String>
     private var lastFetch: ContinuousClock.Instant
     private let logger: Logger
 
-    /// Reads or fetches the set; throws a `StartError` saying what is wrong with it.
-    init(_ source: Source, logger: Logger) async throws {
+    /// Reads or fetches the set; throws a `StartError` saying what is wrong with it (an empty set included).
+    init(_ source: Source, refetchInterval: Duration = defaultRefetchInterval, logger: Logger) async throws {
         self.source = source
+        self.refetchInterval = refetchInterval
         self.logger = logger
-        keys = try await Self.load(source)
+        (keys, keyIDs) = try await Self.load(source)
         lastFetch = .now
     }
 
-    /// Fetches the set again if it comes from a URL and was not fetched within the minute.
-    /// Returns whether the keys changed hands (a new collection to try).
-    func refresh() async -> Bool {
-        guard case .url = source, ContinuousClock.now - lastFetch >= Self.refetchInterval else { return false }
+    /// The keys to verify a token naming `keyID` with, fetching the set again first if
+    /// it comes from a URL, lacks that key, and was not fetched within the interval;
+    /// nil if the set (still) lacks it.
+    func keys(for keyID: String) async -> JWTKeyCollection? {
+        if keyIDs.contains(keyID) { return keys }
+        guard case .url = source, ContinuousClock.now - lastFetch >= refetchInterval else { return nil }
         lastFetch = .now
         do {
-            keys = try await Self.load(source)
-            return true
+            (keys, keyIDs) = try await Self.load(source)
+            logger.notice("the identity key set was fetched again for a key it lacked", metadata: ["keys": "\(keyIDs.count)"])
         } catch {
             logger.warning("the identity key set could not be fetched again; the old one stays", metadata: ["why": "\(error)"])
-            return false
         }
+        return keyIDs.contains(keyID) ? keys : nil
     }
 
-    private static func load(_ source: Source) async throws -> JWTKeyCollection {
+    private static func load(_ source: Source) async throws -> (JWTKeyCollection, Set<String>) {
         let text: String
         switch source {
         case .file(let path):
@@ -69,13 +79,19 @@ actor IssuerKeys {
         case .url(let url):
             text = try await fetch(url)
         }
+        let keys = JWTKeyCollection()
+        let set: JWKS
         do {
-            let keys = JWTKeyCollection()
-            try await keys.add(jwksJSON: text)
-            return keys
+            set = try JSONDecoder().decode(JWKS.self, from: Data(text.utf8))
+            try await keys.add(jwks: set)
         } catch {
             throw RelayServer.StartError(description: "--identity-jwks: not a JSON Web Key Set this relay can use (\(error))")
         }
+        let keyIDs = Set(set.keys.compactMap { $0.keyIdentifier?.string })
+        guard !keyIDs.isEmpty else {
+            throw RelayServer.StartError(description: "--identity-jwks: the key set holds no key with a key ID (kid); tokens name the key they are signed with")
+        }
+        return (keys, keyIDs)
     }
 
     private static func fetch(_ url: String) async throws -> String {

@@ -25,6 +25,8 @@ public struct RelayServer: Sendable {
         public var jwks: String
         /// How long a whole request (head and body) may take to arrive, from its first byte.
         public var requestTimeout: Duration = .seconds(10)
+        /// A key set from a URL is fetched again, for a token naming a key it lacks, at most this often.
+        public var jwksRefetchInterval: Duration = .seconds(60)
 
         public init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
@@ -112,7 +114,7 @@ public struct RelayServer: Sendable {
     }
 
     private func loadIdentity() async throws -> IdentityVerifier {
-        let keys = try await IssuerKeys(try IssuerKeys.Source(configuration.jwks), logger: logger)
+        let keys = try await IssuerKeys(try IssuerKeys.Source(configuration.jwks), refetchInterval: configuration.jwksRefetchInterval, logger: logger)
         return IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, keys: keys)
     }
 

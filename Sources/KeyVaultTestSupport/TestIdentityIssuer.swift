@@ -12,6 +12,10 @@ public struct TestIdentityIssuer: Sendable {
     /// Another key, in no JWKS: a token signed with it is wrongly signed.
     let stranger: JWTKeyCollection
     public let jwksPath: String
+    /// The key ID tokens are signed with now.
+    public var keyID = "test-key"
+    /// Every key published so far, as JWKS entries.
+    var published: [[String: String]] = []
 
     struct IDToken: JWTPayload {
         var iss: IssuerClaim
@@ -30,10 +34,27 @@ public struct TestIdentityIssuer: Sendable {
         let stranger = JWTKeyCollection()
         await stranger.add(ecdsa: ES256PrivateKey(), kid: "test-key")
         guard let point = key.parameters else { throw IssuerError.noPublicKey }
-        let jwks: [String: Any] = ["keys": [["kty": "EC", "crv": "P-256", "x": point.x, "y": point.y, "kid": "test-key", "alg": "ES256", "use": "sig"]]]
+        let entry = ["kty": "EC", "crv": "P-256", "x": point.x, "y": point.y, "kid": "test-key", "alg": "ES256", "use": "sig"]
         let path = directory + "/jwks.json"
-        try JSONSerialization.data(withJSONObject: jwks).write(to: URL(fileURLWithPath: path))
-        return TestIdentityIssuer(keys: keys, stranger: stranger, jwksPath: path)
+        var issuer = TestIdentityIssuer(keys: keys, stranger: stranger, jwksPath: path)
+        issuer.published = [entry]
+        try issuer.writeKeySet()
+        return issuer
+    }
+
+    /// The issuer rotates its signing key: a new key named `keyID` is published beside
+    /// the old ones (the key set file is rewritten), and tokens are signed with it.
+    public mutating func rotate(to keyID: String) async throws {
+        let key = ES256PrivateKey()
+        guard let point = key.parameters else { throw IssuerError.noPublicKey }
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
+        published.append(["kty": "EC", "crv": "P-256", "x": point.x, "y": point.y, "kid": keyID, "alg": "ES256", "use": "sig"])
+        self.keyID = keyID
+        try writeKeySet()
+    }
+
+    private func writeKeySet() throws {
+        try JSONSerialization.data(withJSONObject: ["keys": published]).write(to: URL(fileURLWithPath: jwksPath), options: .atomic)
     }
 
     /// `keyvault-relay`'s identity options for this issuer.
@@ -42,13 +63,15 @@ public struct TestIdentityIssuer: Sendable {
     }
 
     /// A token for `account` bound to `nonce`; each argument can be made wrong.
+    /// `namingNoKey`: the header carries no `kid`.
     public func token(account: String, nonce: String?, issuer: String = Self.issuer, audience: String = Self.audience,
-               expiresIn: TimeInterval = 600, wronglySigned: Bool = false) async throws -> String {
+               expiresIn: TimeInterval = 600, wronglySigned: Bool = false, namingNoKey: Bool = false) async throws -> String {
         let now = Date()
         let payload = IDToken(iss: .init(value: issuer), aud: .init(value: [audience]), sub: .init(value: account),
                               iat: .init(value: now.addingTimeInterval(min(0, expiresIn) - 60)), exp: .init(value: now.addingTimeInterval(expiresIn)),
                               nonce: nonce)
-        return try await (wronglySigned ? stranger : keys).sign(payload, kid: "test-key")
+        if namingNoKey { return try await keys.sign(payload) }
+        return try await (wronglySigned ? stranger : keys).sign(payload, kid: JWKIdentifier(string: wronglySigned ? "test-key" : keyID))
     }
 }
 

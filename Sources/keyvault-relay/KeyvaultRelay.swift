@@ -31,8 +31,12 @@ struct KeyvaultRelay: AsyncParsableCommand {
     @Option(name: .customLong("identity-audience"), help: "The audience (aud) identity tokens must name")
     var identityAudience: String
 
-    @Option(name: .customLong("identity-jwks"), help: "The issuer's JSON Web Key Set: a file, or an https:// URL")
+    @Option(name: .customLong("identity-jwks"), help: "The issuer's JSON Web Key Set: a file, or an https:// URL (http:// only from this machine)")
     var identityJWKS: String
+
+    @Option(name: .customLong("identity-jwks-refetch"),
+            help: "Seconds (1 to 3600) between fetches of a key set from a URL, made when a token names a key the set lacks")
+    var identityJWKSRefetch: Int = 60
 
     @Option(name: .customLong("request-timeout"), help: "Seconds a whole request (head and body) may take to arrive")
     var requestTimeout: Int = 10
@@ -45,6 +49,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
         }
         _ = try hostAndPort()
         guard (1...300).contains(requestTimeout) else { throw ValidationError("--request-timeout takes 1 to 300 seconds") }
+        guard (1...3600).contains(identityJWKSRefetch) else { throw ValidationError("--identity-jwks-refetch takes 1 to 3600 seconds") }
     }
 
     func hostAndPort() throws -> (String, Int) {
@@ -65,6 +70,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
             store: store, host: host, port: port, tls: tlsCert.flatMap { cert in tlsKey.map { (cert, $0) } },
             issuer: identityIssuer, audience: identityAudience, jwks: identityJWKS)
         configuration.requestTimeout = .seconds(requestTimeout)
+        configuration.jwksRefetchInterval = .seconds(identityJWKSRefetch)
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
         } catch let error as RelayServer.StartError {

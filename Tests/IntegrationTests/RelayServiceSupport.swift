@@ -16,9 +16,10 @@ typealias TestIssuer = TestIdentityIssuer
 extension TestIdentityIssuer {
     /// A token for `account` bound to `device`, with any claim overridden.
     func token(for account: String, device: TestDevice, issuer: String = TestIssuer.issuer, audience: String = TestIssuer.audience,
-               expires: Date = Date().addingTimeInterval(600), nonce: String? = nil, wronglySigned: Bool = false) async throws -> String {
+               expires: Date = Date().addingTimeInterval(600), nonce: String? = nil, wronglySigned: Bool = false,
+               namingNoKey: Bool = false) async throws -> String {
         try await token(account: account, nonce: nonce ?? device.identityNonce, issuer: issuer, audience: audience,
-                        expiresIn: expires.timeIntervalSinceNow, wronglySigned: wronglySigned)
+                        expiresIn: expires.timeIntervalSinceNow, wronglySigned: wronglySigned, namingNoKey: namingNoKey)
     }
 }
 

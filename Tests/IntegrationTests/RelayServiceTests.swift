@@ -532,21 +532,12 @@ struct RelayServiceTests {
         let root = String(cString: try #require(mkdtemp(&template)))
         defer { try? FileManager.default.removeItem(atPath: root) }
         let issuer = try await TestIssuer.make(in: root)
-        let served = root + "/http.log"
-        let server = try ChildProcess("/usr/bin/python3", ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", root],
-                                      stdoutPath: served, stderrPath: served)
+        let (server, port) = try await Self.serveFolder(root)
         defer {
             server.signal(SIGKILL)
             var raw: Int32 = 0
             waitpid(server.pid, &raw, 0)
         }
-        var port = 0
-        for _ in 0..<400 where port == 0 && server.isRunning {
-            let text = (try? String(contentsOfFile: served, encoding: .utf8)) ?? ""
-            if let range = text.range(of: " port ") { port = Int(text[range.upperBound...].prefix { $0.isNumber }) ?? 0 }
-            if port == 0 { try await Task.sleep(for: .milliseconds(25)) }
-        }
-        try #require(port != 0, "python's http.server did not start")
         let missing = try await run(DaemonProcess.binaryDirectory + "/keyvault-relay", [
             "--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0", "--plain-http",
             "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience,
@@ -571,6 +562,21 @@ struct RelayServiceTests {
             throw error
         }
         #expect(await relay.stop() == 0)
+    }
+
+    /// Serves `root` over plain HTTP on loopback (python's http.server), as an issuer's key set URL: the process and its port.
+    static func serveFolder(_ root: String) async throws -> (ChildProcess, Int) {
+        let served = root + "/http.log"
+        let server = try ChildProcess("/usr/bin/python3", ["-u", "-m", "http.server", "0", "--bind", "127.0.0.1", "--directory", root],
+                                      stdoutPath: served, stderrPath: served)
+        for _ in 0..<400 where server.isRunning {
+            let text = (try? String(contentsOfFile: served, encoding: .utf8)) ?? ""
+            if let range = text.range(of: " port "), let port = Int(text[range.upperBound...].prefix { $0.isNumber }) { return (server, port) }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        server.signal(SIGKILL)
+        _ = await server.wait()
+        throw TestFailure("python's http.server did not start")
     }
 
     /// Starts `keyvault-relay` with these arguments and waits for its listening line; the process and its port.

@@ -156,6 +156,27 @@ struct RelayConformanceTests {
         }
     }
 
+    @Test("a record other than a log entry is stored once however often it is posted; a log number is still taken once", arguments: Store.allCases)
+    func recordsAreIdempotent(_ store: Store) async throws {
+        try await RelayFixture.with(store) { fixture in
+            let relay = try await fixture.open()
+            let ack = record(.ack, "idem", body: [1, 2, 3])
+            let request = record(.request, "idem", body: [4, 5])
+            let share = record(.share, "idem", recipient: "d1", body: [6])
+            try await relay.publish(batch: [record(.log, "idem", seq: 0, body: [0]), ack, request, share])
+            // Posted again, alone and in batches (a lost answer, a failover): nothing more is stored.
+            try await relay.publish(ack)
+            try await relay.publish(batch: [request, share, ack])
+            // The same bytes to another recipient, or of another kind, are other records.
+            try await relay.publish(batch: [record(.share, "idem", recipient: "d2", body: [6]), record(.reveal, "idem", body: [4, 5])])
+            let account = try AccountID(validating: "idem")
+            let rows = try await relay.rows(account: account, after: 0, limit: 100)
+            #expect(rows.map(\.record.kind) == [.log, .ack, .request, .share, .share, .reveal])
+            // A log entry with a number already taken is refused, not passed over.
+            await #expect(throws: RelayError.logSeqTaken(0)) { try await relay.publish(record(.log, "idem", seq: 0, body: [9])) }
+        }
+    }
+
     @Test("instances opening a fresh store at once all migrate it, once", arguments: Store.allCases)
     func concurrentMigrations(_ store: Store) async throws {
         try await RelayFixture.with(store) { fixture in
@@ -168,7 +189,7 @@ struct RelayConformanceTests {
             for relay in relays { #expect(try await relay.rows(after: 0, limit: 10).count == 1) }
             if store == .postgres {
                 let versions = try await fixture.psql("SELECT version FROM keyvault_relay_migrations ORDER BY version")
-                #expect(versions == "relay-v1\nrelay-v2\nrelay-v3")
+                #expect(versions == "relay-v1\nrelay-v2\nrelay-v3\nrelay-v4")
             }
             // And again, on a store that is already current.
             let late = try await fixture.open()

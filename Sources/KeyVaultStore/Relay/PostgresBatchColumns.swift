@@ -10,7 +10,9 @@ import KeyVaultProtocol
 /// one account's writers take turns and its cursors commit in order (a reader
 /// at `cursor > X` never skips one that commits later), while writers of
 /// different accounts share no lock and no sequence. Accounts are taken in
-/// byte order, so two batches of several accounts cannot deadlock.
+/// byte order, so two batches of several accounts cannot deadlock. A record
+/// other than a log entry that is stored already is passed over (its cursor is
+/// left unused): records are idempotent by what they are.
 struct PostgresBatchColumns {
     var kinds: [String] = []
     var accounts: [String] = []
@@ -41,7 +43,7 @@ struct PostgresBatchColumns {
     }
 
     struct Insert: PostgresPreparedStatement {
-        static let name = "keyvault_publish_v2"
+        static let name = "keyvault_publish_v3"
         static let sql = """
             WITH batch AS (
                 SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bool[], $5::int8[], $6::bool[], $7::bytea[]) \
@@ -58,6 +60,7 @@ struct PostgresBatchColumns {
                 SELECT bumped.last - counts.added + row_number() OVER (PARTITION BY batch.account ORDER BY batch.n),
                        batch.account, kind, CASE WHEN has_recipient THEN recipient END, CASE WHEN has_log_seq THEN log_seq END, body \
             FROM batch JOIN counts ON counts.account = batch.account JOIN bumped ON bumped.account = batch.account ORDER BY batch.n
+                ON CONFLICT \(PostgresRelaySchema.identityColumns) WHERE kind <> 'log' DO NOTHING
                 RETURNING account
             )
             SELECT count(pg_notify('\(PostgresRelaySchema.channel)', a)) FROM (SELECT DISTINCT account COLLATE "C" AS a FROM inserted ORDER BY 1) touched

@@ -53,5 +53,20 @@ package enum PostgresRelaySchema {
             "ALTER TABLE keyvault_records ADD PRIMARY KEY (account, cursor)",
             "DROP INDEX keyvault_records_account",
         ]),
+        // A record other than a log entry is stored once: posted again (a lost answer, a failover),
+        // it is accepted and not stored twice. Duplicates stored before go, the first of each kept.
+        Migration(version: "relay-v4", statements: [
+            """
+            DELETE FROM keyvault_records r USING keyvault_records o
+            WHERE r.kind <> 'log' AND o.account = r.account AND o.kind = r.kind AND o.recipient IS NOT DISTINCT FROM r.recipient
+              AND o.body = r.body AND o.cursor < r.cursor
+            """,
+            "CREATE UNIQUE INDEX \(identityIndex) ON keyvault_records \(identityColumns) WHERE kind <> 'log'",
+        ]),
     ]
+
+    /// The unique index that makes a record other than a log entry idempotent: its account,
+    /// kind, recipient and a hash of its bytes (a whole body is too large for a btree entry).
+    package static let identityIndex = "keyvault_records_identity"
+    package static let identityColumns = "(account, kind, (coalesce(recipient, '')), (sha256(body)))"
 }

@@ -41,6 +41,9 @@ public final class SQLiteRelay: RelayStore {
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
     }
 
+    /// What makes a record other than a log entry the same record: stored once.
+    private static let identity = "(account, kind, ifnull(recipient, ''), body)"
+
     static var migrator: DatabaseMigrator {
         var migrator = DatabaseMigrator()
         migrator.registerMigration("relay-v1") { db in
@@ -81,6 +84,16 @@ public final class SQLiteRelay: RelayStore {
             // Devices read per account, after their own cursor.
             try db.execute(sql: "CREATE INDEX records_account ON records (account, cursor)")
         }
+        migrator.registerMigration("relay-v4") { db in
+            // A record other than a log entry is stored once (idempotent by what it is); the first of
+            // any duplicates stored before is kept.
+            try db.execute(sql: """
+                DELETE FROM records WHERE kind <> 'log' AND EXISTS (
+                    SELECT 1 FROM records o WHERE o.account = records.account AND o.kind = records.kind
+                    AND o.recipient IS records.recipient AND o.body = records.body AND o.cursor < records.cursor);
+                CREATE UNIQUE INDEX records_identity ON records \(identity) WHERE kind <> 'log';
+                """)
+        }
         return migrator
     }
 
@@ -119,7 +132,10 @@ public final class SQLiteRelay: RelayStore {
             try await pool.write { db in
                 let now = Date().timeIntervalSince1970
                 for record in records {
-                    try db.execute(sql: "INSERT INTO records (kind, account, recipient, log_seq, body, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                    try db.execute(sql: """
+                        INSERT INTO records (kind, account, recipient, log_seq, body, created_at) VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT \(Self.identity) WHERE kind <> 'log' DO NOTHING
+                        """,
                                    arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
                                                record.logSeq.map { Int64($0) }, Data(record.body), now])
                 }

@@ -38,11 +38,18 @@ final class RelayHandlers: Sendable {
         return JSON.response(["state": "ready"])
     }
 
+    /// `RelayWire.Candidacy` as the relay takes it: a missing token is answered as an identity failure.
+    private struct CandidacyBody: Decodable {
+        var signing: String
+        var box: String
+        var identityToken: String?
+    }
+
     func candidacy(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
         let now = Date()
         let (signed, body) = try await Self.signed(request, now: now)
-        let candidacy = try JSON.decode(RelayWire.Candidacy.self, from: body)
+        let candidacy = try JSON.decode(CandidacyBody.self, from: body)
         guard let signingBytes = Base64.decode(candidacy.signing), let boxBytes = Base64.decode(candidacy.box),
               let signing = try? SigningPublicKey(rawRepresentation: signingBytes),
               let box = try? BoxPublicKey(rawRepresentation: boxBytes) else {
@@ -51,7 +58,9 @@ final class RelayHandlers: Sendable {
         let deviceID = Candidate.deviceID(signing: signing, box: box)
         guard signed.keyID == deviceID else { throw Refusal.unsigned("keyid must be the device ID of the keys in the body") }
         guard signed.isValid(by: signing) else { throw Refusal.unsigned("the signature does not verify") }
-        try await identity.verify(candidacy.identityToken, account: account, signing: signing, box: box, now: now)
+        // No token (absent, null or empty) is an identity failure like a bad one, not a malformed body.
+        guard let token = candidacy.identityToken, !token.isEmpty else { throw Refusal.identity("the candidacy carries no identity token") }
+        try await identity.verify(token, account: account, signing: signing, box: box, now: now)
         try await claim(signed)
         let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
         switch try await store({ try await state.file(candidate) }) {
@@ -109,6 +118,10 @@ final class RelayHandlers: Sendable {
     func read(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
         let query = request.uri.queryParameters
+        // A parameter given twice has no one meaning (the router would take the first): refused.
+        for name in ["after", "limit", "wait"] where query[values: name[...]].count > 1 {
+            throw Refusal.invalid("\(name) is given more than once")
+        }
         let after = try Self.number(query["after"], "after", default: 0, in: 0...Int64.max)
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
@@ -132,21 +145,39 @@ final class RelayHandlers: Sendable {
     // MARK: Checks
 
     /// The signer's standing in the account, its signature checked and its nonce spent.
-    /// An account that does not exist and a signer it does not know are one answer.
+    ///
+    /// An account that does not exist, a signer it does not know, and one of its
+    /// devices' key IDs with a signature that does not verify are one answer
+    /// (`forbidden`) after the same work: the store's circle and candidates read,
+    /// and one signature verified (against a key nobody holds when there is none),
+    /// so neither the answer nor its time says whether the account exists.
     private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
-        let (circle, standing) = try await standing(of: signed.keyID, account: account)
-        guard let standing else { throw Refusal.forbidden }
-        guard signed.isValid(by: standing.key) else { throw Refusal.unsigned("the signature does not verify") }
+        let (circle, standing, readCandidates) = try await standingFully(of: signed.keyID, account: account)
+        let verifies = signed.isValid(by: standing?.key ?? Self.nobodysKey)
+        guard let standing, verifies else {
+            // A member's key ID was answered without the candidates' read; a stranger's was not.
+            if !readCandidates { _ = try? await store { try await state.candidates(account: account, now: Self.millis(Date())) } }
+            throw Refusal.forbidden
+        }
         try await claim(signed)
         return (circle, standing)
     }
 
+    /// A key no request is signed with: what a signature from a signer the account does not know is checked against.
+    private static let nobodysKey = SigningKey.generate().publicKey
+
+    /// `standing(of:account:)`, and whether it read the candidates.
+    private func standingFully(of keyID: String, account: AccountID) async throws -> (CircleState, Authorization.Standing?, Bool) {
+        let circle = try await store { try await views.circle(of: account) }
+        if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing, false) }
+        let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
+        return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates), true)
+    }
+
     /// The key's standing in the account as the store says now (nil: nobody it knows).
     private func standing(of keyID: String, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
-        let circle = try await store { try await views.circle(of: account) }
-        if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing) }
-        let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
-        return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates))
+        let (circle, standing, _) = try await standingFully(of: keyID, account: account)
+        return (circle, standing)
     }
 
     /// Removes what no device needs any more (RELAY.md "Retention"). The batch that

@@ -86,7 +86,9 @@ public struct RelayServer: Sendable {
         let host = configuration.host
         let requestLimit = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
                                                   + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
-        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestDeadline(limit: requestLimit)],
+        // One ledger for every connection: what bodies still arriving hold, per address and in all.
+        let ledger = BodyLedger()
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestDeadline(limit: requestLimit), BodyBudget(ledger: ledger)],
                                                                  idleTimeout: .seconds(75)))
         let app = Application(
             router: router,

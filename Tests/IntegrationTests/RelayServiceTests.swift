@@ -433,9 +433,16 @@ struct RelayServiceTests {
             let badDigest = try await f.b.send("POST", path, body: other, as: d1, signed: digestFor)
             #expect(badDigest.status == 401)
             #expect(badDigest.refusal?.reason.contains("Content-Digest") == true)
-            // Signed over another query than the one sent.
+            // Signed over another query than the one sent: it does not verify with the member's key, and is
+            // answered as the same request to an account that does not exist is, byte for byte.
             let otherQuery = d1.signedHeaders(method: "GET", path: path, query: "after=5", body: [])
-            #expect(try await f.a.send("GET", path, query: "after=0", as: d1, signed: otherQuery).status == 401)
+            let mismatched = try await f.a.send("GET", path, query: "after=0", as: d1, signed: otherQuery)
+            #expect(mismatched.status == 403)
+            let absentPath = "/v1/accounts/nobody-here/records"
+            let absent = try await f.a.send("GET", absentPath, query: "after=0", as: d1,
+                                            signed: d1.signedHeaders(method: "GET", path: absentPath, query: "after=5", body: []))
+            #expect(absent.status == 403)
+            #expect(absent.text == mismatched.text)
 
             // Over 1 MiB: too large, whoever signs it.
             let huge = [UInt8](repeating: 0x20, count: (1 << 20) + 10)

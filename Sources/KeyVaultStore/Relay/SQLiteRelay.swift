@@ -94,6 +94,41 @@ public final class SQLiteRelay: RelayStore {
                 CREATE UNIQUE INDEX records_identity ON records \(identity) WHERE kind <> 'log';
                 """)
         }
+        migrator.registerMigration("relay-v5") { db in
+            // Each account numbers its own cursors, as on PostgreSQL: another account's writes no
+            // longer move them. `seq` keeps the file's own order (what wake-ups scan). A trigger numbers
+            // each row as it is inserted, from the account's row in `account_cursors`, which outlives
+            // pruned rows. Existing rows keep their cursors, and every account counts on from the
+            // largest cursor ever handed out, so no reader's cursor can be passed by a new row.
+            try db.execute(sql: """
+                CREATE TABLE account_cursors (account TEXT PRIMARY KEY, last INTEGER NOT NULL);
+                INSERT INTO account_cursors (account, last)
+                    SELECT DISTINCT account, (SELECT seq FROM sqlite_sequence WHERE name = 'records') FROM records;
+                CREATE TABLE records_v5 (
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT,
+                    cursor INTEGER,
+                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+                    account TEXT NOT NULL,
+                    recipient TEXT,
+                    log_seq INTEGER,
+                    body BLOB NOT NULL,
+                    created_at REAL NOT NULL
+                );
+                INSERT INTO records_v5 (seq, cursor, kind, account, recipient, log_seq, body, created_at)
+                    SELECT cursor, cursor, kind, account, recipient, log_seq, body, created_at FROM records;
+                DROP TABLE records;
+                ALTER TABLE records_v5 RENAME TO records;
+                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
+                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
+                CREATE UNIQUE INDEX records_account ON records (account, cursor);
+                CREATE UNIQUE INDEX records_identity ON records \(identity) WHERE kind <> 'log';
+                CREATE TRIGGER records_cursor AFTER INSERT ON records WHEN NEW.cursor IS NULL BEGIN
+                    INSERT OR IGNORE INTO account_cursors (account, last) VALUES (NEW.account, 0);
+                    UPDATE account_cursors SET last = last + 1 WHERE account = NEW.account;
+                    UPDATE records SET cursor = (SELECT last FROM account_cursors WHERE account = NEW.account) WHERE seq = NEW.seq;
+                END;
+                """)
+        }
         return migrator
     }
 
@@ -154,7 +189,7 @@ public final class SQLiteRelay: RelayStore {
     public func remove(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try checkSameFile()
-        // AUTOINCREMENT: a deleted cursor, even the highest, is never handed out again.
+        // `account_cursors` outlives the rows: a deleted cursor, even the highest, is never handed out again.
         try await pool.write { db in
             for chunk in stride(from: 0, to: cursors.count, by: 500) {
                 let part = Array(cursors[chunk..<min(chunk + 500, cursors.count)])
@@ -196,13 +231,14 @@ public final class SQLiteRelay: RelayStore {
 
     public func lastCursor() async throws -> Int64 {
         try checkSameFile()
-        return try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(cursor) FROM records") ?? 0 }
+        return try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records") ?? 0 }
     }
 
     public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE cursor > ? ORDER BY cursor LIMIT ?", arguments: [cursor, limit]).compactMap(Self.relayRow)
+            try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE cursor > ? ORDER BY cursor, account LIMIT ?", arguments: [cursor, limit])
+                .compactMap(Self.relayRow)
         }
     }
 
@@ -216,17 +252,17 @@ public final class SQLiteRelay: RelayStore {
     }
 
     /// The doorbell cannot say which accounts a commit touched, so each ring
-    /// reads which accounts have rows past the last cursor this stream saw
-    /// (one indexed read of what landed since, whoever wrote it) and names
-    /// them: a device then reads only its own accounts that changed. SQLite
-    /// commits one writer at a time, so cursors become visible in order and
-    /// nothing is passed over. If that read fails, the wake-up is `any`.
+    /// reads which accounts have rows past the last `seq` (the file's own order)
+    /// this stream saw (one read of the rowid range that landed since, whoever
+    /// wrote it) and names them: a device then reads only its own accounts that
+    /// changed. SQLite commits one writer at a time, so `seq`s become visible in
+    /// order and nothing is passed over. If that read fails, the wake-up is `any`.
     public func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .unbounded)
         let pool = pool, path = path, opened = opened
         let events = watcher.events()
         // Where this stream starts, read now: a row committed after this call is past it.
-        let start = (try? pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(cursor) FROM records") }) ?? nil
+        let start = (try? pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(seq) FROM records") }) ?? nil
         let task = Task {
             // Unknown start (the read failed): the first ring reads everything, as `any` would.
             var seen = start ?? 0
@@ -243,10 +279,10 @@ public final class SQLiteRelay: RelayStore {
                         var last = since
                         // A range of the rowid, not a GROUP BY: the planner would answer that from the
                         // (account, cursor) index by scanning all of it, every account's rows.
-                        for row in try Row.fetchAll(db, sql: "SELECT account, cursor FROM records WHERE cursor > ? ORDER BY cursor",
+                        for row in try Row.fetchAll(db, sql: "SELECT account, seq FROM records WHERE seq > ? ORDER BY seq",
                                                     arguments: [since]) {
                             if let account = try? AccountID(validating: row["account"]) { touched.insert(account) }
-                            last = max(last, row["cursor"])
+                            last = max(last, row["seq"])
                         }
                         return (touched, last)
                     }

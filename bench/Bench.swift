@@ -44,7 +44,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,service-waits,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,service-waits,refusals,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -112,6 +112,16 @@ struct Bench {
             } catch {
                 report.serviceWaitingMissing = "\(error)"
                 say("service waits: not measured: \(error)")
+            }
+        }
+        if runs("refusals") {
+            do {
+                let r = try await RefusalTimingBench.measure(samples: 2000, logger: logger)
+                report.refusalTiming = r
+                say("refusals: absent p50 \(Int(r.absent.percentile(0.5) * 1e6)) µs; " + r.others.map { "z \(String(format: "%.2f", $0.z))" }.joined(separator: ", "))
+            } catch {
+                report.refusalTimingMissing = "\(error)"
+                say("refusals: not measured: \(error)")
             }
         }
         if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
@@ -192,6 +202,8 @@ struct Report {
     var memory: MemoryBench.Result?
     var enrollment: [EnrollmentBench.Pair] = []
     var enrollmentMissing: String?
+    var refusalTiming: RefusalTimingBench.Result?
+    var refusalTimingMissing: String?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
@@ -236,7 +248,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(enrollmentSection)\(serviceWaitingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(enrollmentSection)\(serviceWaitingSection)\(refusalTimingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

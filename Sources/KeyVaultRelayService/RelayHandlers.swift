@@ -152,16 +152,24 @@ final class RelayHandlers: Sendable {
     /// and one signature verified (against a key nobody holds when there is none),
     /// so neither the answer nor its time says whether the account exists.
     private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
+        let started = ContinuousClock.now
         let (circle, standing, readCandidates) = try await standingFully(of: signed.keyID, account: account)
         let verifies = signed.isValid(by: standing?.key ?? Self.nobodysKey)
         guard let standing, verifies else {
             // A member's key ID was answered without the candidates' read; a stranger's was not.
             if !readCandidates { _ = try? await store { try await state.candidates(account: account, now: Self.millis(Date())) } }
+            // What is left to tell them apart is the store's own time (a row more or less to read): the
+            // refusal goes out at a fixed time after these checks began, whatever they took.
+            try? await Task.sleep(until: started + Self.refusalTime, clock: .continuous)
             throw Refusal.forbidden
         }
         try await claim(signed)
         return (circle, standing)
     }
+
+    /// When a `forbidden` refusal goes out, after its checks began: longer than they take on a
+    /// healthy store, so the answer's time does not depend on what they found.
+    static let refusalTime: Duration = .milliseconds(20)
 
     /// A key no request is signed with: what a signature from a signer the account does not know is checked against.
     private static let nobodysKey = SigningKey.generate().publicKey

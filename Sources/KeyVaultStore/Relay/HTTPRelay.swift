@@ -39,6 +39,8 @@ public final class HTTPRelay: Relay {
         var prefetched: [AccountID: (after: Int64, rows: [RelayRow])] = [:]
         var subscribers: [Int: AsyncStream<RelayWake>.Continuation] = [:]
         var nextSubscriber = 0
+        /// Accounts this device filed its candidacy for (with a sign-in presented) in this run.
+        var candidacyFiled: Set<AccountID> = []
         var watchers: [AccountID: Task<Void, Never>] = [:]
         /// Accounts whose held read the service refused (not yet founded there, say):
         /// their watcher waits, and starts over when a request for the account succeeds.
@@ -218,16 +220,25 @@ public final class HTTPRelay: Relay {
 
     // MARK: Requests
 
-    /// Sends one signed request; a `forbidden` answer while a sign-in is being
-    /// presented makes this device a candidate of the account and tries once more.
+    /// Sends one signed request. While a sign-in is being presented, this device
+    /// first becomes a candidate of the account (once a run: the service refuses a
+    /// stranger slowly, on purpose), and a `forbidden` answer all the same (its
+    /// candidacy lapsed) files it again and tries once more.
     private func send(account: AccountID, method: HTTPMethod, path: String, query: String, body: [UInt8],
                       timeout: TimeAmount = HTTPRelay.requestTimeout, wait: Int = 0) async throws -> [UInt8] {
         guard let signer = credentials.signer(for: account) else { throw RelayError.needsUnlock }
-        var answer = try await exchange(signer: signer, method: method, path: path, query: query, body: body, timeout: timeout, held: wait > 0)
-        if answer.status == .forbidden, let token = credentials.identityToken(for: account) {
+        func fileCandidacy(_ token: String) async throws {
             let candidacy = try JSONEncoder().encode(RelayWire.Candidacy(signing: signer.key.publicKey, box: signer.box, identityToken: token))
             _ = try check(try await exchange(signer: signer, method: .POST, path: "/v1/accounts/\(account)/candidates", query: "",
                                              body: Array(candidacy), timeout: Self.requestTimeout))
+            state.withLock { _ = $0.candidacyFiled.insert(account) }
+        }
+        if let token = credentials.identityToken(for: account), !state.withLock({ $0.candidacyFiled.contains(account) }) {
+            try await fileCandidacy(token)
+        }
+        var answer = try await exchange(signer: signer, method: method, path: path, query: query, body: body, timeout: timeout, held: wait > 0)
+        if answer.status == .forbidden, let token = credentials.identityToken(for: account) {
+            try await fileCandidacy(token)
             answer = try await exchange(signer: signer, method: method, path: path, query: query, body: body, timeout: timeout)
         }
         let body = try check(answer)

@@ -71,6 +71,15 @@ final class ChildProcess: @unchecked Sendable {
     func signal(_ number: Int32) {
         if isRunning { kill(pid, number) }
     }
+
+    /// SIGKILL and reap at once, blocking (for cleanup in `defer`, where nothing can await).
+    func killAndReap() {
+        guard isRunning else { return }
+        kill(pid, SIGKILL)
+        var raw: Int32 = 0
+        waitpid(pid, &raw, 0)
+        status = 128 + SIGKILL
+    }
 }
 
 /// Runs a program to the end; returns its status and output.

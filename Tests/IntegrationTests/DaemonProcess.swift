@@ -131,11 +131,7 @@ final class DaemonProcess: @unchecked Sendable {
 
     /// Kills the daemon if it still runs (synchronously: for `defer`) and removes the folder.
     func remove() {
-        if let process, process.isRunning {
-            kill(process.pid, SIGKILL)
-            var raw: Int32 = 0
-            waitpid(process.pid, &raw, 0)
-        }
+        process?.killAndReap()
         try? FileManager.default.removeItem(atPath: root)
     }
 }

@@ -18,11 +18,7 @@ struct IssuerKeyRotationTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         var issuer = try await TestIssuer.make(in: root)
         let (server, port) = try await RelayServiceTests.serveFolder(root)
-        defer {
-            server.signal(SIGKILL)
-            var raw: Int32 = 0
-            waitpid(server.pid, &raw, 0)
-        }
+        defer { server.killAndReap() }
         let (process, relayPort) = try await RelayServiceTests.startRelay([
             "--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0", "--plain-http",
             "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience,

@@ -111,10 +111,7 @@ final class RelayServiceProcess: @unchecked Sendable {
 
     /// Kills and reaps it without waiting on anything else (for cleanup).
     func remove() {
-        guard process.isRunning else { return }
-        kill(process.pid, SIGKILL)
-        var raw: Int32 = 0
-        waitpid(process.pid, &raw, 0)
+        process.killAndReap()
     }
 
     /// Sends a request signed by `device` (or unsigned), with headers added or replaced after signing.

@@ -540,11 +540,7 @@ struct RelayServiceTests {
         defer { try? FileManager.default.removeItem(atPath: root) }
         let issuer = try await TestIssuer.make(in: root)
         let (server, port) = try await Self.serveFolder(root)
-        defer {
-            server.signal(SIGKILL)
-            var raw: Int32 = 0
-            waitpid(server.pid, &raw, 0)
-        }
+        defer { server.killAndReap() }
         let missing = try await run(DaemonProcess.binaryDirectory + "/keyvault-relay", [
             "--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0", "--plain-http",
             "--identity-issuer", TestIssuer.issuer, "--identity-audience", TestIssuer.audience,

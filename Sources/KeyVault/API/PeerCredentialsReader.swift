@@ -1,3 +1,4 @@
+import KeyVaultClient
 import NIOCore
 #if canImport(Glibc)
 import Glibc
@@ -6,13 +7,6 @@ import KeyVaultProtocol
 import KeyVaultStore
 #endif
 
-/// `struct ucred` as the kernel fills it for `SO_PEERCRED`.
-private struct KernelPeerCredentials: Sendable {
-    var pid: Int32 = 0
-    var uid: UInt32 = 0
-    var gid: UInt32 = 0
-}
-
 /// Reads the peer's credentials once, when the connection is accepted: the
 /// kernel's word, kept for every request on the connection. A connection
 /// whose credentials could not be read keeps none, and is refused.
@@ -20,7 +14,8 @@ enum PeerCredentialsReader {
     /// On the channel's own event loop, where the option's future is already complete.
     static func read(_ channel: any Channel) -> PeerCredentials? {
         guard let provider = channel as? any SocketOptionProvider else { return nil }
-        let future: EventLoopFuture<KernelPeerCredentials> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
+        // `UnixSocket.Peer` is `struct ucred` as the kernel fills it for `SO_PEERCRED`.
+        let future: EventLoopFuture<UnixSocket.Peer> = provider.unsafeGetSocketOption(level: SocketOptionLevel(SOL_SOCKET), name: SocketOptionName(SO_PEERCRED))
         let read = ReadOnce()
         future.assumeIsolated().whenSuccess { raw in read.value = PeerCredentials(uid: raw.uid, gid: raw.gid, pid: raw.pid) }
         return read.value

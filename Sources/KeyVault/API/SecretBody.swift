@@ -125,22 +125,23 @@ struct SecretBody {
             return out
         }
 
-        /// A secret string, decoded straight into locked memory; nil (passed over) if too long.
+        /// A secret string, decoded straight into locked memory in one pass; nil (read to its
+        /// end, kept nowhere) if it is longer than `maxSecretBytes`.
         mutating func secretString() throws -> SecureBytes? {
-            // A decoded string is never longer than its encoding.
-            let start = index
-            var length = 0
-            try decodeString { _ in length += 1 }
-            guard length <= SecretBody.maxSecretBytes else { return nil }
-            index = start
-            return try SecureBytes(capacity: max(length, 1)) { out in
+            var tooLong = false
+            let secret = try SecureBytes(capacity: SecretBody.maxSecretBytes) { out in
                 var written = 0
                 try decodeString { byte in
+                    guard written < out.count else {
+                        tooLong = true
+                        return
+                    }
                     out[written] = byte
                     written += 1
                 }
                 return written
             }
+            return tooLong ? nil : secret
         }
 
         /// Decodes one JSON string at `index`, handing each byte of its UTF-8 to `sink`.

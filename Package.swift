@@ -10,8 +10,6 @@ let package = Package(
     name: "keyvaultd",
     platforms: [.macOS(.v15)],
     products: [
-        .library(name: "KeyVault", targets: ["KeyVault"]),
-        .library(name: "KeyVaultProtocol", targets: ["KeyVaultProtocol"]),
         .executable(name: "keyvaultd", targets: ["keyvaultd"]),
         .executable(name: "keyvault", targets: ["keyvault"]),
         .executable(name: "keyvault-relay", targets: ["keyvault-relay"]),
@@ -44,17 +42,46 @@ let package = Package(
         // The protocol: records, encodings, the circle log and the account's state machines.
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
-        // Storage: the vault (SQLite) and the relay clients (SQLite file, PostgreSQL).
+        // A SQLite file more than one process opens: WAL switched once, migrations that race, links refused.
+        .target(name: "KeyVaultSQLite", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        // The daemon's vault: accounts, wrapped items, the circle log and owed work, in one SQLite file.
         .target(
-            name: "KeyVaultStore",
+            name: "KeyVaultVault",
+            dependencies: ["KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: strict
+        ),
+        // The relay as both sides see it: the `Relay` interface, addresses, and the embedded SQLite relay file.
+        .target(
+            name: "KeyVaultRelay",
             dependencies: [
-                "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The daemon's client of the relay service: signed HTTPS requests.
+        .target(
+            name: "KeyVaultRelayClient",
+            dependencies: [
+                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: strict
+        ),
+        // The relay service's store on PostgreSQL (and what a store adds to a relay: retention, a ping).
+        .target(
+            name: "KeyVaultRelayStore",
+            dependencies: [
+                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -62,7 +89,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
+                "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -82,7 +109,7 @@ let package = Package(
         .target(
             name: "KeyVaultRelayService",
             dependencies: [
-                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultStore",
+                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelay", "KeyVaultRelayStore", "KeyVaultSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -123,7 +150,7 @@ let package = Package(
         .executableTarget(
             name: "keyvaultd",
             dependencies: [
-                "KeyVault",
+                "KeyVault", "KeyVaultClient",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -132,7 +159,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultClient", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -140,7 +167,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
+                "KeyVault", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -155,7 +182,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelayService",
+            dependencies: ["KeyVault", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelayService",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
@@ -164,7 +191,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+            dependencies: ["KeyVault", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "KeyVaultTestSupport", "keyvault-relay",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),

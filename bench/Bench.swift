@@ -4,7 +4,10 @@ import KeyVaultClient
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// `make bench`: the key read against a bare "hello" route on the same server
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),

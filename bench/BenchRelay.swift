@@ -3,7 +3,10 @@ import Logging
 import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 import KeyVaultClient
 import KeyVaultTestSupport
 
@@ -73,7 +76,7 @@ struct BenchRelay: Sendable {
 
     /// A connection to the store itself (not through the service).
     func open() async throws -> any Relay {
-        try await RelayAddress(parsing: storeAddress).open()
+        try await RelayAddress(parsing: storeAddress).openStore()
     }
 
     /// One device's own relay, as `keyvaultd --relay address` makes it.
@@ -83,7 +86,7 @@ struct BenchRelay: Sendable {
             let credentials = RelayCredentials()
             return (try HTTPRelay(urls: urls, certificateAuthority: nil, credentials: credentials, logger: logger), credentials)
         case let store:
-            return (try await store.open(logger: logger), nil)
+            return (try await store.openStore(logger: logger), nil)
         }
     }
 

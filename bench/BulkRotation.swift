@@ -4,7 +4,10 @@ import KeyVaultClient
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Issue 4: rotating many accounts at once. Three devices on one relay, each
 /// in its own process, as on three machines (when every secret had its own

@@ -3,7 +3,10 @@ import KeyVault
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// One bench device in its own process: this binary run as
 /// `keyvault-bench --device VAULT SOCKET RELAY`. It serves until its standard

@@ -5,7 +5,10 @@ import Logging
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// N daemons on one relay: per device a `KeyVaultService` with its own vault
 /// directory, its server on its own socket, its propagation task and its own

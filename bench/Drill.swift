@@ -4,7 +4,10 @@ import KeyVaultClient
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Issue 4: how long a rotation drill takes on an account whose devices are
 /// all healthy. `devices` in-process daemons on one relay; device 0 rotates

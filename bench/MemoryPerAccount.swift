@@ -4,7 +4,10 @@ import KeyVaultClient
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Issue 10: memory per unlocked account. One daemon in its own process (a
 /// bench device on a SQLite relay, KDF 1 pass over 64 KiB); its resident and

@@ -1,7 +1,10 @@
 import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// A process's memory mappings against the kernel's limit
 /// (`vm.max_map_count`). A daemon's secrets share locked regions of many

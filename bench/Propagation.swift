@@ -4,7 +4,10 @@ import KeyVaultClient
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Issue 3's figures, per relay (issue 5): key arrival (approval sent to the
 /// waiting read answered) across two in-process daemons, and share delivery to

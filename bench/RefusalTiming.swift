@@ -3,7 +3,10 @@ import KeyVaultTestSupport
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,7 +2,10 @@ import Foundation
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Appends through the relay service, 1 and 64 accounts at once: each writer is
 /// a device that founded its own account through the service (a candidacy with

@@ -6,25 +6,25 @@ import Glibc
 #endif
 
 /// One HTTP/1.1 answer from the daemon.
-public struct HTTPResult: Sendable {
-    public var status: Int
-    public var headers: [(name: String, value: String)]
-    public var body: [UInt8]
+package struct HTTPResult: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: [UInt8]
 
-    public func header(_ name: String) -> String? {
+    package func header(_ name: String) -> String? {
         headers.first { $0.name.lowercased() == name.lowercased() }?.value
     }
 
-    public var text: String { String(decoding: body, as: UTF8.self) }
+    package var text: String { String(decoding: body, as: UTF8.self) }
 }
 
-public enum SocketHTTPError: Error, CustomStringConvertible {
+package enum SocketHTTPError: Error, CustomStringConvertible {
     case connectionClosed
     case cannotConnect(path: String, reason: String)
     /// The socket answers, but from another uid than the daemon's: nothing was sent.
     case wrongPeer(UnixSocket.Failure)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .connectionClosed: return "the daemon closed the connection before answering"
         case .cannotConnect(let path, let reason):
@@ -36,14 +36,14 @@ public enum SocketHTTPError: Error, CustomStringConvertible {
 
 /// A keep-alive HTTP/1.1 connection to the daemon's Unix socket. Requests on
 /// one connection are answered in order.
-public final class SocketHTTPConnection: Sendable {
+package final class SocketHTTPConnection: Sendable {
     private let channel: any Channel
 
     private init(channel: any Channel) { self.channel = channel }
 
     /// Connects, and checks the socket is served by `expectedPeerUID` (by default
     /// this process's own uid; nil: anyone) before a byte is sent.
-    public static func connect(path: String, expectedPeerUID: UInt32? = UnixSocket.ownUID) async throws -> SocketHTTPConnection {
+    package static func connect(path: String, expectedPeerUID: UInt32? = UnixSocket.ownUID) async throws -> SocketHTTPConnection {
         let fd: Int32
         do {
             fd = try UnixSocket.connect(path, expectedUID: expectedPeerUID)
@@ -70,7 +70,7 @@ public final class SocketHTTPConnection: Sendable {
         }
     }
 
-    public func request(
+    package func request(
         _ method: String, _ path: String, body: [UInt8]? = nil, headers extra: [(String, String)] = []
     ) async throws -> HTTPResult {
         let channel = self.channel
@@ -99,7 +99,7 @@ public final class SocketHTTPConnection: Sendable {
         return try await promise.futureResult.get()
     }
 
-    public func close() async {
+    package func close() async {
         try? await channel.close()
     }
 }
@@ -159,8 +159,8 @@ private final class ResponseCollector: ChannelInboundHandler {
 }
 
 /// One request on a fresh connection.
-public enum SocketHTTPClient {
-    public static func request(
+package enum SocketHTTPClient {
+    package static func request(
         socket: String, _ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
         expectedPeerUID: UInt32? = UnixSocket.ownUID
     ) async throws -> HTTPResult {

@@ -8,15 +8,15 @@ import Glibc
 /// could write its folder may have put their own there. The kernel's word on
 /// the peer (`SO_PEERCRED`) is read before anything is sent, so a passphrase
 /// never goes to a process of another uid.
-public enum UnixSocket {
-    public enum Failure: Error, CustomStringConvertible, Equatable {
+package enum UnixSocket {
+    package enum Failure: Error, CustomStringConvertible, Equatable {
         /// `connect` failed with this `errno`.
         case cannotConnect(path: String, errno: Int32)
         case tooLong(path: String)
         /// The socket is served by a process of another uid than the one expected.
         case wrongPeer(path: String, expected: UInt32, actual: UInt32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .cannotConnect(let path, let code):
                 return "cannot connect to \(path): \(String(cString: strerror(code)))"
@@ -31,18 +31,18 @@ public enum UnixSocket {
     }
 
     /// This process's effective uid: the peer a client expects unless told otherwise.
-    public static var ownUID: UInt32 { geteuid() }
+    package static var ownUID: UInt32 { geteuid() }
 
     /// The peer of a connected Unix socket, as the kernel reports it.
-    public struct Peer: Sendable, Equatable {
-        public var pid: Int32
-        public var uid: UInt32
-        public var gid: UInt32
+    package struct Peer: Sendable, Equatable {
+        package var pid: Int32
+        package var uid: UInt32
+        package var gid: UInt32
     }
 
     /// A connected descriptor (the caller closes it) whose peer is `expectedUID`
     /// (nil: any peer). Nothing is written to it here.
-    public static func connect(_ path: String, expectedUID: UInt32?) throws(Failure) -> Int32 {
+    package static func connect(_ path: String, expectedUID: UInt32?) throws(Failure) -> Int32 {
         guard path.utf8.count < 108 else { throw .tooLong(path: path) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .cannotConnect(path: path, errno: errno) }
@@ -73,7 +73,7 @@ public enum UnixSocket {
     }
 
     /// `SO_PEERCRED` of a connected socket; nil if the kernel will not say.
-    public static func peer(of fd: Int32) -> Peer? {
+    package static func peer(of fd: Int32) -> Peer? {
         // `struct ucred`, which Glibc shows Swift only under _GNU_SOURCE: the same three fields.
         var credentials = Peer(pid: 0, uid: 0, gid: 0)
         var length = socklen_t(MemoryLayout<Peer>.size)

@@ -4,7 +4,8 @@ import NIOCore
 import PostgresNIO
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 
 /// Nonces and candidacies on the relay's PostgreSQL store, in tables of their
 /// own, so every instance on the database refuses a replayed nonce and shares

@@ -4,7 +4,8 @@ import Logging
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 
 /// The routes' work: check the signature against the account, decide with
 /// `Authorization`, then touch the store. One instance per process; it holds

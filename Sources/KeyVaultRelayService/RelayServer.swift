@@ -1,5 +1,5 @@
 import Foundation
-public import Logging
+package import Logging
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -7,28 +7,29 @@ import NIOCore
 import NIOSSL
 import ServiceLifecycle
 import UnixSignals
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 import KeyVaultProtocol
 
 /// `keyvault-relay`'s whole process: open the store, serve until SIGTERM,
 /// drain, close the store.
-public struct RelayServer: Sendable {
-    public struct Configuration: Sendable {
-        public var store: String
-        public var host: String
-        public var port: Int
+package struct RelayServer: Sendable {
+    package struct Configuration: Sendable {
+        package var store: String
+        package var host: String
+        package var port: Int
         /// PEM certificate chain and key; nil with `--plain-http`.
-        public var tls: (certificate: String, key: String)?
-        public var issuer: String
-        public var audience: String
+        package var tls: (certificate: String, key: String)?
+        package var issuer: String
+        package var audience: String
         /// The issuer's JWKS: a file, or an https:// URL (http:// from this machine only).
-        public var jwks: String
+        package var jwks: String
         /// How long a whole request (head and body) may take to arrive, from its first byte.
-        public var requestTimeout: Duration = .seconds(10)
+        package var requestTimeout: Duration = .seconds(10)
         /// A key set from a URL is fetched again, for a token naming a key it lacks, at most this often.
-        public var jwksRefetchInterval: Duration = .seconds(60)
+        package var jwksRefetchInterval: Duration = .seconds(60)
 
-        public init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
+        package init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
             self.store = store
             self.host = host
@@ -40,20 +41,20 @@ public struct RelayServer: Sendable {
         }
     }
 
-    public struct StartError: Error, CustomStringConvertible {
-        public let description: String
+    package struct StartError: Error, CustomStringConvertible {
+        package let description: String
     }
 
-    public let configuration: Configuration
-    public let logger: Logger
+    package let configuration: Configuration
+    package let logger: Logger
 
-    public init(configuration: Configuration, logger: Logger) {
+    package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
     /// Runs until SIGTERM or SIGINT; prints `listening on HOST:PORT` to stdout once it accepts connections.
-    public func run() async throws {
+    package func run() async throws {
         let identity = try await loadIdentity()
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)

@@ -1,6 +1,7 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 
 /// RELAY.md "Retention", as a pure function of one account's stored rows, its
 /// verified circle and its live candidates: which rows no device needs any more.

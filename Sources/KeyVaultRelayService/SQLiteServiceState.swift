@@ -1,8 +1,10 @@
 import Foundation
 import GRDB
+import KeyVaultSQLite
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 
 /// Nonces and candidacies in the relay's own SQLite file, beside its records
 /// (tables of their own, created if missing; the records' migrator is not touched).

@@ -1,7 +1,8 @@
 import Foundation
 import Logging
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 
 /// Each account's circle as the relay verified it, built from the account's
 /// stored `log` rows and kept with the cursor it was built to. Before each

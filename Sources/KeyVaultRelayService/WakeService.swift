@@ -1,4 +1,5 @@
-import KeyVaultStore
+import KeyVaultRelay
+import KeyVaultRelayStore
 import ServiceLifecycle
 
 /// Carries the store's wake-ups to the held reads of the accounts they name.

@@ -5,8 +5,8 @@ import Glibc
 /// A blocking TCP connection to 127.0.0.1, for the tests' and the bench's raw
 /// clients of a relay service (bytes no HTTP client library would send, or
 /// thousands of held connections).
-public enum LoopbackSocket {
-    public static func connect(port: Int) -> Result<Int32, SocketError> {
+package enum LoopbackSocket {
+    package static func connect(port: Int) -> Result<Int32, SocketError> {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return .failure(SocketError(call: "socket()", errno: errno)) }
         var address = sockaddr_in()
@@ -24,9 +24,9 @@ public enum LoopbackSocket {
         return .success(fd)
     }
 
-    public struct SocketError: Error, CustomStringConvertible {
-        public let call: String
-        public let errno: Int32
-        public var description: String { "\(call): errno \(errno)" }
+    package struct SocketError: Error, CustomStringConvertible {
+        package let call: String
+        package let errno: Int32
+        package var description: String { "\(call): errno \(errno)" }
     }
 }

@@ -1,19 +1,19 @@
-public import Foundation
+package import Foundation
 import JWTKit
 
 /// A local OpenID Connect issuer made by a test or the bench: an ES256 key, its
 /// JWKS in a file for `keyvault-relay --identity-jwks`, and ID tokens signed
 /// with it (or, to be refused, with what is wrong about them). Never shipped in
 /// the daemon or the relay: only tests and the bench link it.
-public struct TestIdentityIssuer: Sendable {
-    public static let issuer = "https://issuer.test.keyvault"
-    public static let audience = "app.keyvault.test"
+package struct TestIdentityIssuer: Sendable {
+    package static let issuer = "https://issuer.test.keyvault"
+    package static let audience = "app.keyvault.test"
     let keys: JWTKeyCollection
     /// Another key, in no JWKS: a token signed with it is wrongly signed.
     let stranger: JWTKeyCollection
-    public let jwksPath: String
+    package let jwksPath: String
     /// The key ID tokens are signed with now.
-    public var keyID = "test-key"
+    package var keyID = "test-key"
     /// Every key published so far, as JWKS entries.
     var published: [[String: String]] = []
 
@@ -27,7 +27,7 @@ public struct TestIdentityIssuer: Sendable {
         func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 
-    public static func make(in directory: String) async throws -> TestIdentityIssuer {
+    package static func make(in directory: String) async throws -> TestIdentityIssuer {
         let key = ES256PrivateKey()
         let keys = JWTKeyCollection()
         await keys.add(ecdsa: key, kid: "test-key")
@@ -44,7 +44,7 @@ public struct TestIdentityIssuer: Sendable {
 
     /// The issuer rotates its signing key: a new key named `keyID` is published beside
     /// the old ones (the key set file is rewritten), and tokens are signed with it.
-    public mutating func rotate(to keyID: String) async throws {
+    package mutating func rotate(to keyID: String) async throws {
         let key = ES256PrivateKey()
         guard let point = key.parameters else { throw IssuerError.noPublicKey }
         await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
@@ -58,13 +58,13 @@ public struct TestIdentityIssuer: Sendable {
     }
 
     /// `keyvault-relay`'s identity options for this issuer.
-    public var relayArguments: [String] {
+    package var relayArguments: [String] {
         ["--identity-issuer", Self.issuer, "--identity-audience", Self.audience, "--identity-jwks", jwksPath]
     }
 
     /// A token for `account` bound to `nonce`; each argument can be made wrong.
     /// `namingNoKey`: the header carries no `kid`.
-    public func token(account: String, nonce: String?, issuer: String = Self.issuer, audience: String = Self.audience,
+    package func token(account: String, nonce: String?, issuer: String = Self.issuer, audience: String = Self.audience,
                expiresIn: TimeInterval = 600, wronglySigned: Bool = false, namingNoKey: Bool = false) async throws -> String {
         let now = Date()
         let payload = IDToken(iss: .init(value: issuer), aud: .init(value: [audience]), sub: .init(value: account),

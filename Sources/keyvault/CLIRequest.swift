@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import KeyVault
 import KeyVaultClient
 import KeyVaultCrypto
 import KeyVaultProtocol

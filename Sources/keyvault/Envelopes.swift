@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import KeyVault
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
 
 /// `--aad`, shared by seal and open: an envelope opens only with the AAD it was sealed with.

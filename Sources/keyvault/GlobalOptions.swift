@@ -1,5 +1,6 @@
 import Foundation
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
 
 /// Options that, as in git, docker or systemctl, may come before the

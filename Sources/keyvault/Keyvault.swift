@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import KeyVault
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
 
 @main
@@ -42,7 +42,7 @@ struct SocketOptions: ParsableArguments {
     var socket: String?
 
     var path: String {
-        socket ?? ProcessInfo.processInfo.environment["KEYVAULT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? SocketPath.defaultPath
+        socket ?? ProcessInfo.processInfo.environment["KEYVAULT_SOCKET"].flatMap { $0.isEmpty ? nil : $0 } ?? DaemonSocket.defaultPath
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
 #endif
 

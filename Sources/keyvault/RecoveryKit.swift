@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import KeyVault
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
 
 struct Export: AsyncParsableCommand {

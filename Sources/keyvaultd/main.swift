@@ -2,8 +2,9 @@ import ArgumentParser
 import KeyVault
 import Logging
 import KeyVaultCrypto
+import KeyVaultClient
 import KeyVaultProtocol
-import KeyVaultStore
+
 
 @main
 struct Keyvaultd: AsyncParsableCommand {
@@ -51,7 +52,7 @@ struct Keyvaultd: AsyncParsableCommand {
         let logger = Logger(label: "keyvaultd")
         var configuration = DaemonConfiguration(
             dataDirectory: dataDirectory ?? DefaultPaths.dataDirectory,
-            socketPath: socket ?? SocketPath.defaultPath,
+            socketPath: socket ?? DaemonSocket.defaultPath,
             policyDirectory: policy)
         configuration.relays = relay
         configuration.relayCertificateAuthority = relayCA

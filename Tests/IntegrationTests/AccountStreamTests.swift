@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Per-account relay streams and the enrollment queue: a device reads only its
 /// own accounts, after its own cursor, and keeps what it needs in its vault;

@@ -3,7 +3,10 @@ import Foundation
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #endif
 
 /// A child process started with posix_spawn and reaped with a non-blocking

@@ -5,7 +5,10 @@ import KeyVaultClient
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #endif
 
 /// A real `keyvaultd` in a temporary folder: its own data directory, policy

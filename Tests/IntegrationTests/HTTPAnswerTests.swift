@@ -4,7 +4,10 @@ import Testing
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #endif
 
 /// Whatever bytes arrive, the answer keeps the API's rules: protocol errors

@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// `lock` must win over everything already in flight: a `whenUnlocked` key is
 /// never served by a locked account, whatever was being stored when it locked.

@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// A relay-service instance dies in the middle of a rotation drill; then
 /// PostgreSQL goes away in the middle of another and comes back.

@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// `tools/recover-vault.py` is an independent reading of docs/FORMAT.md
 /// (Python, sqlite3 and libsodium through ctypes): it must recover the keys a

@@ -4,7 +4,10 @@ import Synchronization
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// The same checks against every relay: the SQLite file and a real PostgreSQL
 /// server (KEYVAULT_TEST_POSTGRES, set by `make test` through

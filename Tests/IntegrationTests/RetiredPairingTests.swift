@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// docs/PAIRING.md, "Versions": a device that still pairs by version 1 (commit,
 /// challenge, reveal) files its request on an embedded relay file, which checks

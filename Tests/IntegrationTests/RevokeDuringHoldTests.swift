@@ -4,7 +4,10 @@ import Testing
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #endif
 
 /// A policy reload (SIGHUP) reaches the requests already held open: a waiting

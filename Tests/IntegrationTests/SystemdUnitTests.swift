@@ -4,7 +4,10 @@ import Testing
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 #endif
 
 /// `dist/keyvaultd.service`: systemd accepts it, it has the hardening the

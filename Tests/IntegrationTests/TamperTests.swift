@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// The test plays the untrusted relay: it injects, changes, replays and
 /// deletes records in the relay file. Each is refused and logged; no daemon

@@ -7,7 +7,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// The relays the multi-device suites run against: each test runs once per kind.
 /// `service`: two `keyvault-relay` instances on one PostgreSQL database, the
@@ -78,7 +81,7 @@ struct TestRelayStore: Sendable {
 
     /// The test's own connection to the store, to play the untrusted relay (or its operator).
     func open() async throws -> any Relay {
-        try await RelayAddress(parsing: storeAddress).open()
+        try await RelayAddress(parsing: storeAddress).openStore()
     }
 
     /// Everything the store holds, as bytes to scan: the SQLite files, or the

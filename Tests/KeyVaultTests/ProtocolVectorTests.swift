@@ -3,7 +3,10 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// docs/PROTOCOL.md's vectors, made by tools/protocol-vectors.py (Python and
 /// libsodium, written from the spec): the Swift encodings must match byte for

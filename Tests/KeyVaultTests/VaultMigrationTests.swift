@@ -4,7 +4,10 @@ import GRDB
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 @Suite("Vault migrations")
 struct VaultMigrationTests {

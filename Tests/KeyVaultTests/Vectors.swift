@@ -2,7 +2,10 @@ import Foundation
 import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 
 /// Loads a JSON test-vector file shipped in `vectors/`.
 enum Vectors {

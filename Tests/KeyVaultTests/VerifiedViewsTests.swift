@@ -3,7 +3,10 @@ import Logging
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+import KeyVaultRelayStore
 @testable import KeyVaultRelayService
 
 /// The relay service's cache of verified circles is bounded: past its capacity

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +6,9 @@ import Hummingbird
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Renders a contract answer: a JSON object with a `state` field, the HTTP
 /// status that state maps to, and `Retry-After` where the state calls for it.
@@ -55,8 +57,8 @@ struct StateBody: Encodable {
 
 /// RFC 3339 UTC with milliseconds, the contract's time format
 /// (`2026-11-21T23:46:44.706Z`). Formatted by hand: it is on the key-read path.
-public enum RFC3339 {
-    public static func string(from date: Date) -> String {
+package enum RFC3339 {
+    package static func string(from date: Date) -> String {
         let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
         var seconds = time_t(millis / 1000)
         var parts = tm()

@@ -4,7 +4,9 @@ import NIOCore
 import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Thrown into a request whose body had not arrived by its deadline, so it
 /// fails before it acts.

@@ -2,7 +2,9 @@ import NIOCore
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// The server's connections, bounded, and shared fairly between callers.
 ///

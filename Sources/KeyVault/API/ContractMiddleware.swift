@@ -4,7 +4,9 @@ import NIOCore
 import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// The outermost layer: reads the whole body (every route, within the
 /// limit), refuses browsers and unidentified callers before any routing, and

@@ -3,7 +3,9 @@ import Hummingbird
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
 /// `locked`, `unlocked`…), each `event: NAME` and one JSON `data:` line.

@@ -3,7 +3,9 @@ import Hummingbird
 import HTTPTypes
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Every route is registered with the permission it needs, so no handler can
 /// forget the policy check. Routes under `/v1/accounts/{user}` get the account

@@ -1,7 +1,9 @@
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// A request the daemon holds open: a waiting key read (`?wait=`) or an event
 /// stream. It is filed under its connection so that the connection's close,

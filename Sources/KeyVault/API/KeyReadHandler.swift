@@ -4,7 +4,9 @@ import Logging
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and

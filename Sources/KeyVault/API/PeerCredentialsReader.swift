@@ -4,7 +4,9 @@ import NIOCore
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 
 /// Reads the peer's credentials once, when the connection is accepted: the

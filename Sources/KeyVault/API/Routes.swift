@@ -3,7 +3,9 @@ import Hummingbird
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
 enum Routes {

@@ -1,7 +1,9 @@
 import Hummingbird
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now
 /// (connections, requests in progress, waiting reads, event streams, waiters

@@ -1,17 +1,19 @@
-public import Hummingbird
+package import Hummingbird
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// The request context: the connection it came on, who is calling (from the
 /// connection's peer credentials) and the body limit.
-public struct VaultRequestContext: RequestContext {
-    public var coreContext: CoreRequestContextStorage
-    public let peer: PeerCredentials?
+package struct VaultRequestContext: RequestContext {
+    package var coreContext: CoreRequestContextStorage
+    package let peer: PeerCredentials?
     /// Where a request the daemon holds open (a waiting read, an event stream) is filed.
     let connection: Connection
 
-    public init(source: ApplicationRequestContextSource) {
+    package init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         // A channel not set up by the server (none is) would have no credentials, and be refused.
         connection = ConnectionDirectory.shared.lookup(source.channel) ?? Connection()
@@ -19,6 +21,6 @@ public struct VaultRequestContext: RequestContext {
     }
 
     /// Request bodies are small JSON objects.
-    public var maxUploadSize: Int { Self.maxBodySize }
+    package var maxUploadSize: Int { Self.maxBodySize }
     static let maxBodySize = 64 * 1024
 }

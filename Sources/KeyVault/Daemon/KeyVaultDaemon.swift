@@ -1,30 +1,32 @@
 import CLinux
 import Foundation
-public import Logging
+package import Logging
 import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 
 /// What `keyvaultd` is started with.
-public struct DaemonConfiguration: Sendable {
-    public var dataDirectory: String
-    public var socketPath: String
+package struct DaemonConfiguration: Sendable {
+    package var dataDirectory: String
+    package var socketPath: String
     /// nil: the built-in default policy (the same as the shipped `policy/`).
-    public var policyDirectory: String?
+    package var policyDirectory: String?
     /// `--relay`: none for a device on its own; several name instances of one relay service.
-    public var relays: [String]
+    package var relays: [String]
     /// `--relay-ca`: a PEM certificate authority the relay service's certificate chains to.
-    public var relayCertificateAuthority: String?
+    package var relayCertificateAuthority: String?
     /// `--max-connections`: connections served at once.
-    public var maxConnections = 1024
+    package var maxConnections = 1024
     /// `--request-timeout`: a request must arrive whole this long after its first byte.
-    public var requestTimeout: Duration = .seconds(10)
+    package var requestTimeout: Duration = .seconds(10)
 
-    public init(dataDirectory: String, socketPath: String, policyDirectory: String?, relay: String? = nil) {
+    package init(dataDirectory: String, socketPath: String, policyDirectory: String?, relay: String? = nil) {
         self.dataDirectory = dataDirectory
         self.socketPath = socketPath
         self.policyDirectory = policyDirectory
@@ -34,8 +36,8 @@ public struct DaemonConfiguration: Sendable {
 
 /// The daemon's life: harden the process, load the policy and the vault,
 /// claim the socket, serve until SIGTERM, drain, remove the socket.
-public enum KeyVaultDaemon {
-    public static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
+package enum KeyVaultDaemon {
+    package static func run(_ configuration: DaemonConfiguration, logger: Logger) async throws {
         // Files and sockets this process creates are its own alone; no core
         // dump may carry a key.
         umask(0o077)

@@ -1,33 +1,35 @@
-public import Hummingbird
+package import Hummingbird
 import HummingbirdCore
-public import Logging
+package import Logging
 import NIOCore
 import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 import KeyVaultClient
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
 /// credentials read per connection, bounded connections, headers, bodies and
 /// request time, an idle timeout, and the contract middleware in front of
 /// every route.
-public enum KeyVaultServer {
-    public struct Options: Sendable {
-        public var socketPath: String
+package enum KeyVaultServer {
+    package struct Options: Sendable {
+        package var socketPath: String
         /// Closes connections idle between requests.
-        public var idleTimeout: Duration = .seconds(30)
+        package var idleTimeout: Duration = .seconds(30)
         /// A request must arrive whole (head and body) this long after its first byte, or the connection is closed.
-        public var requestTimeout: Duration = .seconds(10)
+        package var requestTimeout: Duration = .seconds(10)
         /// Connections served at once; see `ConnectionLimiter` for what happens past it.
-        public var maxConnections = 1024
+        package var maxConnections = 1024
         /// A bare `GET /hello` outside the policy, for `make bench` only; the daemon never sets it.
-        public var benchmarkHelloRoute = false
+        package var benchmarkHelloRoute = false
 
-        public init(socketPath: String) { self.socketPath = socketPath }
+        package init(socketPath: String) { self.socketPath = socketPath }
     }
 
-    public static func makeApplication(
+    package static func makeApplication(
         service: KeyVaultService, options: Options, logger: Logger,
         onRunning: @escaping @Sendable () async -> Void = {}
     ) -> some ApplicationProtocol {

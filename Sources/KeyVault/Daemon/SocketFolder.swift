@@ -11,15 +11,15 @@ import Glibc
 /// this user owns and nobody else can write, on a path no other user can
 /// change: each folder above it is owned by this user or root, and one that
 /// others may write (`/tmp`) is sticky, so they cannot rename what is in it.
-public enum SocketFolder {
-    public enum Problem: Error, CustomStringConvertible, Equatable {
+package enum SocketFolder {
+    package enum Problem: Error, CustomStringConvertible, Equatable {
         case cannotCreate(String, errno: Int32)
         case notAFolder(String)
         case foreignOwner(String, owner: UInt32, me: UInt32)
         case writableByOthers(String, mode: UInt32)
         case unsafeAncestor(String, owner: UInt32, mode: UInt32)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .cannotCreate(let path, let code):
                 return "cannot create the socket folder \(path): \(String(cString: strerror(code)))"
@@ -40,7 +40,7 @@ public enum SocketFolder {
 
     /// Makes the socket's folder (0700, or 0710 with `group` so its members reach
     /// the socket) if it is missing, then checks it and every folder above it.
-    public static func prepare(forSocket socketPath: String, group: UInt32?) throws {
+    package static func prepare(forSocket socketPath: String, group: UInt32?) throws {
         let folder = (socketPath as NSString).deletingLastPathComponent
         let path = folder.isEmpty ? "." : folder
         if mkdir(path, 0o700) == 0 {

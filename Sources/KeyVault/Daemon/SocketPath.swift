@@ -1,29 +1,23 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 import KeyVaultClient
 
 /// The socket file: its default place, the refusal to start over a live
 /// daemon, and its permissions once bound.
-public enum SocketPath {
-    /// `$XDG_RUNTIME_DIR/keyvaultd.sock`, else `/tmp/keyvaultd-UID/keyvaultd.sock`.
-    public static var defaultPath: String {
-        if let runtime = ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"], !runtime.isEmpty {
-            return runtime + "/keyvaultd.sock"
-        }
-        return "/tmp/keyvaultd-\(geteuid())/keyvaultd.sock"
-    }
-
-    public enum Problem: Error, CustomStringConvertible {
+package enum SocketPath {
+    package enum Problem: Error, CustomStringConvertible {
         case live(String)
         case notASocket(String)
         case tooLong(String)
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .live(let path): return "another keyvaultd is answering on \(path); stop it first or choose another --socket"
             case .notASocket(let path): return "\(path) exists and is not a socket; refusing to replace it"
@@ -33,7 +27,7 @@ public enum SocketPath {
     }
 
     /// Refuses a path a live daemon still answers on; removes a stale socket.
-    public static func claim(_ path: String) throws {
+    package static func claim(_ path: String) throws {
         guard path.utf8.count < 108 else { throw Problem.tooLong(path) }
         var info = stat()
         guard lstat(path, &info) == 0 else { return }
@@ -43,7 +37,7 @@ public enum SocketPath {
     }
 
     /// True when something accepts connections on the socket.
-    public static func isAnswering(_ path: String) -> Bool {
+    package static func isAnswering(_ path: String) -> Bool {
         guard case .success(let fd) = connect(path) else { return false }
         close(fd)
         return true
@@ -51,7 +45,7 @@ public enum SocketPath {
 
     /// A stream socket connected to `path`: its descriptor (the caller closes
     /// it), or the `errno` of the call that failed (nothing left open).
-    public static func connect(_ path: String) -> Result<Int32, POSIXError> {
+    package static func connect(_ path: String) -> Result<Int32, POSIXError> {
         do throws(UnixSocket.Failure) {
             return .success(try UnixSocket.connect(path, expectedUID: nil))
         } catch .cannotConnect(_, let code) {
@@ -62,7 +56,7 @@ public enum SocketPath {
     }
 
     /// 0600, or 0660 owned by the policy's group.
-    public static func restrict(_ path: String, group: UInt32?) {
+    package static func restrict(_ path: String, group: UInt32?) {
         if let group {
             _ = chown(path, uid_t.max, group)
             _ = chmod(path, 0o660)

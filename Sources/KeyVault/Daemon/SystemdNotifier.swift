@@ -3,12 +3,14 @@ import Foundation
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 
 /// `sd_notify` without libsystemd: one datagram to `$NOTIFY_SOCKET`.
-public enum SystemdNotifier {
-    public static func notify(_ message: String) {
+package enum SystemdNotifier {
+    package static func notify(_ message: String) {
         guard let path = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !path.isEmpty, path.utf8.count < 108 else { return }
         let fd = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
         guard fd >= 0 else { return }

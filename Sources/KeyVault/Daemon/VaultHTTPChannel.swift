@@ -6,7 +6,9 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Hummingbird's HTTP/1 child channel with keyvaultd's guard in the pipeline:
 ///

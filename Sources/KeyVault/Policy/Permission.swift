@@ -1,13 +1,15 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 /// What a caller may do. The names are the policy's vocabulary.
-public enum Permission: String, Sendable, CaseIterable, Comparable {
+package enum Permission: String, Sendable, CaseIterable, Comparable {
     case health, status
     case create, unlock, lock, passphrase
     case read, wait, subscribe, seal
     case enroll, approve, revoke, rotate
     case export, delete
 
-    public static func < (a: Permission, b: Permission) -> Bool { a.rawValue < b.rawValue }
+    package static func < (a: Permission, b: Permission) -> Bool { a.rawValue < b.rawValue }
 }

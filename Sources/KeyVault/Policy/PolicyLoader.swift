@@ -3,13 +3,15 @@ import Foundation
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 
 /// Reads a policy directory: every `*.toml` file in name order. Settings
 /// tables may appear once across all files; `[[rule]]`s add up.
-public enum PolicyLoader {
-    public static func load(directory: String, selfUID: UInt32) throws(PolicyError) -> Policy {
+package enum PolicyLoader {
+    package static func load(directory: String, selfUID: UInt32) throws(PolicyError) -> Policy {
         let names: [String]
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".toml") }.sorted()
@@ -29,7 +31,7 @@ public enum PolicyLoader {
     }
 
     /// One file's text, for tests and tools.
-    public static func parse(_ text: String, file: String, selfUID: UInt32) throws(PolicyError) -> Policy {
+    package static func parse(_ text: String, file: String, selfUID: UInt32) throws(PolicyError) -> Policy {
         var builder = PolicyBuilder(selfUID: selfUID)
         try builder.add(TOMLParser.parse(text, file: file), file: file)
         return try builder.build()

@@ -3,21 +3,23 @@ import Synchronization
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 #endif
 
 /// The policy in force, swapped whole on reload so a request sees one policy.
-public final class PolicyStore: Sendable {
+package final class PolicyStore: Sendable {
     private let state: Mutex<Policy>
     private let observers = Mutex<[@Sendable (Policy) -> Void]>([])
-    public let directory: String?
+    package let directory: String?
 
-    public init(policy: Policy, directory: String?) {
+    package init(policy: Policy, directory: String?) {
         self.state = Mutex(policy)
         self.directory = directory
     }
 
-    public var current: Policy { state.withLock { $0 } }
+    package var current: Policy { state.withLock { $0 } }
 
     /// Called after each reload that succeeds, with the policy now in force
     /// (the server re-checks the requests it holds open).
@@ -27,7 +29,7 @@ public final class PolicyStore: Sendable {
 
     /// Reloads from the directory; a bad policy throws and the old one stays.
     @discardableResult
-    public func reload() throws(PolicyError) -> Policy {
+    package func reload() throws(PolicyError) -> Policy {
         guard let directory else { return current }
         let policy = try PolicyLoader.load(directory: directory, selfUID: geteuid())
         state.withLock { $0 = policy }

@@ -1,6 +1,8 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 /// A strict parser for the TOML subset in `TOMLDocument`. Anything outside the
 /// subset is an error with its line, never silently skipped.
 struct TOMLParser {

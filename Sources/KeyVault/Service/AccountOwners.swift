@@ -1,7 +1,9 @@
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// One owner per account: every change to an account runs as one of its jobs,
 /// one at a time, in the order they were queued, each to its end (vault

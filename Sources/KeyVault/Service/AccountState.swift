@@ -1,7 +1,9 @@
 import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// What the daemon holds in memory for one account: the vault's facts, and
 /// while unlocked the KEK and the unwrapped keys. Locking drops the KEK and,

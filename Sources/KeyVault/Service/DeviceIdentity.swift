@@ -1,6 +1,8 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 /// This device's identity for one account: an Ed25519 key to sign and an
 /// X25519 key to receive sealed boxes. The device ID is a fingerprint of both
 /// public keys.

@@ -1,7 +1,9 @@
 import NIOPosix
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Argon2id takes its cost in time and memory; it runs on NIO's blocking
 /// thread pool (one thread per core) so it never stalls the event loops or the

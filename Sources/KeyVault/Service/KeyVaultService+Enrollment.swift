@@ -1,41 +1,43 @@
-public import Foundation
+package import Foundation
 import Logging
-public import KeyVaultCrypto
-public import KeyVaultProtocol
-import KeyVaultStore
+package import KeyVaultCrypto
+package import KeyVaultProtocol
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Enrollment: a new device asks to join (`enroll`), a trusted device lists
 /// the requests and approves one with the pairing code both screens show.
 extension KeyVaultService {
-    public struct EnrollmentTicket: Sendable {
-        public var deviceID: String
+    package struct EnrollmentTicket: Sendable {
+        package var deviceID: String
         /// The code the person types on a trusted device, shown at once (pairing version 2).
-        public var pairingCode: String?
-        public var since: Date
+        package var pairingCode: String?
+        package var since: Date
     }
 
-    public struct EnrollmentListing: Sendable, Codable {
-        public var deviceId: String
-        public var deviceName: String
-        public var requestedAt: Date
+    package struct EnrollmentListing: Sendable, Codable {
+        package var deviceId: String
+        package var deviceName: String
+        package var requestedAt: Date
         /// 2; 1 for a device that asked with the retired pairing version and must update first.
-        public var pairingVersion: Int
+        package var pairingVersion: Int
         /// What the person must do before this request can be approved (version 1 only).
-        public var problem: String?
+        package var problem: String?
     }
 
     static func retiredPairing(_ device: DeviceKeys) -> String {
         "device \(device.deviceID) (\(device.name)) asked to join with pairing version 1, which is retired: update keyvaultd on that device and enroll it again"
     }
 
-    public struct DeviceListing: Sendable, Codable {
-        public var deviceId: String
-        public var deviceName: String
-        public var status: String
-        public var lastSeen: Date?
-        public var generations: [Int]
+    package struct DeviceListing: Sendable, Codable {
+        package var deviceId: String
+        package var deviceName: String
+        package var status: String
+        package var lastSeen: Date?
+        package var generations: [Int]
         /// When the device acknowledged each generation it holds, by key ID.
-        public var acknowledged: [String: Date]
+        package var acknowledged: [String: Date]
     }
 
 
@@ -44,7 +46,7 @@ extension KeyVaultService {
     /// the pairing code at once (docs/PAIRING.md). Asking again while the
     /// exchange waits answers the same code; after it failed (or a restart
     /// ended it), asking again makes a new request with a new code.
-    public func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil) async throws -> EnrollmentTicket {
+    package func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await owners.run(id) {
             if let state = accounts.withLock({ $0[id] }) {
@@ -155,7 +157,7 @@ extension KeyVaultService {
     }
 
     /// Requests that this device may approve: live (not dismissed, not expired, not tried here).
-    public func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
+    package func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
         let current = state.enrollment.live(at: now(), lifetime: requestLifetime).map {
@@ -175,7 +177,7 @@ extension KeyVaultService {
     /// request's exchange with it, waits for the new device's confirmation, and
     /// only when it verifies approves exactly that device, authenticates the
     /// approval under the exchange's key, and delivers every live generation.
-    public func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
+    package func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
         let response = try await owners.run(id) { () async throws -> PairingResponse in
@@ -273,7 +275,7 @@ extension KeyVaultService {
 
     /// A person says a request to join is not theirs: it is no longer answered,
     /// listed or approvable here, across restarts.
-    public func dismissEnrollment(_ id: AccountID, deviceID: String) async throws {
+    package func dismissEnrollment(_ id: AccountID, deviceID: String) async throws {
         try await owners.run(id) {
             let state = try existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
@@ -285,7 +287,7 @@ extension KeyVaultService {
         }
     }
 
-    public func devices(_ id: AccountID) throws -> [DeviceListing] {
+    package func devices(_ id: AccountID) throws -> [DeviceListing] {
         let state = try existing(id)
         var out = state.circle.members.values.map { member in
             let id = member.keys.deviceID

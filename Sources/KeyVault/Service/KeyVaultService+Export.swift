@@ -1,51 +1,53 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
-public import KeyVaultProtocol
-import KeyVaultStore
+package import KeyVaultProtocol
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// `GET …/export`: everything this device stores about an account, as data a
 /// person can read, without key material (no keys, no wrapped blobs).
 extension KeyVaultService {
-    public struct AccountExport: Sendable, Encodable {
-        public struct Item: Sendable, Encodable {
-            public var itemClass, service, account, accessGroup, label, kind, accessibility: String
-            public var generation: Int
-            public var keyId: String
-            public var synchronizable: Bool
-            public var creationDate, modificationDate: Date
+    package struct AccountExport: Sendable, Encodable {
+        package struct Item: Sendable, Encodable {
+            package var itemClass, service, account, accessGroup, label, kind, accessibility: String
+            package var generation: Int
+            package var keyId: String
+            package var synchronizable: Bool
+            package var creationDate, modificationDate: Date
         }
 
-        public struct Generation: Sendable, Encodable {
-            public var generation: Int
-            public var keyId: String
-            public var createdAt: Date
-            public var state: String
-            public var current: Bool
-            public var heldHere: Bool
+        package struct Generation: Sendable, Encodable {
+            package var generation: Int
+            package var keyId: String
+            package var createdAt: Date
+            package var state: String
+            package var current: Bool
+            package var heldHere: Bool
         }
 
-        public struct Entry: Sendable, Encodable {
-            public var seq: UInt64
-            public var kind: String
-            public var signer: String
-            public var createdAt: Date
-            public var hash: String
-            public var subject: String?
+        package struct Entry: Sendable, Encodable {
+            package var seq: UInt64
+            package var kind: String
+            package var signer: String
+            package var createdAt: Date
+            package var hash: String
+            package var subject: String?
         }
 
-        public var account: String
-        public var deviceId: String
-        public var deviceName: String
-        public var createdAt: Date
-        public var accessibility: String
-        public var kdf: [String: UInt64]
-        public var items: [Item]
-        public var generations: [Generation]
-        public var devices: [DeviceListing]
-        public var circleLog: [Entry]
+        package var account: String
+        package var deviceId: String
+        package var deviceName: String
+        package var createdAt: Date
+        package var accessibility: String
+        package var kdf: [String: UInt64]
+        package var items: [Item]
+        package var generations: [Generation]
+        package var devices: [DeviceListing]
+        package var circleLog: [Entry]
     }
 
-    public func export(_ id: AccountID) throws -> AccountExport {
+    package func export(_ id: AccountID) throws -> AccountExport {
         let state = try existing(id)
         let current = state.currentKeyID
         let items = state.items.map { item in
@@ -84,7 +86,7 @@ extension KeyVaultService {
     /// Removes the account from this device. With `everywhere`, first appends a
     /// signed destroy entry: every device that verifies it shreds its keys and
     /// answers `destroyed`.
-    public func delete(_ id: AccountID, everywhere: Bool) async throws {
+    package func delete(_ id: AccountID, everywhere: Bool) async throws {
         try await owners.run(id) {
             let state = try existing(id)
             if everywhere {

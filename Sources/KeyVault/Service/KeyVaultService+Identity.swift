@@ -1,7 +1,9 @@
 import Foundation
 import KeyVaultCrypto
-public import KeyVaultProtocol
-import KeyVaultStore
+package import KeyVaultProtocol
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Accounts bound to a person's sign-in, with a relay service: creating an
 /// account or enrolling into one presents an OpenID Connect ID token whose
@@ -12,7 +14,7 @@ extension KeyVaultService {
     /// in: made from this device's identity for the account, which is made now
     /// if there is none (and kept, in memory, for the creation or enrollment
     /// that follows; a restart makes another).
-    public func identityNonce(_ id: AccountID) -> String {
+    package func identityNonce(_ id: AccountID) -> String {
         if let keys = accounts.withLock({ $0[id].map { ($0.record.signingPublicKey, $0.record.boxPublicKey) } }) {
             return IdentityNonce.of(signing: keys.0, box: keys.1)
         }

@@ -1,27 +1,29 @@
 import Foundation
 import Logging
 import KeyVaultCrypto
-public import KeyVaultProtocol
-import KeyVaultStore
+package import KeyVaultProtocol
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Rotation in two phases (distribute, then promote) and revocation.
 extension KeyVaultService {
-    public enum Promotion: String, Sendable {
+    package enum Promotion: String, Sendable {
         /// Current once every trusted device has acknowledged it, or at the policy's deadline.
         case afterAcks = "after-acks"
         /// Current at once.
         case now
     }
 
-    public struct RotationResult: Sendable, Codable {
-        public var generation: Int
-        public var keyId: String
-        public var promoted: Bool
-        public var devices: [String]
+    package struct RotationResult: Sendable, Codable {
+        package var generation: Int
+        package var keyId: String
+        package var promoted: Bool
+        package var devices: [String]
         /// The new generation is stored and served here, but has not reached
         /// the relay yet (`note` says why); it goes out once it can.
-        public var queued: Bool
-        public var note: String?
+        package var queued: Bool
+        package var note: String?
     }
 
     /// Announces a new generation, seals it to every trusted device, and
@@ -29,7 +31,7 @@ extension KeyVaultService {
     /// does not rotate from a stale view of the log it could have read. With the
     /// relay unreachable it rotates here and queues the rest (`queued`); if
     /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
-    public func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
+    package func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
         return try await owners.run(id) { try await rotateLocked(id, promotion: promotion) }
     }
@@ -167,7 +169,7 @@ extension KeyVaultService {
     /// The rotation a revoke owes is read from the log (`CircleState.revokeDebt`), not
     /// from memory: a crash between the two is paid at the next start or unlock, and
     /// revoking the same device again pays it at once.
-    public func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
+    package func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await owners.run(id) {
             await sync(id)
@@ -226,7 +228,7 @@ extension KeyVaultService {
 
     /// Runs until cancelled: rotates any account this device may rotate once its
     /// current key is older than the policy's maximum age.
-    public func rotateAgedKeys() async {
+    package func rotateAgedKeys() async {
         while !Task.isCancelled {
             let maxAge = policy.current.rotation.maxKeyAgeSeconds
             guard maxAge > 0 else {

@@ -1,18 +1,20 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import Synchronization
 import NIOPosix
-public import KeyVaultCrypto
-public import KeyVaultProtocol
-public import KeyVaultStore
+package import KeyVaultCrypto
+package import KeyVaultProtocol
+package import KeyVaultVault
+package import KeyVaultRelay
+package import KeyVaultRelayClient
 
 /// The daemon's core, below the HTTP layer: accounts, locking, and key
 /// availability. Every change to an account is a job of its owner
 /// (`AccountOwners`): one at a time, vault first, then memory. Reads are
 /// answered from the state the jobs publish, under a lock and without waiting.
-public final class KeyVaultService: Sendable {
+package final class KeyVaultService: Sendable {
     let vault: Vault
-    public let policy: PolicyStore
+    package let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
     /// Each account's state as its owner last published it. Read anywhere;
@@ -23,9 +25,9 @@ public final class KeyVaultService: Sendable {
     let pairings = PairingExchanges()
     /// nil: a device on its own, with no relay (no enrollment or propagation).
     let relay: (any Relay)?
-    public let hub = WaitingHub()
+    package let hub = WaitingHub()
     let relayHealth = Mutex(RelayHealth())
-    public var hasRelay: Bool { relay != nil }
+    package var hasRelay: Bool { relay != nil }
     /// With a relay service: what its requests are signed with, kept in step
     /// with each account's identity (`update`, `install`). nil otherwise.
     let relayCredentials: RelayCredentials?
@@ -33,7 +35,7 @@ public final class KeyVaultService: Sendable {
     /// taken by the creation or enrollment that follows. Memory only.
     let preparedIdentities = Mutex<[AccountID: DeviceIdentity]>([:])
 
-    public init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, relayCredentials: RelayCredentials? = nil,
+    package init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, relayCredentials: RelayCredentials? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
         self.vault = vault
         self.policy = policy
@@ -49,11 +51,11 @@ public final class KeyVaultService: Sendable {
     // MARK: Reads
 
     /// The hot path: no I/O, one lock.
-    public func availability(_ account: AccountID, _ selector: KeySelector) -> KeyAvailability? {
+    package func availability(_ account: AccountID, _ selector: KeySelector) -> KeyAvailability? {
         accounts.withLock { $0[account]?.availability(of: selector) }
     }
 
-    public func status() -> [AccountStatus] {
+    package func status() -> [AccountStatus] {
         // Sorted by ID without copying the states.
         accounts.withLock { states in states.keys.sorted().map { AccountStatus(states[$0]!) } }
     }
@@ -62,7 +64,7 @@ public final class KeyVaultService: Sendable {
 
     /// Genesis of an account on its first device: identity, generation 1, all
     /// wrapped under a KEK from the passphrase. The account starts unlocked.
-    public func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device",
+    package func createAccount(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String = "first device",
                               identityToken: String? = nil) async throws -> AccountStatus {
         try await found(id, passphrase: passphrase, accessibility: accessibility, deviceName: deviceName, restoring: nil, identityToken: identityToken)
     }
@@ -71,7 +73,7 @@ public final class KeyVaultService: Sendable {
     /// (no circle: it can found none, since its generations already exist).
     /// `authorize` is asked about the account the kit restores before any KDF work
     /// (the caller's policy scope); it throws to refuse.
-    public func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
+    package func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
                                   authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
         let named = try checkKitHeader(kit)
         try authorize(named)
@@ -92,7 +94,7 @@ public final class KeyVaultService: Sendable {
     }
 
     /// Writes a recovery kit of every generation this device holds, under `kitPassphrase`.
-    public func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> [UInt8] {
+    package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> [UInt8] {
         let state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
         let generations = state.knownGenerations.compactMap { g in
@@ -213,7 +215,7 @@ public final class KeyVaultService: Sendable {
         }
     }
 
-    public func unlock(_ id: AccountID, passphrase: SecureBytes) async throws {
+    package func unlock(_ id: AccountID, passphrase: SecureBytes) async throws {
         try await owners.run(id) {
             let state = try existing(id)
             let (kek, secrets) = try await verify(passphrase, for: state)
@@ -235,7 +237,7 @@ public final class KeyVaultService: Sendable {
         }
     }
 
-    public func lock(_ id: AccountID) async throws {
+    package func lock(_ id: AccountID) async throws {
         try await owners.run(id) {
             _ = try existing(id)
             let effects = update(id) { $0.lock() } ?? []
@@ -246,7 +248,7 @@ public final class KeyVaultService: Sendable {
 
     /// Re-wraps every secret under a KEK from the new passphrase, in one vault
     /// transaction. Leaves the account unlocked.
-    public func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
+    package func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
         try await owners.run(id) {
             let state = try existing(id)
             let (_, secrets) = try await verify(old, for: state)
@@ -392,13 +394,13 @@ public final class KeyVaultService: Sendable {
 }
 
 /// One account as `status` shows it.
-public struct AccountStatus: Sendable, Codable, Equatable {
-    public var account: String
-    public var deviceId: String
-    public var locked: Bool
-    public var accessibility: String
-    public var currentGeneration: Int
-    public var generations: Int
+package struct AccountStatus: Sendable, Codable, Equatable {
+    package var account: String
+    package var deviceId: String
+    package var locked: Bool
+    package var accessibility: String
+    package var currentGeneration: Int
+    package var generations: Int
 }
 
 extension AccountStatus {

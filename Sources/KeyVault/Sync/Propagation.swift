@@ -3,7 +3,9 @@ import Logging
 import ServiceLifecycle
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Propagation: reading the relay, verifying what it holds, taking in shares
 /// and acknowledging them. The relay is untrusted: every record is verified
@@ -13,7 +15,7 @@ extension KeyVaultService {
     /// the vault kept of the relay (`relay_notes`), and then only what is new
     /// after the account's own cursor is read; then one pass per wake-up that
     /// concerns one of this device's accounts.
-    public func propagate() async {
+    package func propagate() async {
         guard let relay else { return }
         let wakeups = relay.wakeups()
         for account in accountIDs { await replayNotes(account) }

@@ -1,8 +1,10 @@
-public import Foundation
+package import Foundation
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultStore
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// What this device owes the relay, and getting it there. A log entry is
 /// appended here first (verified, stored, served) and published after; while
@@ -253,7 +255,7 @@ extension KeyVaultService {
         }
     }
 
-    public var relayStatus: RelayStatus? {
+    package var relayStatus: RelayStatus? {
         guard let relay else { return nil }
         var health = relayHealth.withLock { $0 }
         // A relay that keeps connections knows of an outage before anything is sent.
@@ -316,25 +318,25 @@ struct RelayHealth: Sendable {
 /// What this device found missing on the relay: log entries it knows the
 /// relay held once (a relay file deleted and made anew, a store restored from
 /// an old backup), and whether it has published its copy of them again.
-public struct RelayBehind: Sendable, Codable, Equatable {
-    public var account: String
+package struct RelayBehind: Sendable, Codable, Equatable {
+    package var account: String
     /// The numbers of the missing log entries.
-    public var missingEntries: [Int]
-    public var since: Date
+    package var missingEntries: [Int]
+    package var since: Date
     /// This device published its copy of every missing entry again.
-    public var republished: Bool
+    package var republished: Bool
 }
 
 /// The relay as `status` shows it.
-public struct RelayStatus: Sendable, Codable, Equatable {
+package struct RelayStatus: Sendable, Codable, Equatable {
     /// `connecting` (not heard from yet), `reachable` or `unreachable`.
-    public var state: String
-    public var since: Date?
-    public var problem: String?
+    package var state: String
+    package var since: Date?
+    package var problem: String?
     /// Log entries, owed deliveries and records waiting for the relay.
-    public var queued: Int
+    package var queued: Int
     /// Accounts whose confirmed log entries the relay was found to lack (absent when none).
-    public var behind: [RelayBehind]?
+    package var behind: [RelayBehind]?
 }
 
 extension OutboxRecord {

@@ -3,14 +3,16 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import KeyVaultCrypto
-public import KeyVaultProtocol
-import KeyVaultStore
+package import KeyVaultProtocol
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
 
 /// Where key reads wait and event streams listen. A wake-up for an account
 /// resumes every waiter on it at once: one wake-up per change, not one poll
 /// per waiter. A waiter registers before it checks, so a change between its
 /// check and its wait is never lost.
-public final class WaitingHub: Sendable {
+package final class WaitingHub: Sendable {
     private enum Slot {
         case armed
         case waiting(CheckedContinuation<Void, Never>)
@@ -31,7 +33,7 @@ public final class WaitingHub: Sendable {
     /// wait that ends early (a wake-up, a client gone) runs nothing and searches nothing.
     private let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
 
-    public init() {
+    package init() {
         deadlines.onExpiry { [weak self] in self?.fire($0.account, $0.id) }
     }
 
@@ -105,7 +107,7 @@ public final class WaitingHub: Sendable {
     }
 
     /// The account's events until the stream is dropped.
-    public func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
+    package func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<AccountEvent>.makeStream(bufferingPolicy: .bufferingNewest(64))
         continuation.onTermination = { [weak self] _ in

@@ -1,21 +1,21 @@
 internal import COpenSSL
 
 /// AES-256-GCM through OpenSSL's EVP interface: 12-byte nonce, 16-byte tag.
-public enum AESGCM {
-    public static let nonceByteCount = 12
-    public static let tagByteCount = 16
+package enum AESGCM {
+    package static let nonceByteCount = 12
+    package static let tagByteCount = 16
 
-    public struct Sealed: Sendable, Equatable {
-        public var ciphertext: [UInt8]
-        public var tag: [UInt8]
+    package struct Sealed: Sendable, Equatable {
+        package var ciphertext: [UInt8]
+        package var tag: [UInt8]
 
-        public init(ciphertext: [UInt8], tag: [UInt8]) {
+        package init(ciphertext: [UInt8], tag: [UInt8]) {
             self.ciphertext = ciphertext
             self.tag = tag
         }
     }
 
-    public static func seal(_ plaintext: [UInt8], key: SecretKey, nonce: [UInt8], aad: [UInt8]) throws -> Sealed {
+    package static func seal(_ plaintext: [UInt8], key: SecretKey, nonce: [UInt8], aad: [UInt8]) throws -> Sealed {
         guard nonce.count == nonceByteCount else {
             throw CryptoError.wrongSize(what: "an AES-GCM nonce", expected: nonceByteCount, actual: nonce.count)
         }
@@ -43,7 +43,7 @@ public enum AESGCM {
     }
 
     /// Throws `authenticationFailed` when the tag does not match.
-    public static func open(_ sealed: Sealed, key: SecretKey, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
+    package static func open(_ sealed: Sealed, key: SecretKey, nonce: [UInt8], aad: [UInt8]) throws -> [UInt8] {
         guard nonce.count == nonceByteCount else {
             throw CryptoError.wrongSize(what: "an AES-GCM nonce", expected: nonceByteCount, actual: nonce.count)
         }

@@ -1,16 +1,16 @@
 extension CPace {
     /// Party A, who speaks first. Non-copyable: `finish` consumes it, so its
     /// scalar serves one run and a failed confirmation cannot be retried.
-    public struct Initiator: ~Copyable, Sendable {
+    package struct Initiator: ~Copyable, Sendable {
         private let scalar: Ristretto255.Scalar
         private let sessionID: [UInt8]
         /// `Ya, ADa`, to send to the responder.
-        public let message: Message
+        package let message: Message
 
         /// Computes `g`, a fresh `ya` and `Ya = ya·g` (§7.2). The password is
         /// not kept. Throws `identityElement` only if the generator derived
         /// from the inputs is the identity (negligible).
-        public init(inputs: Inputs, associatedData: [UInt8]) throws {
+        package init(inputs: Inputs, associatedData: [UInt8]) throws {
             try self.init(inputs: inputs, associatedData: associatedData, scalar: .random())
         }
 
@@ -28,17 +28,17 @@ extension CPace {
         }
 
         /// What the initiator ends with: the session key, and `Ta` to send.
-        public struct Finished: Sendable {
-            public let sessionKey: SessionKey
+        package struct Finished: Sendable {
+            package let sessionKey: SessionKey
             /// `Ta`, for the responder's `finish`.
-            public let confirmation: ConfirmationTag
+            package let confirmation: ConfirmationTag
         }
 
         /// Takes the responder's `Yb, ADb, Tb`: `K = scalar_mult_vfy(ya, Yb)`
         /// (throws `identityElement` for the identity), ISK over
         /// `transcript_ir`, then checks `Tb` in constant time (throws
         /// `confirmationFailed`) before it answers ISK and `Ta`.
-        public consuming func finish(_ response: Response) throws -> Finished {
+        package consuming func finish(_ response: Response) throws -> Finished {
             let k = try scalar.multiply(response.message.element)
             let transcript = Transcript.initiatorResponder.of(message.share, message.associatedData,
                                                               response.message.share, response.message.associatedData)

@@ -1,17 +1,17 @@
 extension CPace {
     /// Party B, who answers. Non-copyable: `finish` consumes it, and the
     /// session key leaves it only once the initiator's tag has verified.
-    public struct Responder: ~Copyable, Sendable {
+    package struct Responder: ~Copyable, Sendable {
         private let sessionKey: SessionKey
         private let expectedConfirmation: ConfirmationTag
         /// `Yb, ADb, Tb`, to send to the initiator.
-        public let response: Response
+        package let response: Response
 
         /// Takes the initiator's `Ya, ADa`: computes `g`, a fresh `yb`,
         /// `Yb = yb·g`, `K = scalar_mult_vfy(yb, Ya)` (throws
         /// `identityElement` for the identity), ISK over `transcript_ir`, and
         /// the tags of §10.4. The password is not kept.
-        public init(respondingTo message: Message, inputs: Inputs, associatedData: [UInt8]) throws {
+        package init(respondingTo message: Message, inputs: Inputs, associatedData: [UInt8]) throws {
             try self.init(respondingTo: message, inputs: inputs, associatedData: associatedData, scalar: .random())
         }
 
@@ -36,7 +36,7 @@ extension CPace {
 
         /// Takes the initiator's `Ta`: checks it in constant time (throws
         /// `confirmationFailed`) and only then answers ISK.
-        public consuming func finish(_ confirmation: ConfirmationTag) throws -> SessionKey {
+        package consuming func finish(_ confirmation: ConfirmationTag) throws -> SessionKey {
             guard expectedConfirmation.constantTimeEquals(confirmation) else { throw CPaceError.confirmationFailed }
             return sessionKey
         }

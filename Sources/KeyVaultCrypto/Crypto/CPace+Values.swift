@@ -5,15 +5,15 @@ extension CPace {
     /// printed. CI and sid are octet strings whose encoding the application
     /// fixes (§4.3); the draft recommends a unique sid per run (§10.9) and the
     /// parties' identities in CI, initiator first (§10.1.1).
-    public struct Inputs: Sendable {
+    package struct Inputs: Sendable {
         /// PRS.
         package let password: SecureBytes
         /// CI, the channel identifier: never sent, so it may hold identities.
-        public let channelID: [UInt8]
+        package let channelID: [UInt8]
         /// sid, the session identifier: public, unique per run where possible.
-        public let sessionID: [UInt8]
+        package let sessionID: [UInt8]
 
-        public init(password: SecureBytes, channelID: [UInt8] = [], sessionID: [UInt8] = []) {
+        package init(password: SecureBytes, channelID: [UInt8] = [], sessionID: [UInt8] = []) {
             self.password = password
             self.channelID = channelID
             self.sessionID = sessionID
@@ -22,17 +22,17 @@ extension CPace {
 
     /// One party's message: its share `Y` and its associated data `AD`, which
     /// travels in the clear and is authenticated by the run.
-    public struct Message: Sendable, Equatable {
+    package struct Message: Sendable, Equatable {
         package let element: Ristretto255.Element
-        public let associatedData: [UInt8]
+        package let associatedData: [UInt8]
 
         /// The share, `Ya` or `Yb`: a ristretto255 element, 32 bytes.
-        public var share: [UInt8] { element.rawRepresentation }
+        package var share: [UInt8] { element.rawRepresentation }
 
         /// Throws `CPaceError.invalidElement` unless `share` is the canonical
         /// encoding of a ristretto255 element. (The identity element passes
         /// here and is refused by the scalar multiplication that uses it.)
-        public init(share: [UInt8], associatedData: [UInt8]) throws {
+        package init(share: [UInt8], associatedData: [UInt8]) throws {
             self.element = try Ristretto255.Element(rawRepresentation: share)
             self.associatedData = associatedData
         }
@@ -44,11 +44,11 @@ extension CPace {
 
         /// `lv_cat(Y, AD)`: the bytes a confirmation tag covers (§10.4), and
         /// one way to send the message.
-        public var encoded: [UInt8] { CPace.lvCat(share, associatedData) }
+        package var encoded: [UInt8] { CPace.lvCat(share, associatedData) }
 
         /// Parses `lv_cat(Y, AD)`. Throws `malformedMessage` unless it is
         /// exactly two fields, then `invalidElement` unless `Y` is an element.
-        public init(encoded: [UInt8]) throws {
+        package init(encoded: [UInt8]) throws {
             guard let parts = CPace.lvSplit(encoded, count: 2) else { throw CPaceError.malformedMessage }
             try self.init(share: parts[0], associatedData: parts[1])
         }
@@ -56,11 +56,11 @@ extension CPace {
 
     /// A key-confirmation tag (HMAC-SHA-512, 64 bytes). Not `Equatable`: tags
     /// are compared only in constant time, inside this layer.
-    public struct ConfirmationTag: Sendable {
-        public let rawRepresentation: [UInt8]
+    package struct ConfirmationTag: Sendable {
+        package let rawRepresentation: [UInt8]
 
         /// Throws unless `raw` is exactly 64 bytes.
-        public init(rawRepresentation raw: [UInt8]) throws {
+        package init(rawRepresentation raw: [UInt8]) throws {
             guard raw.count == CPace.confirmationTagByteCount else {
                 throw CryptoError.wrongSize(what: "a CPace confirmation tag", expected: CPace.confirmationTagByteCount, actual: raw.count)
             }
@@ -78,11 +78,11 @@ extension CPace {
     }
 
     /// The responder's answer: its message and its confirmation tag `Tb`.
-    public struct Response: Sendable {
-        public let message: Message
-        public let confirmation: ConfirmationTag
+    package struct Response: Sendable {
+        package let message: Message
+        package let confirmation: ConfirmationTag
 
-        public init(message: Message, confirmation: ConfirmationTag) {
+        package init(message: Message, confirmation: ConfirmationTag) {
             self.message = message
             self.confirmation = confirmation
         }
@@ -90,7 +90,7 @@ extension CPace {
 
     /// ISK, the intermediate session key: 64 bytes in secure memory. The draft
     /// recommends passing it through a KDF before use (§4, §10.3).
-    public struct SessionKey: Sendable {
+    package struct SessionKey: Sendable {
         package let bytes: SecureBytes
 
         package init(bytes: SecureBytes) {
@@ -98,7 +98,7 @@ extension CPace {
             self.bytes = bytes
         }
 
-        public func constantTimeEquals(_ other: SessionKey) -> Bool {
+        package func constantTimeEquals(_ other: SessionKey) -> Bool {
             bytes.constantTimeEquals(other.bytes)
         }
     }

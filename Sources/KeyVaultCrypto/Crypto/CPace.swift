@@ -22,11 +22,11 @@
 ///
 /// The functions below are the draft's, named as it names them, so that its
 /// test vectors (Appendix A and B.3) can be checked one by one.
-public enum CPace {
+package enum CPace {
     /// The cipher suite, named as §5 names it.
-    public static let suite = "CPACE-RISTR255-SHA512"
+    package static let suite = "CPACE-RISTR255-SHA512"
     /// The specification this implementation and its test vectors follow.
-    public static let specification = "draft-irtf-cfrg-cpace-21"
+    package static let specification = "draft-irtf-cfrg-cpace-21"
 
     /// `G.DSI` of G_Ristretto255 (§8.3).
     package static let domainSeparator: [UInt8] = Array("CPaceRistretto255".utf8)
@@ -38,9 +38,9 @@ public enum CPace {
     package static let sessionIDOutputLabel: [UInt8] = Array("CPaceSidOutput".utf8)
 
     /// ISK is `H.hash(…)` at its default length, `H.b_in_bytes` = 64 for SHA-512.
-    public static let sessionKeyByteCount = SHA512.byteCount
+    package static let sessionKeyByteCount = SHA512.byteCount
     /// A key-confirmation tag is one HMAC-SHA-512 output.
-    public static let confirmationTagByteCount = HMACSHA512.byteCount
+    package static let confirmationTagByteCount = HMACSHA512.byteCount
 }
 
 // MARK: - String utilities (Appendix A.1, A.3)

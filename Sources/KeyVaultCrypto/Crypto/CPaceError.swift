@@ -1,6 +1,6 @@
 /// Why a CPace run (or one of its ristretto255 steps) was abandoned. Messages
 /// name the failure, never a value: not the password, not a share, not a key.
-public enum CPaceError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum CPaceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The peer's share is not the canonical encoding of a ristretto255
     /// element (RFC 9496 decode failed): `scalar_mult_vfy` answers `G.I`.
     case invalidElement
@@ -14,7 +14,7 @@ public enum CPaceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// channel or session identifier, or a message changed on the way.
     case confirmationFailed
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .invalidElement: return "the peer's share is not a valid ristretto255 element"
         case .identityElement: return "the peer's share gave the identity element"

@@ -1,5 +1,5 @@
 /// What the crypto layer throws. Messages name the failure, never a value.
-public enum CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
+package enum CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
     /// Bytes entering a sized type had the wrong length.
     case wrongSize(what: String, expected: Int, actual: Int)
     /// Authentication failed: wrong key, wrong AAD, or tampered bytes.
@@ -13,7 +13,7 @@ public enum CryptoError: Error, Equatable, Sendable, CustomStringConvertible {
     /// OpenSSL reported an error.
     case openSSL(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .wrongSize(let what, let expected, let actual):
             return "\(what) must be \(expected) bytes, got \(actual)"

@@ -2,8 +2,8 @@ internal import CSodium
 
 /// Hex and base64 through libsodium's constant-time codecs, so encoding a
 /// secret does not leak it through timing.
-public enum Hex {
-    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+package enum Hex {
+    package static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         if bytes.isEmpty { return "" }
         var out = [CChar](repeating: 0, count: bytes.count * 2 + 1)
         _ = sodium_bin2hex(&out, out.count, bytes.bindMemory(to: UInt8.self).baseAddress!, bytes.count)
@@ -11,12 +11,12 @@ public enum Hex {
         return String(decoding: out.dropLast().map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { encode($0) }
     }
 
     /// Lowercase or uppercase hex, no separators; nil on anything else.
-    public static func decode(_ string: String) -> [UInt8]? {
+    package static func decode(_ string: String) -> [UInt8]? {
         let utf8 = Array(string.utf8)
         guard utf8.count % 2 == 0 else { return nil }
         var out = [UInt8](repeating: 0, count: utf8.count / 2)
@@ -31,10 +31,10 @@ public enum Hex {
     }
 }
 
-public enum Base64 {
+package enum Base64 {
     private static var variant: Int32 { sodium_base64_VARIANT_ORIGINAL }
 
-    public static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
+    package static func encode(_ bytes: UnsafeRawBufferPointer) -> String {
         let length = sodium_base64_encoded_len(bytes.count, variant)
         var out = [CChar](repeating: 0, count: length)
         _ = sodium_bin2base64(&out, length, bytes.bindMemory(to: UInt8.self).baseAddress, bytes.count, variant)
@@ -42,12 +42,12 @@ public enum Base64 {
         return String(decoding: out.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         bytes.withUnsafeBytes { encode($0) }
     }
 
     /// Standard alphabet with padding; nil on anything else.
-    public static func decode(_ string: String) -> [UInt8]? {
+    package static func decode(_ string: String) -> [UInt8]? {
         let utf8 = Array(string.utf8)
         var out = [UInt8](repeating: 0, count: utf8.count / 4 * 3 + 3)
         var written = 0

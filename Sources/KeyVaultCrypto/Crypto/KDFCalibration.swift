@@ -3,19 +3,19 @@ import Foundation
 /// Measures Argon2id on this machine and proposes the cost that takes about
 /// a target time, as `cryptsetup benchmark` does for LUKS: memory first (the
 /// expensive resource for an attacker), then as many passes as time allows.
-public enum KDFCalibration {
-    public struct Measurement: Sendable {
-        public var parameters: KDFParameters
-        public var seconds: Double
+package enum KDFCalibration {
+    package struct Measurement: Sendable {
+        package var parameters: KDFParameters
+        package var seconds: Double
     }
 
-    public struct Proposal: Sendable {
-        public var parameters: KDFParameters
-        public var expectedSeconds: Double
-        public var measurements: [Measurement]
+    package struct Proposal: Sendable {
+        package var parameters: KDFParameters
+        package var expectedSeconds: Double
+        package var measurements: [Measurement]
     }
 
-    public static func measure(_ parameters: KDFParameters) throws -> Measurement {
+    package static func measure(_ parameters: KDFParameters) throws -> Measurement {
         let passphrase = SecureBytes(copying: Array("calibration".utf8))
         let salt = Random.bytes(KDFParameters.saltByteCount)
         let start = ContinuousClock.now
@@ -26,7 +26,7 @@ public enum KDFCalibration {
 
     /// Starts at `memoryMiB` and halves it (not below 64 MiB) while even one
     /// pass overshoots the target; then fits the passes (at most 10) to it.
-    public static func propose(targetSeconds: Double, memoryMiB: Int = 256) throws -> Proposal {
+    package static func propose(targetSeconds: Double, memoryMiB: Int = 256) throws -> Proposal {
         var measurements: [Measurement] = []
         var memory = memoryMiB
         while true {

@@ -2,8 +2,8 @@ internal import CSodium
 
 /// BLAKE2b over `label || 0x00 || parts…`, each part length-prefixed (u32 big
 /// endian), so distinct labels and part boundaries never collide.
-public enum LabeledHash {
-    public static func hash(label: String, parts: [[UInt8]], outputByteCount: Int = 32) -> [UInt8] {
+package enum LabeledHash {
+    package static func hash(label: String, parts: [[UInt8]], outputByteCount: Int = 32) -> [UInt8] {
         hash(label: label, parts: parts, secret: nil, outputByteCount: outputByteCount)
     }
 
@@ -48,7 +48,7 @@ public enum LabeledHash {
 
 extension SecretKey {
     /// A labelled BLAKE2b-128 of the key: identifies it, reveals nothing.
-    public func keyID(label: String) -> [UInt8] {
+    package func keyID(label: String) -> [UInt8] {
         LabeledHash.hash(label: label, parts: [], secret: bytes, outputByteCount: 16)
     }
 }

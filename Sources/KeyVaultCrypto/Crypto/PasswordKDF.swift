@@ -2,29 +2,29 @@ internal import CSodium
 
 /// Argon2id (libsodium's `crypto_pwhash` with `ALG_ARGON2ID13`, parallelism 1)
 /// turning a passphrase and a salt into a 32-byte KEK.
-public struct KDFParameters: Sendable, Equatable, Codable {
+package struct KDFParameters: Sendable, Equatable, Codable {
     /// Passes over memory (Argon2's t_cost).
-    public var opsLimit: UInt64
+    package var opsLimit: UInt64
     /// Memory in bytes (Argon2's m_cost is this divided by 1024).
-    public var memLimitBytes: UInt64
+    package var memLimitBytes: UInt64
 
-    public static let saltByteCount = 16
+    package static let saltByteCount = 16
 
-    public init(opsLimit: UInt64, memLimitBytes: UInt64) throws {
+    package init(opsLimit: UInt64, memLimitBytes: UInt64) throws {
         self.opsLimit = opsLimit
         self.memLimitBytes = memLimitBytes
         try validate()
     }
 
     /// libsodium's MODERATE: 3 passes over 256 MiB.
-    public static var moderate: KDFParameters {
+    package static var moderate: KDFParameters {
         Sodium.ensureReady()
         return try! KDFParameters(
             opsLimit: UInt64(crypto_pwhash_argon2id_opslimit_moderate()),
             memLimitBytes: UInt64(crypto_pwhash_argon2id_memlimit_moderate()))
     }
 
-    public func validate() throws {
+    package func validate() throws {
         Sodium.ensureReady()
         let opsMin = UInt64(crypto_pwhash_argon2id_opslimit_min())
         let memMin = UInt64(crypto_pwhash_argon2id_memlimit_min())
@@ -39,10 +39,10 @@ public struct KDFParameters: Sendable, Equatable, Codable {
     }
 }
 
-public enum PasswordKDF {
+package enum PasswordKDF {
     /// Derives the KEK. Costs what the parameters say in time and memory: run
     /// it off the event loop.
-    public static func deriveKey(passphrase: SecureBytes, salt: [UInt8], parameters: KDFParameters) throws -> SecretKey {
+    package static func deriveKey(passphrase: SecureBytes, salt: [UInt8], parameters: KDFParameters) throws -> SecretKey {
         try parameters.validate()
         guard salt.count == KDFParameters.saltByteCount else {
             throw CryptoError.wrongSize(what: "a KDF salt", expected: KDFParameters.saltByteCount, actual: salt.count)

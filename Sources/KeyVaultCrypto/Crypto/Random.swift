@@ -2,8 +2,8 @@ internal import CSodium
 
 /// Public random values (salts, nonces, request IDs). Secrets use
 /// `SecureBytes(randomCount:)` so they never sit in ordinary memory.
-public enum Random {
-    public static func bytes(_ count: Int) -> [UInt8] {
+package enum Random {
+    package static func bytes(_ count: Int) -> [UInt8] {
         Sodium.ensureReady()
         var out = [UInt8](repeating: 0, count: count)
         randombytes_buf(&out, count)
@@ -11,7 +11,7 @@ public enum Random {
     }
 
     /// A uniform value in 0..<upperBound.
-    public static func uniform(_ upperBound: UInt32) -> UInt32 {
+    package static func uniform(_ upperBound: UInt32) -> UInt32 {
         Sodium.ensureReady()
         return randombytes_uniform(upperBound)
     }

@@ -2,12 +2,12 @@ internal import CSodium
 
 /// SHA-512 (libsodium's `crypto_hash_sha512`): the hash of the CPace suite
 /// CPACE-RISTR255-SHA512, where the draft fixes the hash.
-public enum SHA512 {
-    public static let byteCount = 64
+package enum SHA512 {
+    package static let byteCount = 64
     /// The input block size, `H.s_in_bytes` in the CPace draft.
     package static let blockByteCount = 128
 
-    public static func hash(_ bytes: [UInt8]) -> [UInt8] {
+    package static func hash(_ bytes: [UInt8]) -> [UInt8] {
         Sodium.ensureReady()
         var out = [UInt8](repeating: 0, count: byteCount)
         _ = crypto_hash_sha512(&out, bytes, UInt64(bytes.count))

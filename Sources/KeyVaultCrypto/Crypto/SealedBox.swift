@@ -1,11 +1,11 @@
 internal import CSodium
 
 /// An X25519 public key that sealed boxes are addressed to.
-public struct BoxPublicKey: Sendable, Hashable {
-    public static let byteCount = 32
-    public let rawRepresentation: [UInt8]
+package struct BoxPublicKey: Sendable, Hashable {
+    package static let byteCount = 32
+    package let rawRepresentation: [UInt8]
 
-    public init(rawRepresentation raw: [UInt8]) throws {
+    package init(rawRepresentation raw: [UInt8]) throws {
         guard raw.count == Self.byteCount else {
             throw CryptoError.wrongSize(what: "an X25519 public key", expected: Self.byteCount, actual: raw.count)
         }
@@ -14,16 +14,16 @@ public struct BoxPublicKey: Sendable, Hashable {
 }
 
 /// An X25519 secret key in secure memory, which opens sealed boxes.
-public struct BoxSecretKey: Sendable {
-    public static let byteCount = 32
+package struct BoxSecretKey: Sendable {
+    package static let byteCount = 32
     package let secret: SecureBytes
-    public let publicKey: BoxPublicKey
+    package let publicKey: BoxPublicKey
 
-    public static func generate() -> BoxSecretKey {
+    package static func generate() -> BoxSecretKey {
         try! BoxSecretKey(secret: SecureBytes(randomCount: byteCount))
     }
 
-    public init(secret: SecureBytes) throws {
+    package init(secret: SecureBytes) throws {
         guard secret.count == Self.byteCount else {
             throw CryptoError.wrongSize(what: "an X25519 secret key", expected: Self.byteCount, actual: secret.count)
         }
@@ -39,10 +39,10 @@ public struct BoxSecretKey: Sendable {
 
 /// libsodium sealed boxes (`crypto_box_seal`): anonymous public-key encryption
 /// to one recipient, 48 bytes of overhead.
-public enum SealedBox {
-    public static var overhead: Int { Sodium.ensureReady(); return Int(crypto_box_sealbytes()) }
+package enum SealedBox {
+    package static var overhead: Int { Sodium.ensureReady(); return Int(crypto_box_sealbytes()) }
 
-    public static func seal(_ message: SecureBytes, to recipient: BoxPublicKey) -> [UInt8] {
+    package static func seal(_ message: SecureBytes, to recipient: BoxPublicKey) -> [UInt8] {
         message.withUnsafeBytes { seal(bytes: $0, to: recipient) }
     }
 
@@ -55,7 +55,7 @@ public enum SealedBox {
     }
 
     /// Throws `authenticationFailed` for the wrong key or any changed byte.
-    public static func open(_ sealed: [UInt8], with key: BoxSecretKey) throws -> SecureBytes {
+    package static func open(_ sealed: [UInt8], with key: BoxSecretKey) throws -> SecureBytes {
         let overhead = overhead
         guard sealed.count >= overhead else {
             throw CryptoError.wrongSize(what: "a sealed box", expected: overhead, actual: sealed.count)

@@ -1,10 +1,10 @@
 /// A 32-byte symmetric key (an account key generation, a KEK) in secure memory.
-public struct SecretKey: Sendable {
-    public static let byteCount = 32
+package struct SecretKey: Sendable {
+    package static let byteCount = 32
     package let bytes: SecureBytes
 
     /// Throws unless `raw` is exactly 32 bytes.
-    public init(rawRepresentation raw: some Collection<UInt8>) throws {
+    package init(rawRepresentation raw: some Collection<UInt8>) throws {
         guard raw.count == Self.byteCount else {
             throw CryptoError.wrongSize(what: "a key", expected: Self.byteCount, actual: raw.count)
         }
@@ -19,12 +19,12 @@ public struct SecretKey: Sendable {
     }
 
     /// A fresh key from the CSPRNG.
-    public static func generate() -> SecretKey {
+    package static func generate() -> SecretKey {
         // Size is fixed here, so the throwing initialiser cannot fail.
         try! SecretKey(secureBytes: SecureBytes(randomCount: byteCount))
     }
 
-    public func constantTimeEquals(_ other: SecretKey) -> Bool { bytes.constantTimeEquals(other.bytes) }
-    public func base64EncodedString() -> String { bytes.base64EncodedString() }
-    public func hexEncodedString() -> String { bytes.hexEncodedString() }
+    package func constantTimeEquals(_ other: SecretKey) -> Bool { bytes.constantTimeEquals(other.bytes) }
+    package func base64EncodedString() -> String { bytes.base64EncodedString() }
+    package func hexEncodedString() -> String { bytes.hexEncodedString() }
 }

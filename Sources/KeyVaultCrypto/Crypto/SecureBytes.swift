@@ -8,10 +8,10 @@ internal import CSodium
 /// The bytes are written only while the value is being built, inside this
 /// layer, so sharing the finished value across tasks is safe. No pointer to
 /// them leaves the crypto layer.
-public final class SecureBytes: @unchecked Sendable {
+package final class SecureBytes: @unchecked Sendable {
     private let slot: LockedPool.Slot
     private var pointer: UnsafeMutableRawPointer { slot.pointer }
-    public let count: Int
+    package let count: Int
 
     /// Zero-filled secure memory of `count` bytes.
     package init(zeroedCount count: Int) {
@@ -20,13 +20,13 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// `count` bytes from libsodium's CSPRNG.
-    public convenience init(randomCount count: Int) {
+    package convenience init(randomCount count: Int) {
         self.init(zeroedCount: count)
         randombytes_buf(pointer, count)
     }
 
     /// A copy of `bytes`. The caller remains responsible for the source.
-    public convenience init(copying bytes: some Collection<UInt8>) {
+    package convenience init(copying bytes: some Collection<UInt8>) {
         self.init(zeroedCount: bytes.count)
         let destination = UnsafeMutableRawBufferPointer(start: pointer, count: count)
         destination.copyBytes(from: bytes)
@@ -56,14 +56,14 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// Constant-time comparison.
-    public func constantTimeEquals(_ other: SecureBytes) -> Bool {
+    package func constantTimeEquals(_ other: SecureBytes) -> Bool {
         guard count == other.count else { return false }
         return withUnsafeBytes { a in other.withUnsafeBytes { b in ConstantTime.equal(a, b) } }
     }
 
     /// The standard base64 form, as a String (ordinary memory): for the CLI and
     /// tests. The daemon writes a released key with `writeBase64(into:)`.
-    public func base64EncodedString() -> String {
+    package func base64EncodedString() -> String {
         withUnsafeBytes { Base64.encode($0) }
     }
 
@@ -86,7 +86,7 @@ public final class SecureBytes: @unchecked Sendable {
     }
 
     /// Lowercase hex, for the CLI's `--raw hex`.
-    public func hexEncodedString() -> String {
+    package func hexEncodedString() -> String {
         withUnsafeBytes { Hex.encode($0) }
     }
 }

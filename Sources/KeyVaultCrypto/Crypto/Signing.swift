@@ -1,18 +1,18 @@
 internal import CSodium
 
 /// An Ed25519 public key: 32 bytes, checked at the edge.
-public struct SigningPublicKey: Sendable, Hashable {
-    public static let byteCount = 32
-    public let rawRepresentation: [UInt8]
+package struct SigningPublicKey: Sendable, Hashable {
+    package static let byteCount = 32
+    package let rawRepresentation: [UInt8]
 
-    public init(rawRepresentation raw: [UInt8]) throws {
+    package init(rawRepresentation raw: [UInt8]) throws {
         guard raw.count == Self.byteCount else {
             throw CryptoError.wrongSize(what: "an Ed25519 public key", expected: Self.byteCount, actual: raw.count)
         }
         self.rawRepresentation = raw
     }
 
-    public func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
+    package func isValidSignature(_ signature: [UInt8], for message: [UInt8]) -> Bool {
         guard signature.count == SigningKey.signatureByteCount else { return false }
         Sodium.ensureReady()
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), rawRepresentation) == 0
@@ -20,19 +20,19 @@ public struct SigningPublicKey: Sendable, Hashable {
 }
 
 /// An Ed25519 signing key, held as its 32-byte seed in secure memory.
-public struct SigningKey: Sendable {
-    public static let seedByteCount = 32
-    public static let signatureByteCount = 64
+package struct SigningKey: Sendable {
+    package static let seedByteCount = 32
+    package static let signatureByteCount = 64
     package let seed: SecureBytes
     /// The expanded 64-byte secret key libsodium signs with, also secure.
     package let expanded: SecureBytes
-    public let publicKey: SigningPublicKey
+    package let publicKey: SigningPublicKey
 
-    public static func generate() -> SigningKey {
+    package static func generate() -> SigningKey {
         try! SigningKey(seed: SecureBytes(randomCount: seedByteCount))
     }
 
-    public init(seed: SecureBytes) throws {
+    package init(seed: SecureBytes) throws {
         guard seed.count == Self.seedByteCount else {
             throw CryptoError.wrongSize(what: "an Ed25519 seed", expected: Self.seedByteCount, actual: seed.count)
         }
@@ -49,7 +49,7 @@ public struct SigningKey: Sendable {
         self.publicKey = try SigningPublicKey(rawRepresentation: publicBytes)
     }
 
-    public func signature(for message: [UInt8]) -> [UInt8] {
+    package func signature(for message: [UInt8]) -> [UInt8] {
         var signature = [UInt8](repeating: 0, count: Self.signatureByteCount)
         expanded.withUnsafeBytes { sk in
             _ = crypto_sign_detached(&signature, nil, message, UInt64(message.count),

@@ -6,8 +6,8 @@ import Glibc
 
 /// Best-effort zeroing of an ordinary buffer that held a caller's plaintext,
 /// so it does not linger in freed memory. (Copies Swift made are beyond reach.)
-public enum Wipe {
-    public static func bytes(_ buffer: inout [UInt8]) {
+package enum Wipe {
+    package static func bytes(_ buffer: inout [UInt8]) {
         buffer.withUnsafeMutableBytes { raw in
             if let base = raw.baseAddress { sodium_memzero(base, raw.count) }
         }

@@ -3,16 +3,16 @@ internal import CSodium
 /// XChaCha20-Poly1305 (IETF), the cipher that wraps every secret at rest.
 /// A sealed value is `nonce (24) || ciphertext || tag (16)`; the random
 /// 192-bit nonce makes reuse under one KEK negligible.
-public enum WrapCipher {
-    public static let nonceByteCount = 24
-    public static let tagByteCount = 16
+package enum WrapCipher {
+    package static let nonceByteCount = 24
+    package static let tagByteCount = 16
 
-    public static func seal(_ plaintext: SecureBytes, key: SecretKey, aad: [UInt8]) -> [UInt8] {
+    package static func seal(_ plaintext: SecureBytes, key: SecretKey, aad: [UInt8]) -> [UInt8] {
         seal(plaintext, key: key, aad: aad, nonce: Random.bytes(nonceByteCount))
     }
 
     /// With a caller's nonce: only for test vectors and the documented worked example.
-    public static func seal(_ plaintext: SecureBytes, key: SecretKey, aad: [UInt8], nonce: [UInt8]) -> [UInt8] {
+    package static func seal(_ plaintext: SecureBytes, key: SecretKey, aad: [UInt8], nonce: [UInt8]) -> [UInt8] {
         precondition(nonce.count == nonceByteCount, "XChaCha20 nonce must be 24 bytes")
         var out = nonce + [UInt8](repeating: 0, count: plaintext.count + tagByteCount)
         var written: UInt64 = 0
@@ -34,7 +34,7 @@ public enum WrapCipher {
 
     /// Opens into secure memory; throws `authenticationFailed` on a wrong key,
     /// wrong AAD or any changed byte.
-    public static func open(_ sealed: [UInt8], key: SecretKey, aad: [UInt8]) throws -> SecureBytes {
+    package static func open(_ sealed: [UInt8], key: SecretKey, aad: [UInt8]) throws -> SecureBytes {
         guard sealed.count >= nonceByteCount + tagByteCount else {
             throw CryptoError.wrongSize(what: "a wrapped value", expected: nonceByteCount + tagByteCount, actual: sealed.count)
         }

@@ -109,7 +109,7 @@ extension SignedEnvelope {
 
 /// Why a record from the relay was refused. The relay is untrusted: each of
 /// these is logged and the record is ignored.
-public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     case badSignature(String)
     case untrustedSigner(String)
@@ -118,7 +118,7 @@ public enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     case rollback(seq: UInt64)
     case invalid(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .malformed(let why): return "malformed record: \(why)"
         case .badSignature(let what): return "bad signature on \(what)"

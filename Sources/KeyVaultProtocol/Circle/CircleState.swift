@@ -1,89 +1,89 @@
-public import Foundation
-public import KeyVaultCrypto
+package import Foundation
+package import KeyVaultCrypto
 
 /// What an account's verified circle log says: who is trusted, who was
 /// revoked, which generations exist, and the head. A pure value: `apply`
 /// verifies one entry against the state before it and returns the state
 /// after it, or throws and leaves nothing changed.
-public struct CircleState: Sendable, Equatable {
-    public struct Member: Sendable, Equatable {
-        public var keys: DeviceKeys
-        public var joinedAt: UInt64
-        public var revoked: Bool
+package struct CircleState: Sendable, Equatable {
+    package struct Member: Sendable, Equatable {
+        package var keys: DeviceKeys
+        package var joinedAt: UInt64
+        package var revoked: Bool
     }
 
-    public struct Announced: Sendable, Equatable {
-        public var generation: Int
-        public var keyID: String
-        public var createdAt: Date
+    package struct Announced: Sendable, Equatable {
+        package var generation: Int
+        package var keyID: String
+        package var createdAt: Date
 
         /// Generation number, then key ID: the one order every device agrees on.
-        public func precedes(_ other: Announced) -> Bool { (generation, keyID) < (other.generation, other.keyID) }
+        package func precedes(_ other: Announced) -> Bool { (generation, keyID) < (other.generation, other.keyID) }
     }
 
-    public private(set) var account: AccountID
-    public private(set) var entries: [LogEntry] = []
-    public private(set) var members: [String: Member] = [:]
+    package private(set) var account: AccountID
+    package private(set) var entries: [LogEntry] = []
+    package private(set) var members: [String: Member] = [:]
     /// Announced generations, in the agreed order. Two devices that rotated
     /// while apart may announce the same number; key IDs never repeat.
-    public private(set) var generations: [Announced] = []
+    package private(set) var generations: [Announced] = []
     /// Key IDs promoted to current, in log order (genesis promotes generation 1).
-    public private(set) var promoted: [String] = []
+    package private(set) var promoted: [String] = []
     /// A destroy entry was verified: every key of the account is to be shredded.
-    public private(set) var destroyed = false
+    package private(set) var destroyed = false
 
-    public init(account: AccountID) { self.account = account }
+    package init(account: AccountID) { self.account = account }
 
     /// The state after the first `count` entries (each verified again).
-    public func prefix(_ count: Int) throws(ProtocolError) -> CircleState {
+    package func prefix(_ count: Int) throws(ProtocolError) -> CircleState {
         var out = CircleState(account: account)
         for entry in entries.prefix(count) { try out.apply(entry) }
         return out
     }
 
-    public var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
-    public var nextSeq: UInt64 { UInt64(entries.count) }
-    public var isEmpty: Bool { entries.isEmpty }
+    package var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
+    package var nextSeq: UInt64 { UInt64(entries.count) }
+    package var isEmpty: Bool { entries.isEmpty }
 
-    public func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
-    public var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
+    package func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
+    package var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
 
     /// The last promoted generation in the agreed order: every device that has
     /// verified the same entries agrees on it, whatever order they arrived in.
-    public var current: Announced? {
+    package var current: Announced? {
         generations.last { promoted.contains($0.keyID) }
     }
 
-    public var currentGeneration: Int? { current?.generation }
+    package var currentGeneration: Int? { current?.generation }
 
     /// The highest announced generation number (promoted or not).
-    public var latestGeneration: Int? { generations.last?.generation }
+    package var latestGeneration: Int? { generations.last?.generation }
 
     /// The last generation in the agreed order that carries `number`.
-    public func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
+    package func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
 
-    public func announced(keyID: String) -> Announced? { generations.first { $0.keyID == keyID } }
+    package func announced(keyID: String) -> Announced? { generations.first { $0.keyID == keyID } }
 
-    public func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
+    package func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
 
     /// The entry that would come next on this log's head, signed by `signer`.
-    public func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: String, at date: Date) -> LogEntry {
+    package func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: String, at date: Date) -> LogEntry {
         LogEntry.make(account: account, seq: nextSeq, previousHash: headHash, signer: signer, signerID: signerID, body: body, at: date)
     }
 
     /// Whether `hash` names a verified entry (the zero hash names none).
-    public func contains(hash: [UInt8]) -> Bool {
+    package func contains(hash: [UInt8]) -> Bool {
         entries.contains { $0.hash == hash }
     }
 
-    public func approval(of deviceID: String) -> LogEntry? {
+    package func approval(of deviceID: String) -> LogEntry? {
         entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
     }
 
     /// What a revoke still owes. The device a revoke removed held the key that
     /// was current then; until a generation announced after the revoke is current,
     /// it still does.
-    public enum RevokeDebt: Sendable, Equatable {
+    package enum RevokeDebt: Sendable, Equatable {
         /// No generation was announced after the revoke: rotate, and promote at once.
         case rotate(revoked: String)
         /// This device announced one after the revoke and has not promoted it: promote it now.
@@ -94,7 +94,7 @@ public struct CircleState: Sendable, Equatable {
     /// crash between the revoke and its rotation, or between announce and promote,
     /// leaves the debt where a restart finds it): nil once a generation announced
     /// after that revoke is current, or when `me` is no longer trusted.
-    public func revokeDebt(signedBy me: String) -> RevokeDebt? {
+    package func revokeDebt(signedBy me: String) -> RevokeDebt? {
         guard isTrusted(me), !destroyed,
               let revoke = entries.lastIndex(where: { if case .revoke = $0.body { $0.signer == me } else { false } }),
               case .revoke(let revoked) = entries[revoke].body else { return nil }
@@ -110,7 +110,7 @@ public struct CircleState: Sendable, Equatable {
 
     /// Verifies `entry` as the next one and applies it. An entry already
     /// verified (same seq, same hash) is a no-op; a different one is a fork.
-    public mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
+    package mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
         guard entry.account == account else { throw .invalid("an entry for another account") }
         if entry.seq < nextSeq {
             guard entries[Int(entry.seq)].hash == entry.hash else { throw .fork(seq: entry.seq) }

@@ -1,18 +1,18 @@
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 /// A device's public identity for one account.
-public struct DeviceKeys: Sendable, Equatable {
-    public var signing: SigningPublicKey
-    public var box: BoxPublicKey
-    public var name: String
+package struct DeviceKeys: Sendable, Equatable {
+    package var signing: SigningPublicKey
+    package var box: BoxPublicKey
+    package var name: String
 
-    public init(signing: SigningPublicKey, box: BoxPublicKey, name: String) {
+    package init(signing: SigningPublicKey, box: BoxPublicKey, name: String) {
         self.signing = signing
         self.box = box
         self.name = name
     }
 
     /// BLAKE2b-128 over both public keys under `Labels.deviceID`, in hex.
-    public var deviceID: String {
+    package var deviceID: String {
         Hex.encode(LabeledHash.hash(label: Labels.deviceID, parts: [signing.rawRepresentation, box.rawRepresentation], outputByteCount: 16))
     }
 

@@ -1,20 +1,20 @@
-public import Foundation
-public import KeyVaultCrypto
+package import Foundation
+package import KeyVaultCrypto
 
 /// A new device's request to join an account's circle, signed by the new
 /// device's own key (proving it holds it). Published to the relay. It commits
 /// to a pairing secret the device reveals only after a trusted device has
 /// answered with a challenge, so nobody can grind a look-alike request whose
 /// code matches (see `PairingCode`).
-public struct EnrollmentRequest: Sendable, Equatable {
-    public var account: AccountID
-    public var device: DeviceKeys
+package struct EnrollmentRequest: Sendable, Equatable {
+    package var account: AccountID
+    package var device: DeviceKeys
     /// `BLAKE2b-256("keyvault/v1/pairing-commit", secret)`.
-    public var commitment: [UInt8]
+    package var commitment: [UInt8]
     /// The circle head the new device saw: the pairing code binds to it.
-    public var headHash: [UInt8]
-    public var requestedAt: UInt64
-    public var signature: [UInt8]
+    package var headHash: [UInt8]
+    package var requestedAt: UInt64
+    package var signature: [UInt8]
 
     package static func signedBytes(account: AccountID, device: DeviceKeys, commitment: [UInt8], headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
         var w = FieldWriter()
@@ -28,19 +28,19 @@ public struct EnrollmentRequest: Sendable, Equatable {
     }
 
     /// `secret` is the device's pairing secret (32 random bytes), kept until it is revealed.
-    public static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: [UInt8], secret: [UInt8], at date: Date) -> EnrollmentRequest {
+    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: [UInt8], secret: [UInt8], at date: Date) -> EnrollmentRequest {
         let commitment = PairingCode.commitment(to: secret)
         let at = UInt64(date.timeIntervalSince1970 * 1000)
         let bytes = signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at)
         return EnrollmentRequest(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at, signature: signer.signature(for: bytes))
     }
 
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         SignedEnvelope.encode(Self.signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: requestedAt), signature)
     }
 
     /// Decodes and checks the self-signature.
-    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> EnrollmentRequest {
+    package static func decode(_ data: [UInt8]) throws(ProtocolError) -> EnrollmentRequest {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollRequest)
@@ -55,7 +55,7 @@ public struct EnrollmentRequest: Sendable, Equatable {
     }
 
     /// Identifies the request in the approval entry.
-    public var hash: [UInt8] { LabeledHash.hash(label: Labels.requestHash, parts: [encoded]) }
+    package var hash: [UInt8] { LabeledHash.hash(label: Labels.requestHash, parts: [encoded]) }
 
-    public var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
+    package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
 }

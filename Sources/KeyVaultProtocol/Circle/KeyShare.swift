@@ -1,21 +1,21 @@
-public import Foundation
+package import Foundation
 import Synchronization
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// One key generation on its way to one device: sign-then-seal. The payload
 /// (`u32be(header length) || header || key`) is signed by the sender, and
 /// `payload || signature` is sealed with `crypto_box_seal` to the recipient's
 /// X25519 key. Only the sealed bytes reach the relay.
-public struct KeyShare: Sendable {
-    public struct Header: Sendable, Equatable {
-        public var account: AccountID
-        public var generation: Int
-        public var keyID: String
-        public var createdAt: Date
-        public var sender: String
-        public var recipient: String
+package struct KeyShare: Sendable {
+    package struct Header: Sendable, Equatable {
+        package var account: AccountID
+        package var generation: Int
+        package var keyID: String
+        package var createdAt: Date
+        package var sender: String
+        package var recipient: String
 
-        public init(account: AccountID, generation: Int, keyID: String, createdAt: Date, sender: String, recipient: String) {
+        package init(account: AccountID, generation: Int, keyID: String, createdAt: Date, sender: String, recipient: String) {
             self.account = account
             self.generation = generation
             self.keyID = keyID
@@ -50,16 +50,16 @@ public struct KeyShare: Sendable {
         }
     }
 
-    public var header: Header
-    public var key: SecretKey
+    package var header: Header
+    package var key: SecretKey
 
-    public init(header: Header, key: SecretKey) {
+    package init(header: Header, key: SecretKey) {
         self.header = header
         self.key = key
     }
 
     /// Signs with the sender's key and seals to the recipient.
-    public func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
+    package func seal(signer: SigningKey, to recipient: BoxPublicKey) -> [UInt8] {
         let header = framedHeader
         return seal(framedHeader: header, signer: signer, to: recipient, using: SecureScratch(capacity: Self.plainLength(header)))
     }
@@ -89,7 +89,7 @@ public struct KeyShare: Sendable {
     /// Seals one key to many devices, spread over the machine's cores (a
     /// rotation delivers to every trusted device at once), each core reusing
     /// one locked buffer. Order is kept.
-    public static func sealAll(key: SecretKey, headers: [Header], recipients: [BoxPublicKey], signer: SigningKey) -> [[UInt8]] {
+    package static func sealAll(key: SecretKey, headers: [Header], recipients: [BoxPublicKey], signer: SigningKey) -> [[UInt8]] {
         precondition(headers.count == recipients.count)
         guard !headers.isEmpty else { return [] }
         let framed = headers.map { KeyShare(header: $0, key: key).framedHeader }
@@ -109,13 +109,13 @@ public struct KeyShare: Sendable {
     /// (an account ID of 128, two device IDs), the key, a signature and the box's 48.
     /// A locked device keeps shares unopened (it cannot open them yet): anything
     /// larger is not a share and is refused before it is kept.
-    public static let maxSealedByteCount = 1024
+    package static let maxSealedByteCount = 1024
     /// The smallest: the box's 48, a length, the key and a signature.
-    public static let minSealedByteCount = 48 + 4 + 32 + 64
+    package static let minSealedByteCount = 48 + 4 + 32 + 64
 
     /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
     /// Everything else (the sender was trusted, the key ID, the generation) is the caller's to check.
-    public static func open(_ sealed: [UInt8], with key: BoxSecretKey,
+    package static func open(_ sealed: [UInt8], with key: BoxSecretKey,
                             senderKey: (String) -> SigningPublicKey?) throws(ProtocolError) -> KeyShare {
         let plain: SecureBytes
         do { plain = try SealedBox.open(sealed, with: key) } catch { throw .malformed("the share does not open with this device's key") }
@@ -134,7 +134,7 @@ public struct KeyShare: Sendable {
     }
 
     /// PROTOCOL.md "Key share", rules 1 to 8: opens `sealed` as device `deviceID` (box key pair `key`) and checks it against that device's verified `circle`.
-    public static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: String, in circle: CircleState) throws(ProtocolError) -> KeyShare {
+    package static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: String, in circle: CircleState) throws(ProtocolError) -> KeyShare {
         // Rules 1 to 6: opens, lengths, header, a trusted sender, its signature, the key's ID.
         let share = try open(sealed, with: key) { sender in circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil }
         let header = share.header
@@ -149,13 +149,13 @@ public struct KeyShare: Sendable {
 }
 
 /// A device's signed receipt for a generation it now holds.
-public struct ShareAck: Sendable, Equatable {
-    public var account: AccountID
-    public var generation: Int
-    public var keyID: String
-    public var deviceID: String
-    public var receivedAt: UInt64
-    public var signature: [UInt8]
+package struct ShareAck: Sendable, Equatable {
+    package var account: AccountID
+    package var generation: Int
+    package var keyID: String
+    package var deviceID: String
+    package var receivedAt: UInt64
+    package var signature: [UInt8]
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -168,16 +168,16 @@ public struct ShareAck: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func make(account: AccountID, generation: Int, keyID: String, deviceID: String, signer: SigningKey, at date: Date) -> ShareAck {
+    package static func make(account: AccountID, generation: Int, keyID: String, deviceID: String, signer: SigningKey, at date: Date) -> ShareAck {
         var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
                            receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
         ack.signature = signer.signature(for: ack.signedBytes)
         return ack
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
-    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> ShareAck {
+    package static func decode(_ data: [UInt8]) throws(ProtocolError) -> ShareAck {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.ack)
@@ -190,7 +190,7 @@ public struct ShareAck: Sendable, Equatable {
         return ShareAck(account: account, generation: generation, keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
     }
 
-    public func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }
+    package func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }
 }
 
 /// Slots filled from concurrent iterations, each index written once.

@@ -1,10 +1,10 @@
-public import Foundation
-public import KeyVaultCrypto
+package import Foundation
+package import KeyVaultCrypto
 
 /// One entry of an account's circle log: numbered, chained to the entry
 /// before it by hash, and signed by a device the log already trusts.
-public struct LogEntry: Sendable, Equatable {
-    public enum Body: Sendable, Equatable {
+package struct LogEntry: Sendable, Equatable {
+    package enum Body: Sendable, Equatable {
         /// Entry 0: the first device, self-signed, and key generation 1.
         case genesis(device: DeviceKeys, generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
         /// A new device joins; names the enrollment request it answers.
@@ -30,15 +30,15 @@ public struct LogEntry: Sendable, Equatable {
         }
     }
 
-    public var account: AccountID
-    public var seq: UInt64
-    public var previousHash: [UInt8]
-    public var signer: String
-    public var createdAt: UInt64
-    public var body: Body
-    public var signature: [UInt8]
+    package var account: AccountID
+    package var seq: UInt64
+    package var previousHash: [UInt8]
+    package var signer: String
+    package var createdAt: UInt64
+    package var body: Body
+    package var signature: [UInt8]
 
-    public static let zeroHash = [UInt8](repeating: 0, count: 32)
+    package static let zeroHash = [UInt8](repeating: 0, count: 32)
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -73,20 +73,20 @@ public struct LogEntry: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: String, body: Body, at date: Date) -> LogEntry {
+    package static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: String, body: Body, at date: Date) -> LogEntry {
         var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
                              createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
         entry.signature = signer.signature(for: entry.signedBytes)
         return entry
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
-    public var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
+    package var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
 
     /// Decodes the structure only; `CircleState.apply` verifies it.
-    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
+    package static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.logEntry)

@@ -1,5 +1,5 @@
 import Foundation
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// The six digits a person reads on the new device and types on a trusted
 /// one. Commit, challenge, reveal: the request commits to the new device's
@@ -7,14 +7,14 @@ public import KeyVaultCrypto
 /// device reveal its secret and show the code. A relay that substitutes its
 /// own request had to commit before it saw the nonce, so it matches the code
 /// with probability 10⁻⁶, and five wrong codes cancel the request.
-public enum PairingCode {
-    public static func commitment(to secret: [UInt8]) -> [UInt8] {
+package enum PairingCode {
+    package static func commitment(to secret: [UInt8]) -> [UInt8] {
         LabeledHash.hash(label: Labels.pairingCommit, parts: [secret])
     }
 
     /// `BLAKE2b-128("keyvault/v1/pairing-code", request hash, challenge nonce, secret)`,
     /// first 8 bytes as u64be, mod 1,000,000, six digits.
-    public static func derive(requestHash: [UInt8], challenge: [UInt8], secret: [UInt8]) -> String {
+    package static func derive(requestHash: [UInt8], challenge: [UInt8], secret: [UInt8]) -> String {
         let digest = LabeledHash.hash(label: Labels.pairingCode, parts: [requestHash, challenge, secret], outputByteCount: 16)
         let number = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000
         let text = String(number)
@@ -23,12 +23,12 @@ public enum PairingCode {
 }
 
 /// A trusted device's answer to a request: a fresh nonce, signed.
-public struct EnrollmentChallenge: Sendable, Equatable {
-    public var account: AccountID
-    public var requestHash: [UInt8]
-    public var challenger: String
-    public var nonce: [UInt8]
-    public var signature: [UInt8]
+package struct EnrollmentChallenge: Sendable, Equatable {
+    package var account: AccountID
+    package var requestHash: [UInt8]
+    package var challenger: String
+    package var nonce: [UInt8]
+    package var signature: [UInt8]
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -40,18 +40,18 @@ public struct EnrollmentChallenge: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func make(request: EnrollmentRequest, challenger: String, signer: SigningKey) -> EnrollmentChallenge {
+    package static func make(request: EnrollmentRequest, challenger: String, signer: SigningKey) -> EnrollmentChallenge {
         var c = EnrollmentChallenge(account: request.account, requestHash: request.hash, challenger: challenger, nonce: Random.bytes(32), signature: [])
         c.signature = signer.signature(for: c.signedBytes)
         return c
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
-    public var hash: [UInt8] { LabeledHash.hash(label: Labels.enrollChallenge, parts: [encoded]) }
+    package var hash: [UInt8] { LabeledHash.hash(label: Labels.enrollChallenge, parts: [encoded]) }
 
     /// Decodes and checks the signature against the challenger's key, which the caller looks up in its circle.
-    public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> EnrollmentChallenge {
+    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> EnrollmentChallenge {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollChallenge)
@@ -65,7 +65,7 @@ public struct EnrollmentChallenge: Sendable, Equatable {
     }
 
     /// PROTOCOL.md "Enrollment challenge", every rule: decodes `data`, the challenger a trusted member of the receiver's verified `circle`, the account the circle's.
-    public static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> EnrollmentChallenge {
+    package static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> EnrollmentChallenge {
         let challenge = try decode(data) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
         guard challenge.account == circle.account else { throw .invalid("a challenge for another account") }
         return challenge
@@ -73,12 +73,12 @@ public struct EnrollmentChallenge: Sendable, Equatable {
 }
 
 /// The new device's reveal of its pairing secret, bound to the challenge it answers.
-public struct EnrollmentReveal: Sendable, Equatable {
-    public var account: AccountID
-    public var requestHash: [UInt8]
-    public var challengeHash: [UInt8]
-    public var secret: [UInt8]
-    public var signature: [UInt8]
+package struct EnrollmentReveal: Sendable, Equatable {
+    package var account: AccountID
+    package var requestHash: [UInt8]
+    package var challengeHash: [UInt8]
+    package var secret: [UInt8]
+    package var signature: [UInt8]
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -90,16 +90,16 @@ public struct EnrollmentReveal: Sendable, Equatable {
         return w.bytes
     }
 
-    public static func make(request: EnrollmentRequest, challenge: EnrollmentChallenge, secret: [UInt8], signer: SigningKey) -> EnrollmentReveal {
+    package static func make(request: EnrollmentRequest, challenge: EnrollmentChallenge, secret: [UInt8], signer: SigningKey) -> EnrollmentReveal {
         var r = EnrollmentReveal(account: request.account, requestHash: request.hash, challengeHash: challenge.hash, secret: secret, signature: [])
         r.signature = signer.signature(for: r.signedBytes)
         return r
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// Decodes; checks the signature by the requesting device and the secret against its commitment.
-    public static func decode(_ data: [UInt8], request: EnrollmentRequest) throws(ProtocolError) -> EnrollmentReveal {
+    package static func decode(_ data: [UInt8], request: EnrollmentRequest) throws(ProtocolError) -> EnrollmentReveal {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollReveal)
@@ -116,7 +116,7 @@ public struct EnrollmentReveal: Sendable, Equatable {
     }
 
     /// PROTOCOL.md "Enrollment reveal", every rule: `decode(_:request:)`, then `challengeAccepted(challenge hash)` must say the receiver accepted that challenge.
-    public static func accept(_ data: [UInt8], for request: EnrollmentRequest, challengeAccepted: ([UInt8]) -> Bool) throws(ProtocolError) -> EnrollmentReveal {
+    package static func accept(_ data: [UInt8], for request: EnrollmentRequest, challengeAccepted: ([UInt8]) -> Bool) throws(ProtocolError) -> EnrollmentReveal {
         let reveal = try decode(data, request: request)
         guard challengeAccepted(reveal.challengeHash) else { throw .invalid("a reveal for a challenge no trusted device made") }
         return reveal

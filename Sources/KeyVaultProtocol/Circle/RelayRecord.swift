@@ -4,20 +4,20 @@ import KeyVaultCrypto
 /// What may cross to the relay, by type: public device requests, signed log
 /// entries, sealed shares and signed acknowledgements. Each is built from an
 /// encoded protocol record; none can hold a `SecretKey` or `SecureBytes`.
-public struct RelayRecord: Sendable, Equatable {
-    public enum Kind: String, Sendable {
+package struct RelayRecord: Sendable, Equatable {
+    package enum Kind: String, Sendable {
         case request, challenge, reveal, log, share, ack
     }
 
-    public var kind: Kind
-    public var account: AccountID
+    package var kind: Kind
+    package var account: AccountID
     /// The device a share is sealed to.
-    public var recipient: String?
+    package var recipient: String?
     /// A log entry's sequence number (the relay keeps one entry per number).
-    public var logSeq: UInt64?
-    public var body: [UInt8]
+    package var logSeq: UInt64?
+    package var body: [UInt8]
 
-    public init(kind: Kind, account: AccountID, recipient: String?, logSeq: UInt64?, body: [UInt8]) {
+    package init(kind: Kind, account: AccountID, recipient: String?, logSeq: UInt64?, body: [UInt8]) {
         self.kind = kind
         self.account = account
         self.recipient = recipient
@@ -25,66 +25,66 @@ public struct RelayRecord: Sendable, Equatable {
         self.body = body
     }
 
-    public static func request(_ request: EnrollmentRequest) -> RelayRecord {
+    package static func request(_ request: EnrollmentRequest) -> RelayRecord {
         RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
     }
 
-    public static func challenge(_ challenge: EnrollmentChallenge) -> RelayRecord {
+    package static func challenge(_ challenge: EnrollmentChallenge) -> RelayRecord {
         RelayRecord(kind: .challenge, account: challenge.account, recipient: nil, logSeq: nil, body: challenge.encoded)
     }
 
-    public static func reveal(_ reveal: EnrollmentReveal) -> RelayRecord {
+    package static func reveal(_ reveal: EnrollmentReveal) -> RelayRecord {
         RelayRecord(kind: .reveal, account: reveal.account, recipient: nil, logSeq: nil, body: reveal.encoded)
     }
 
     /// Pairing version 2 (docs/PAIRING.md) travels in the same kinds of row: the request in
     /// `request`, the member's response and approval in `challenge`, the new device's confirmation in `reveal`.
-    public static func request(_ request: PairingRequest) -> RelayRecord {
+    package static func request(_ request: PairingRequest) -> RelayRecord {
         RelayRecord(kind: .request, account: request.account, recipient: nil, logSeq: nil, body: request.encoded)
     }
 
-    public static func challenge(_ response: PairingResponse) -> RelayRecord {
+    package static func challenge(_ response: PairingResponse) -> RelayRecord {
         RelayRecord(kind: .challenge, account: response.account, recipient: nil, logSeq: nil, body: response.encoded)
     }
 
-    public static func challenge(_ approval: PairingApproval) -> RelayRecord {
+    package static func challenge(_ approval: PairingApproval) -> RelayRecord {
         RelayRecord(kind: .challenge, account: approval.account, recipient: nil, logSeq: nil, body: approval.encoded)
     }
 
-    public static func reveal(_ confirmation: PairingConfirmation) -> RelayRecord {
+    package static func reveal(_ confirmation: PairingConfirmation) -> RelayRecord {
         RelayRecord(kind: .reveal, account: confirmation.account, recipient: nil, logSeq: nil, body: confirmation.encoded)
     }
 
-    public static func log(_ entry: LogEntry) -> RelayRecord {
+    package static func log(_ entry: LogEntry) -> RelayRecord {
         RelayRecord(kind: .log, account: entry.account, recipient: nil, logSeq: entry.seq, body: entry.encoded)
     }
 
     /// No record of the protocol comes near this (the largest, an approve entry or a
     /// pairing record, is a few KiB): a relay row past it is not read into memory.
-    public static let maxBodyByteCount = 64 * 1024
+    package static let maxBodyByteCount = 64 * 1024
 
     /// `sealed` is the output of `KeyShare.seal`: only ciphertext.
-    public static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
+    package static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
         RelayRecord(kind: .share, account: account, recipient: recipient, logSeq: nil, body: sealed)
     }
 
-    public static func ack(_ ack: ShareAck) -> RelayRecord {
+    package static func ack(_ ack: ShareAck) -> RelayRecord {
         RelayRecord(kind: .ack, account: ack.account, recipient: nil, logSeq: nil, body: ack.encoded)
     }
 }
 
 /// A record as the relay stored it, with its place in the relay's order.
-public struct RelayRow: Sendable, Equatable {
-    public var cursor: Int64
-    public var record: RelayRecord
+package struct RelayRow: Sendable, Equatable {
+    package var cursor: Int64
+    package var record: RelayRecord
 
-    public init(cursor: Int64, record: RelayRecord) {
+    package init(cursor: Int64, record: RelayRecord) {
         self.cursor = cursor
         self.record = record
     }
 }
 
-public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another device appended a log entry with that number first.
     case logSeqTaken(UInt64)
     case unreachable(String)
@@ -99,14 +99,14 @@ public enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     case needsUnlock
 
     /// Whether the relay answered (an outage is the other failures).
-    public var isAnswer: Bool {
+    package var isAnswer: Bool {
         switch self {
         case .logSeqTaken, .identity, .refused, .needsUnlock: return true
         case .unreachable, .badAddress: return false
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .logSeqTaken(let seq): return "log entry \(seq) was taken by another device"
         case .unreachable(let why): return "the relay is unreachable: \(why)"

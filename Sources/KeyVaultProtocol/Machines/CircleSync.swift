@@ -1,39 +1,39 @@
 import Foundation
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// Circle sync, decided without I/O: entries read from the relay are verified
 /// against this device's log; one that takes the number of an entry this
 /// device appended but the relay does not hold yet rebases this device's
 /// entries after it (signed anew). The owner persists the outcome, vault
 /// first, then publishes it and performs the rest.
-public enum CircleSync {
-    public struct Outcome: Sendable {
+package enum CircleSync {
+    package struct Outcome: Sendable {
         /// The log after the entries.
-        public var circle: CircleState
+        package var circle: CircleState
         /// How many leading entries the relay is known to hold.
-        public var confirmed: Int
+        package var confirmed: Int
         /// Entries this log did not have.
-        public var accepted: [LogEntry]
+        package var accepted: [LogEntry]
         /// This device's own entries were rebased: the stored log is rewritten from this number.
-        public var rewrittenFrom: UInt64?
+        package var rewrittenFrom: UInt64?
         /// This device's queued entries that another device's had made moot (dropped in the rebase).
-        public var dropped: [LogEntry.Body]
+        package var dropped: [LogEntry.Body]
         /// What waiting reads and event streams hear.
-        public var events: [AccountEvent]
+        package var events: [AccountEvent]
         /// A destroy entry was accepted: every key is to be shredded.
-        public var destroyed: Bool
+        package var destroyed: Bool
         /// This device is trusted now and was not before.
-        public var joined: Bool
+        package var joined: Bool
 
         /// Nothing to persist.
-        public var isEmpty: Bool { accepted.isEmpty && rewrittenFrom == nil }
+        package var isEmpty: Bool { accepted.isEmpty && rewrittenFrom == nil }
     }
 
     /// Applies `entries` to `circle`. `confirmed` leading entries are on the
     /// relay; the rest are this device's (`me`), re-signed with `signer` if a
     /// rebase needs them (nil: locked, and a rebase throws until the unlock).
     /// Throws the first entry's refusal; then nothing is adopted.
-    public static func adopt(_ entries: [LogEntry], into circle: CircleState, confirmed: Int, me: String,
+    package static func adopt(_ entries: [LogEntry], into circle: CircleState, confirmed: Int, me: String,
                              signer: SigningKey?) throws(ProtocolError) -> Outcome {
         let wasMember = circle.isTrusted(me)
         var out = Outcome(circle: circle, confirmed: confirmed, accepted: [], rewrittenFrom: nil, dropped: [], events: [], destroyed: false, joined: false)

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 package import KeyVaultCrypto
 
 /// Enrollment on one device under pairing version 2 (docs/PAIRING.md),
@@ -8,9 +8,9 @@ package import KeyVaultCrypto
 /// confirmations that come back. The CPace states themselves (non-copyable)
 /// are kept by the account's owner beside this value; the session key, once
 /// there is one, is kept here.
-public struct Enrollment: Sendable {
+package struct Enrollment: Sendable {
     /// Where this device's own exchange stands.
-    public enum Progress: Sendable, Equatable {
+    package enum Progress: Sendable, Equatable {
         /// The code is shown; the first response to the request is awaited.
         case awaitingResponse
         /// `Tb` verified and `Ta` sent: the approval is awaited.
@@ -23,7 +23,7 @@ public struct Enrollment: Sendable {
     }
 
     /// What a person's typed code may lead to on a trusted device.
-    public enum Answer: Sendable {
+    package enum Answer: Sendable {
         /// No live request from that device here (never came, expired, dismissed).
         case unknown
         /// This request's code was tried here already: one exchange per code.
@@ -36,29 +36,29 @@ public struct Enrollment: Sendable {
     /// A request under pairing version 1 (commit, challenge, reveal): never
     /// answered, but listed, so the person learns on this device that the new
     /// one must update keyvaultd (over an embedded relay nothing else tells it).
-    public struct RetiredRequest: Sendable, Equatable {
-        public var device: DeviceKeys
-        public var requestedAt: Date
+    package struct RetiredRequest: Sendable, Equatable {
+        package var device: DeviceKeys
+        package var requestedAt: Date
     }
 
     // The new device's side.
     /// This device's own request, while it joins.
-    public private(set) var ownRequest: PairingRequest?
+    package private(set) var ownRequest: PairingRequest?
     /// Set while this device joins (its request is in the vault), even if the request is gone from memory.
-    public private(set) var isJoining: Bool
-    public private(set) var joiningSince: Date
-    public private(set) var progress: Progress
+    package private(set) var isJoining: Bool
+    package private(set) var joiningSince: Date
+    package private(set) var progress: Progress
     /// The code this device shows, in memory only.
-    public private(set) var pairingCode: String?
+    package private(set) var pairingCode: String?
     private var sessionKey: CPace.SessionKey?
     private var approvals: [PairingApproval] = []
 
     // The trusted device's side.
     /// Requests from new devices, by device ID.
-    public private(set) var requests: [String: PairingRequest] = [:]
+    package private(set) var requests: [String: PairingRequest] = [:]
     /// When this device first received each request: its own clock.
     private var firstSeen: [String: Date] = [:]
-    public private(set) var dismissed: Set<String>
+    package private(set) var dismissed: Set<String>
     /// Requests (by hash) this device has answered: each gets one exchange.
     private var responded: Set<[UInt8]> = []
     /// Confirmations read, by the hash of the response they answer.
@@ -68,7 +68,7 @@ public struct Enrollment: Sendable {
 
     /// `joining`: the vault holds this device's request (`ownRequest` when it still decodes
     /// as version 2), and the exchange, held in memory only, ended with the last start.
-    public init(joining: Bool = false, ownRequest: PairingRequest? = nil, since: Date = Date(timeIntervalSince1970: 0),
+    package init(joining: Bool = false, ownRequest: PairingRequest? = nil, since: Date = Date(timeIntervalSince1970: 0),
                 dismissed: Set<String> = []) {
         self.isJoining = joining
         self.ownRequest = ownRequest
@@ -80,7 +80,7 @@ public struct Enrollment: Sendable {
     // MARK: The new device
 
     /// A new request was made (and stored): its code is shown until the exchange ends.
-    public mutating func requested(_ request: PairingRequest, code: String) {
+    package mutating func requested(_ request: PairingRequest, code: String) {
         ownRequest = request
         isJoining = true
         joiningSince = request.requestedDate
@@ -91,13 +91,13 @@ public struct Enrollment: Sendable {
     }
 
     /// Whether `response` (accepted under the circle) is the one this device's exchange takes: the first for its request.
-    public func takes(_ response: PairingResponse) -> Bool {
+    package func takes(_ response: PairingResponse) -> Bool {
         guard let request = ownRequest, progress == .awaitingResponse else { return false }
         return response.requestHash == request.hash
     }
 
     /// The exchange's answer to the response taken (`Pairing.answer`).
-    public mutating func answered(_ answer: Pairing.Answer) {
+    package mutating func answered(_ answer: Pairing.Answer) {
         switch answer {
         case .confirmed(let confirmation, let key):
             progress = .confirmed(responseHash: confirmation.responseHash)
@@ -110,7 +110,7 @@ public struct Enrollment: Sendable {
 
     /// A pairing approval read from the relay (checked as a member's record). Kept
     /// until it authenticates an approve entry of this device's log.
-    public mutating func approvalArrived(_ approval: PairingApproval) {
+    package mutating func approvalArrived(_ approval: PairingApproval) {
         guard let request = ownRequest, approval.requestHash == request.hash else { return }
         approvals.append(approval)
     }
@@ -118,7 +118,7 @@ public struct Enrollment: Sendable {
     /// Answers true when this device's approval is authentic now: an approve entry of
     /// `circle` for exactly its request, authenticated under the exchange's key by
     /// an approval from the entry's signer. Then, and only then, it is a member.
-    public mutating func authenticate(in circle: CircleState) -> Bool {
+    package mutating func authenticate(in circle: CircleState) -> Bool {
         guard case .confirmed = progress, let request = ownRequest, let sessionKey else { return false }
         for approval in approvals {
             guard let entry = circle.entries.first(where: { $0.hash == approval.entryHash }) else { continue }
@@ -142,7 +142,7 @@ public struct Enrollment: Sendable {
     }
 
     /// This device holds a key of the circle that approved it: it has joined.
-    public mutating func joined() {
+    package mutating func joined() {
         ownRequest = nil
         isJoining = false
         pairingCode = nil
@@ -151,7 +151,7 @@ public struct Enrollment: Sendable {
 
     /// Whether this device may take what the circle sends it (shares): a device that
     /// founded the account or joined, or one whose approval authenticated.
-    public var trustsItsCircle: Bool {
+    package var trustsItsCircle: Bool {
         !isJoining || progress == .approved
     }
 
@@ -160,14 +160,14 @@ public struct Enrollment: Sendable {
     /// A request read from the relay. Kept (answers true) if this device is
     /// trusted, the device is not in the circle yet, and the request names a
     /// head of this circle; the first time it is seen is remembered.
-    public mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: String, at now: Date) -> Bool {
+    package mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: String, at now: Date) -> Bool {
         guard keeps(request.device.deviceID, naming: request.headHash, circle: circle, me: me, at: now) else { return false }
         requests[request.device.deviceID] = request
         return true
     }
 
     /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
-    public mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
+    package mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
                                                me: String, at now: Date) -> Bool {
         guard keeps(device.deviceID, naming: headHash, circle: circle, me: me, at: now) else { return false }
         retired[device.deviceID] = RetiredRequest(device: device, requestedAt: requestedAt)
@@ -182,7 +182,7 @@ public struct Enrollment: Sendable {
     }
 
     /// Version 1 requests to list, by the rules `live` keeps (no newer request from the same device).
-    public func retiredLive(at now: Date, lifetime: TimeInterval) -> [RetiredRequest] {
+    package func retiredLive(at now: Date, lifetime: TimeInterval) -> [RetiredRequest] {
         retired.values.filter { request in
             let id = request.device.deviceID
             return requests[id] == nil && !dismissed.contains(id) && now.timeIntervalSince(firstSeen[id] ?? now) < lifetime
@@ -190,7 +190,7 @@ public struct Enrollment: Sendable {
     }
 
     /// A confirmation read from the relay, for a request this device holds. Answers whether it is kept.
-    public mutating func confirmationArrived(_ body: [UInt8]) throws(ProtocolError) -> Bool {
+    package mutating func confirmationArrived(_ body: [UInt8]) throws(ProtocolError) -> Bool {
         guard let hash = PairingConfirmation.requestHash(of: body), let request = requests.values.first(where: { $0.hash == hash }) else {
             return false
         }
@@ -200,19 +200,19 @@ public struct Enrollment: Sendable {
     }
 
     /// The confirmation of this device's response, once read.
-    public func confirmation(of response: PairingResponse) -> PairingConfirmation? {
+    package func confirmation(of response: PairingResponse) -> PairingConfirmation? {
         confirmations[response.hash]
     }
 
     /// The circle changed: requests from devices now in it are answered.
-    public mutating func circleChanged(_ circle: CircleState) {
+    package mutating func circleChanged(_ circle: CircleState) {
         requests = requests.filter { circle.members[$0.key] == nil }
         retired = retired.filter { circle.members[$0.key] == nil }
     }
 
     /// Requests this device answers, lists and may approve: not dismissed, not
     /// tried here, and not past `lifetime` since it first received them, oldest first.
-    public func live(at now: Date, lifetime: TimeInterval) -> [PairingRequest] {
+    package func live(at now: Date, lifetime: TimeInterval) -> [PairingRequest] {
         requests.values.filter { request in
             let id = request.device.deviceID
             return !dismissed.contains(id) && !responded.contains(request.hash) && now.timeIntervalSince(firstSeen[id] ?? now) < lifetime
@@ -220,7 +220,7 @@ public struct Enrollment: Sendable {
     }
 
     /// A person typed a code for the request from `deviceID`.
-    public func answer(for deviceID: String, at now: Date, lifetime: TimeInterval) -> Answer {
+    package func answer(for deviceID: String, at now: Date, lifetime: TimeInterval) -> Answer {
         if let request = requests[deviceID], responded.contains(request.hash) { return .alreadyTried }
         guard let request = live(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) else {
             if let old = retiredLive(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) { return .retired(old.device) }
@@ -230,13 +230,13 @@ public struct Enrollment: Sendable {
     }
 
     /// This device answered `request`: its code is spent here, whatever comes back.
-    public mutating func responded(to request: PairingRequest) {
+    package mutating func responded(to request: PairingRequest) {
         responded.insert(request.hash)
     }
 
     /// A person says the request from `deviceID` is not theirs. Answers false
     /// if this device holds no such request.
-    public mutating func dismiss(_ deviceID: String) -> Bool {
+    package mutating func dismiss(_ deviceID: String) -> Bool {
         guard requests[deviceID] != nil || retired[deviceID] != nil else { return false }
         dismissed.insert(deviceID)
         return true

@@ -1,17 +1,17 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
 
 /// Locking, decided without I/O: whether an unlock may try a passphrase now
 /// (the back-off), what a wrong or a right passphrase changes, and what a lock
 /// drops. The owner keeps the back-off in the vault before it changes memory,
 /// and holds the secrets this value says may be held.
-public struct Locking: Sendable, Equatable {
-    public enum Attempt: Sendable, Equatable {
+package struct Locking: Sendable, Equatable {
+    package enum Attempt: Sendable, Equatable {
         case throttled(retryAfterSeconds: Int)
         case tryPassphrase
     }
 
-    public enum Effect: Sendable, Equatable {
+    package enum Effect: Sendable, Equatable {
         /// Keep the back-off in the vault (before anything else).
         case persistThrottle(UnlockThrottle)
         /// Drop the KEK and the device's identity from memory.
@@ -21,30 +21,30 @@ public struct Locking: Sendable, Equatable {
         case wake(AccountEvent)
     }
 
-    public private(set) var throttle: UnlockThrottle
-    public let accessibility: Accessibility
-    public private(set) var isUnlocked: Bool
+    package private(set) var throttle: UnlockThrottle
+    package let accessibility: Accessibility
+    package private(set) var isUnlocked: Bool
 
-    public init(throttle: UnlockThrottle, accessibility: Accessibility, isUnlocked: Bool = false) {
+    package init(throttle: UnlockThrottle, accessibility: Accessibility, isUnlocked: Bool = false) {
         self.throttle = throttle
         self.accessibility = accessibility
         self.isUnlocked = isUnlocked
     }
 
     /// While the back-off runs, no passphrase is tried (no KDF work is done).
-    public func attempt(at now: Date) -> Attempt {
+    package func attempt(at now: Date) -> Attempt {
         throttle.retryAfter(at: now).map { .throttled(retryAfterSeconds: $0) } ?? .tryPassphrase
     }
 
     /// A wrong passphrase: the back-off grows (kept in the vault first; if it
     /// cannot be kept, the caller answers with the back-off all the same).
-    public mutating func wrongPassphrase(at now: Date, baseSeconds: Int, maxSeconds: Int) -> [Effect] {
+    package mutating func wrongPassphrase(at now: Date, baseSeconds: Int, maxSeconds: Int) -> [Effect] {
         throttle = throttle.failed(at: now, base: baseSeconds, max: maxSeconds)
         return [.persistThrottle(throttle)]
     }
 
     /// The right passphrase: unlocked, and the back-off forgotten.
-    public mutating func unlocked() -> [Effect] {
+    package mutating func unlocked() -> [Effect] {
         isUnlocked = true
         var effects: [Effect] = []
         if throttle.failures > 0 {
@@ -55,7 +55,7 @@ public struct Locking: Sendable, Equatable {
     }
 
     /// Locked: the KEK goes, and for `whenUnlocked` the keys too.
-    public mutating func lock() -> [Effect] {
+    package mutating func lock() -> [Effect] {
         isUnlocked = false
         return [.forgetKEK] + (accessibility == .whenUnlocked ? [.forgetKeys] : []) + [.wake(.locked)]
     }
@@ -63,5 +63,5 @@ public struct Locking: Sendable, Equatable {
     /// Whether generation keys may be in memory now: unlocked, or
     /// `afterFirstUnlock` (whose keys stay after a lock, as on Apple's platforms).
     /// A key stored while this says no is not held, whatever the order of events.
-    public var mayHoldKeys: Bool { isUnlocked || accessibility == .afterFirstUnlock }
+    package var mayHoldKeys: Bool { isUnlocked || accessibility == .afterFirstUnlock }
 }

@@ -1,18 +1,18 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
 
 /// The second phase of a rotation, decided without I/O: a generation this
 /// device announced becomes current once every other trusted device has
 /// acknowledged it, or at its deadline. The owner keeps and clears deadlines in
 /// the vault, runs the timers and appends the promote entries this value asks for.
-public struct Promotions: Sendable, Equatable {
+package struct Promotions: Sendable, Equatable {
     /// What one device has acknowledged (by key ID, when) and when it was last heard from.
-    public struct Acknowledgements: Sendable, Equatable {
-        public var generations: [String: Date] = [:]
-        public var lastSeen: Date = .distantPast
+    package struct Acknowledgements: Sendable, Equatable {
+        package var generations: [String: Date] = [:]
+        package var lastSeen: Date = .distantPast
     }
 
-    public enum Effect: Sendable, Equatable {
+    package enum Effect: Sendable, Equatable {
         /// Set a timer for the deadline.
         case schedule(keyID: String, at: Date)
         /// Append a promote entry for this key (it is due).
@@ -22,23 +22,23 @@ public struct Promotions: Sendable, Equatable {
     }
 
     /// Generations (key IDs) this device announced and will promote, with their deadlines.
-    public private(set) var deadlines: [String: Date]
+    package private(set) var deadlines: [String: Date]
     /// By device ID.
-    public private(set) var acknowledgements: [String: Acknowledgements] = [:]
+    package private(set) var acknowledgements: [String: Acknowledgements] = [:]
 
-    public init(deadlines: [String: Date] = [:]) { self.deadlines = deadlines }
+    package init(deadlines: [String: Date] = [:]) { self.deadlines = deadlines }
 
     /// This device announced `keyID`, to be promoted after acknowledgements or at
     /// `deadline`. The owner keeps the deadline in the vault with the announce
     /// entry itself (one transaction), then sets the timer.
-    public mutating func announced(keyID: String, deadline: Date) -> [Effect] {
+    package mutating func announced(keyID: String, deadline: Date) -> [Effect] {
         deadlines[keyID] = deadline
         return [.schedule(keyID: keyID, at: deadline)]
     }
 
     /// At start: a timer for every deadline still owed, and whatever is due already. A
     /// deadline whose key was promoted before a crash could clear it is cleared.
-    public func resumed(circle: CircleState, me: String, at now: Date) -> [Effect] {
+    package func resumed(circle: CircleState, me: String, at now: Date) -> [Effect] {
         deadlines.sorted { $0.key < $1.key }.map { keyID, at in
             circle.isPromoted(keyID: keyID) ? .clearDeadline(keyID: keyID) : .schedule(keyID: keyID, at: at)
         } + due(circle: circle, me: me, at: now)
@@ -47,7 +47,7 @@ public struct Promotions: Sendable, Equatable {
     /// A verified acknowledgement (the caller checked its signature against `circle`):
     /// remembered, and whatever it makes due is promoted. A removed device's word
     /// no longer counts, not even for what it held.
-    public mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: String, at now: Date) throws(ProtocolError) -> [Effect] {
+    package mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: String, at now: Date) throws(ProtocolError) -> [Effect] {
         guard let member = circle.members[ack.deviceID], !member.revoked, ack.account == circle.account else {
             throw .untrustedSigner(ack.deviceID)
         }
@@ -61,14 +61,14 @@ public struct Promotions: Sendable, Equatable {
     }
 
     /// A deadline's timer fired: promote, unless it is done already.
-    public func deadlinePassed(keyID: String, circle: CircleState) -> [Effect] {
+    package func deadlinePassed(keyID: String, circle: CircleState) -> [Effect] {
         guard deadlines[keyID] != nil, !circle.isPromoted(keyID: keyID) else { return [] }
         return [.promote(keyID: keyID)]
     }
 
     /// What is due now: every key this device owes a promotion for that every
     /// other trusted device acknowledged, or whose deadline has passed.
-    public func due(circle: CircleState, me: String, at now: Date) -> [Effect] {
+    package func due(circle: CircleState, me: String, at now: Date) -> [Effect] {
         let others = circle.trustedDevices.keys.filter { $0 != me }
         return deadlines.keys.sorted().filter { keyID in
             guard !circle.isPromoted(keyID: keyID) else { return false }
@@ -77,13 +77,13 @@ public struct Promotions: Sendable, Equatable {
     }
 
     /// `keyID` is current (promoted here or by another device).
-    public mutating func promoted(keyID: String) -> [Effect] {
+    package mutating func promoted(keyID: String) -> [Effect] {
         guard deadlines.removeValue(forKey: keyID) != nil else { return [] }
         return [.clearDeadline(keyID: keyID)]
     }
 
     /// The account was destroyed: nothing is owed any more.
-    public mutating func shredded() {
+    package mutating func shredded() {
         deadlines = [:]
     }
 }

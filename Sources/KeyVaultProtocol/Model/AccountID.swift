@@ -2,11 +2,11 @@ import KeyVaultCrypto
 /// An account: an opaque, stable user ID such as the `sub` of a Sign in with
 /// Apple identity token. `[A-Za-z0-9._-]`, 1 to 128 characters. Validated
 /// where it enters; it is never used to build a path.
-public struct AccountID: Hashable, Sendable, Comparable, CustomStringConvertible {
-    public static let maxLength = 128
-    public let rawValue: String
+package struct AccountID: Hashable, Sendable, Comparable, CustomStringConvertible {
+    package static let maxLength = 128
+    package let rawValue: String
 
-    public init(validating raw: String) throws(InvalidInput) {
+    package init(validating raw: String) throws(InvalidInput) {
         guard !raw.isEmpty else { throw InvalidInput("the account ID is empty; it must be 1 to 128 characters of A-Z, a-z, 0-9, '.', '_' or '-'") }
         let utf8 = raw.utf8
         guard utf8.count <= Self.maxLength else {
@@ -28,13 +28,13 @@ public struct AccountID: Hashable, Sendable, Comparable, CustomStringConvertible
         }
     }
 
-    public var description: String { rawValue }
-    public static func < (a: AccountID, b: AccountID) -> Bool { a.rawValue < b.rawValue }
+    package var description: String { rawValue }
+    package static func < (a: AccountID, b: AccountID) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// Bad input from a caller, with a sentence a person understands.
-public struct InvalidInput: Error, Sendable, Equatable, CustomStringConvertible {
-    public let message: String
-    public init(_ message: String) { self.message = message }
-    public var description: String { message }
+package struct InvalidInput: Error, Sendable, Equatable, CustomStringConvertible {
+    package let message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
 }

@@ -1,8 +1,8 @@
 import KeyVaultCrypto
 /// Durations as people write them in flags and policies: `500ms`, `30s`,
 /// `1.5s`, `5m`, `2h`, `90d`.
-public enum DurationText {
-    public static func seconds(_ text: String) -> Double? {
+package enum DurationText {
+    package static func seconds(_ text: String) -> Double? {
         let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             let number = text.dropLast(suffix.count)

@@ -1,26 +1,26 @@
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 /// A caller's item sealed under one of the account's keys (docs/FORMAT.md,
 /// "Envelopes"): `0x01 || keyId (16) || nonce (12) || ciphertext || tag (16)`.
 /// The key ID in the clear lets open find the generation; the AAD binds the
 /// envelope to its account, its header and the caller's own AAD.
-public struct Envelope: Sendable, Equatable {
-    public static let version: UInt8 = 1
-    public static let keyIDByteCount = 16
+package struct Envelope: Sendable, Equatable {
+    package static let version: UInt8 = 1
+    package static let keyIDByteCount = 16
     package static let headerByteCount = 1 + keyIDByteCount + AESGCM.nonceByteCount
     /// An envelope of an empty plaintext.
-    public static let minimumByteCount = headerByteCount + AESGCM.tagByteCount
+    package static let minimumByteCount = headerByteCount + AESGCM.tagByteCount
 
-    public let keyID: [UInt8]
-    public let nonce: [UInt8]
-    public let sealed: AESGCM.Sealed
+    package let keyID: [UInt8]
+    package let nonce: [UInt8]
+    package let sealed: AESGCM.Sealed
 
     /// Why bytes are not an envelope (before any key is involved).
-    public enum FormatError: Error, Sendable, Equatable {
+    package enum FormatError: Error, Sendable, Equatable {
         case tooShort
         case unknownVersion(UInt8)
     }
 
-    public init(parsing bytes: [UInt8]) throws(FormatError) {
+    package init(parsing bytes: [UInt8]) throws(FormatError) {
         guard bytes.count >= Self.minimumByteCount else { throw .tooShort }
         guard bytes[0] == Self.version else { throw .unknownVersion(bytes[0]) }
         keyID = Array(bytes[1..<1 + Self.keyIDByteCount])
@@ -29,14 +29,14 @@ public struct Envelope: Sendable, Equatable {
                                tag: Array(bytes.suffix(AESGCM.tagByteCount)))
     }
 
-    public var bytes: [UInt8] { [Self.version] + keyID + nonce + sealed.ciphertext + sealed.tag }
+    package var bytes: [UInt8] { [Self.version] + keyID + nonce + sealed.ciphertext + sealed.tag }
 
     /// The key ID as the API writes it: 32 lowercase hex characters.
-    public var keyIDHex: String { Hex.encode(keyID) }
+    package var keyIDHex: String { Hex.encode(keyID) }
 
     /// `field(label) || field(account) || field(0x01 || keyId) || field(caller aad)`,
     /// each `field(x) = u32be(len(x)) || x` as in docs/PROTOCOL.md.
-    public static func aad(account: AccountID, keyID: [UInt8], callerAAD: [UInt8]) -> [UInt8] {
+    package static func aad(account: AccountID, keyID: [UInt8], callerAAD: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         for part in [Array(Labels.envelope.utf8), Array(account.rawValue.utf8), [version] + keyID, callerAAD] {
             out += LabeledHash.lengthPrefix(part.count)
@@ -46,12 +46,12 @@ public struct Envelope: Sendable, Equatable {
     }
 
     /// Seals with a fresh random nonce.
-    public static func seal(_ plaintext: [UInt8], key: SecretKey, account: AccountID, aad: [UInt8]) throws -> Envelope {
+    package static func seal(_ plaintext: [UInt8], key: SecretKey, account: AccountID, aad: [UInt8]) throws -> Envelope {
         try seal(plaintext, key: key, account: account, aad: aad, nonce: Random.bytes(AESGCM.nonceByteCount))
     }
 
     /// With a caller's nonce: only for the documented worked example and its test.
-    public static func seal(_ plaintext: [UInt8], key: SecretKey, account: AccountID, aad: [UInt8], nonce: [UInt8]) throws -> Envelope {
+    package static func seal(_ plaintext: [UInt8], key: SecretKey, account: AccountID, aad: [UInt8], nonce: [UInt8]) throws -> Envelope {
         let keyID = key.keyID(label: Labels.keyID)
         let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, aad: Self.aad(account: account, keyID: keyID, callerAAD: aad))
         return Envelope(keyID: keyID, nonce: nonce, sealed: sealed)
@@ -59,7 +59,7 @@ public struct Envelope: Sendable, Equatable {
 
     /// Throws `CryptoError.authenticationFailed` for a wrong key, account or
     /// AAD, or any changed byte.
-    public func open(key: SecretKey, account: AccountID, aad: [UInt8]) throws -> [UInt8] {
+    package func open(key: SecretKey, account: AccountID, aad: [UInt8]) throws -> [UInt8] {
         try AESGCM.open(sealed, key: key, nonce: nonce, aad: Self.aad(account: account, keyID: keyID, callerAAD: aad))
     }
 

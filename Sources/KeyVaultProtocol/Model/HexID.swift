@@ -1,7 +1,7 @@
 import KeyVaultCrypto
 /// Device IDs and key IDs: 16 bytes as 32 lowercase hex characters.
-public enum HexID {
-    public static func isValid(_ text: String) -> Bool {
+package enum HexID {
+    package static func isValid(_ text: String) -> Bool {
         text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
     }
 }

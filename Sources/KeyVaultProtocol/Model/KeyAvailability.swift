@@ -1,10 +1,10 @@
-public import Foundation
-public import KeyVaultCrypto
+package import Foundation
+package import KeyVaultCrypto
 
 /// The answer to "may I have this key?", as a pure value. The service decides
 /// it from what the vault holds, whether the account is unlocked and what the
 /// circle says; the API renders it once.
-public enum KeyAvailability: Sendable {
+package enum KeyAvailability: Sendable {
     case ready(ReleasedKey)
     case pending(PendingReason, since: Date)
     case locked
@@ -12,7 +12,7 @@ public enum KeyAvailability: Sendable {
     case revoked
     case destroyed
 
-    public enum PendingReason: String, Sendable {
+    package enum PendingReason: String, Sendable {
         /// This device asked to join and no trusted device has approved it yet.
         case awaitingApproval = "awaiting-approval"
         /// Approved, or the generation is announced, and the share has not arrived.
@@ -27,7 +27,7 @@ public enum KeyAvailability: Sendable {
     }
 
     /// Where this device stands in the account's circle.
-    public enum Membership: Sendable, Equatable {
+    package enum Membership: Sendable, Equatable {
         /// In the circle since this time (or the only device, without a relay).
         case member(since: Date)
         case awaitingApproval(since: Date)
@@ -40,7 +40,7 @@ public enum KeyAvailability: Sendable {
 
     /// Decides a read. `generations` are in the agreed order; `current` is the
     /// current key's ID; `held` gives the key if this device holds it readable right now.
-    public static func decide(
+    package static func decide(
         selector: KeySelector, generations: [KeyGeneration], current: String?, isLocked: Bool,
         membership: Membership, held: (KeyGeneration) -> ReleasedKey?
     ) -> KeyAvailability {
@@ -93,13 +93,13 @@ public enum KeyAvailability: Sendable {
 }
 
 /// A key on its way out to an authorised caller.
-public struct ReleasedKey: Sendable {
-    public var account: AccountID
-    public var generation: KeyGeneration
-    public var key: SecretKey
-    public var isCurrent: Bool
+package struct ReleasedKey: Sendable {
+    package var account: AccountID
+    package var generation: KeyGeneration
+    package var key: SecretKey
+    package var isCurrent: Bool
 
-    public init(account: AccountID, generation: KeyGeneration, key: SecretKey, isCurrent: Bool) {
+    package init(account: AccountID, generation: KeyGeneration, key: SecretKey, isCurrent: Bool) {
         self.account = account
         self.generation = generation
         self.key = key

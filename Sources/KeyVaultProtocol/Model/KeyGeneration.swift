@@ -1,23 +1,23 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
 
 /// One of an account's keys: 32 random bytes known by generation number and
 /// key ID. This is the metadata; the bytes live in the vault, wrapped.
-public struct KeyGeneration: Sendable, Equatable {
-    public var number: Int
+package struct KeyGeneration: Sendable, Equatable {
+    package var number: Int
     /// 32 lowercase hex characters: a labelled hash of the key.
-    public var keyID: String
-    public var createdAt: Date
-    public var state: State
+    package var keyID: String
+    package var createdAt: Date
+    package var state: State
 
-    public enum State: String, Sendable, Codable {
+    package enum State: String, Sendable, Codable {
         /// Usable; the highest active generation is the current one.
         case active
         /// Crypto-shredded: the key is gone on purpose.
         case destroyed
     }
 
-    public init(number: Int, keyID: String, createdAt: Date, state: State) {
+    package init(number: Int, keyID: String, createdAt: Date, state: State) {
         self.number = number
         self.keyID = keyID
         self.createdAt = createdAt
@@ -26,13 +26,13 @@ public struct KeyGeneration: Sendable, Equatable {
 
     /// The order every device agrees on: generation number, then key ID (two
     /// devices that rotated while apart announce the same number).
-    public func precedes(_ other: KeyGeneration) -> Bool {
+    package func precedes(_ other: KeyGeneration) -> Bool {
         (number, keyID) < (other.number, other.keyID)
     }
 }
 
 /// Which key a read asks for.
-public enum KeySelector: Sendable, Equatable {
+package enum KeySelector: Sendable, Equatable {
     case current
     case generation(Int)
     case keyID(String)

@@ -1,4 +1,4 @@
 import KeyVaultCrypto
-public enum KeyVaultVersion {
-    public static let string = "0.1.0"
+package enum KeyVaultVersion {
+    package static let string = "0.1.0"
 }

@@ -1,8 +1,8 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
 
 /// When an item may be read, as on Apple's platforms.
-public enum Accessibility: String, Sendable, Codable, CaseIterable {
+package enum Accessibility: String, Sendable, Codable, CaseIterable {
     /// Readable only while the account is unlocked (the default).
     case whenUnlocked
     /// Readable from the first unlock until the daemon stops, even when locked,
@@ -11,7 +11,7 @@ public enum Accessibility: String, Sendable, Codable, CaseIterable {
 }
 
 /// What a stored secret is. Part of each secret's AAD.
-public enum ItemKind: String, Sendable, Codable, CaseIterable {
+package enum ItemKind: String, Sendable, Codable, CaseIterable {
     /// One of the account's 32-byte key generations.
     case generationKey = "generation-key"
     /// This device's Ed25519 seed for the account.
@@ -25,7 +25,7 @@ public enum ItemKind: String, Sendable, Codable, CaseIterable {
 
 /// A synchronizable keychain item's attributes: everything about a secret
 /// except the secret, which the vault stores only wrapped.
-public struct KeychainItem: Sendable, Equatable, Codable {
+package struct KeychainItem: Sendable, Equatable, Codable {
     package init(itemClass: String, service: String, account: String, accessGroup: String, label: String, kind: ItemKind, generation: Int, keyID: String, synchronizable: Bool, accessibility: Accessibility, creationDate: Date, modificationDate: Date) {
         self.itemClass = itemClass
         self.service = service
@@ -42,26 +42,26 @@ public struct KeychainItem: Sendable, Equatable, Codable {
     }
 
     /// Apple's `kSecClass`: generic passwords carry opaque secrets.
-    public var itemClass: String
-    public var service: String
-    public var account: String
-    public var accessGroup: String
-    public var label: String
-    public var kind: ItemKind
+    package var itemClass: String
+    package var service: String
+    package var account: String
+    package var accessGroup: String
+    package var label: String
+    package var kind: ItemKind
     /// 0 for device identity items.
-    public var generation: Int
+    package var generation: Int
     /// A generation key's key ID ("" for device identity items): two keys may
     /// share a generation number after concurrent rotations, never a key ID.
-    public var keyID: String
-    public var synchronizable: Bool
-    public var accessibility: Accessibility
-    public var creationDate: Date
-    public var modificationDate: Date
+    package var keyID: String
+    package var synchronizable: Bool
+    package var accessibility: Accessibility
+    package var creationDate: Date
+    package var modificationDate: Date
 
-    public static let service = "keyvaultd"
-    public static let accessGroup = "keyvaultd.keys"
+    package static let service = "keyvaultd"
+    package static let accessGroup = "keyvaultd.keys"
 
-    public static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: String = "", accessibility: Accessibility, at date: Date) -> KeychainItem {
+    package static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: String = "", accessibility: Accessibility, at date: Date) -> KeychainItem {
         let label: String
         switch kind {
         case .generationKey: label = "\(account) key generation \(generation)"

@@ -1,31 +1,31 @@
-public import Foundation
+package import Foundation
 import KeyVaultCrypto
 
 /// The back-off after wrong passphrases: the first failure waits `base`, each
 /// further one doubles it, up to `max`. Pure: time is passed in.
-public struct UnlockThrottle: Sendable, Equatable {
-    public var failures: Int
-    public var until: Date
+package struct UnlockThrottle: Sendable, Equatable {
+    package var failures: Int
+    package var until: Date
 
-    public init(failures: Int, until: Date) {
+    package init(failures: Int, until: Date) {
         self.failures = failures
         self.until = until
     }
 
-    public static func delaySeconds(afterFailures failures: Int, base: Int, max: Int) -> Int {
+    package static func delaySeconds(afterFailures failures: Int, base: Int, max: Int) -> Int {
         guard failures > 0 else { return 0 }
         let doublings = min(failures - 1, 30)
         return min(max, base << doublings)
     }
 
     /// Seconds left to wait at `now`, or nil when an attempt may go ahead.
-    public func retryAfter(at now: Date) -> Int? {
+    package func retryAfter(at now: Date) -> Int? {
         let left = until.timeIntervalSince(now)
         return left > 0 ? Int(left.rounded(.up)) : nil
     }
 
     /// The state after one more wrong passphrase at `now`.
-    public func failed(at now: Date, base: Int, max: Int) -> UnlockThrottle {
+    package func failed(at now: Date, base: Int, max: Int) -> UnlockThrottle {
         let count = failures + 1
         return UnlockThrottle(failures: count, until: now.addingTimeInterval(TimeInterval(Self.delaySeconds(afterFailures: count, base: base, max: max))))
     }

@@ -1,11 +1,11 @@
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// The exchange's steps as pure functions (docs/PAIRING.md, "Flows"): what
 /// each side makes of what it read. The owner of the account keeps the
 /// non-copyable CPace state between them and performs the I/O.
 extension Pairing {
     /// What the new device makes of the first response to its request.
-    public enum Answer: Sendable {
+    package enum Answer: Sendable {
         /// `Tb` verified and the responder's genesis is this circle's: publish
         /// the confirmation; keep the key for the approval.
         case confirmed(PairingConfirmation, CPace.SessionKey)
@@ -14,14 +14,14 @@ extension Pairing {
         case mismatch(PairingConfirmation, Mismatch)
     }
 
-    public enum Mismatch: Sendable, Equatable, CustomStringConvertible {
+    package enum Mismatch: Sendable, Equatable, CustomStringConvertible {
         /// `Tb` did not verify: another code, other keys, another session, or a changed message.
         case confirmationFailed
         /// `Tb` verified, but the responder's genesis is not the one this device verified:
         /// the relay showed this device another circle.
         case otherCircle
 
-        public var description: String {
+        package var description: String {
             switch self {
             case .confirmationFailed: return "the pairing code did not match"
             case .otherCircle: return "the trusted device that knew the code sees another circle than the relay showed this device"
@@ -31,7 +31,7 @@ extension Pairing {
 
     /// The new device takes `response` (accepted under `PairingResponse.accept`,
     /// naming `request`): its initiator is consumed whatever the outcome.
-    public static func answer(_ response: PairingResponse, to request: PairingRequest, initiator: consuming CPace.Initiator,
+    package static func answer(_ response: PairingResponse, to request: PairingRequest, initiator: consuming CPace.Initiator,
                               circle: CircleState, signer: SigningKey) -> Answer {
         precondition(response.requestHash == request.hash, "a response to another request")
         let refusal = PairingConfirmation.make(request: request, response: response, confirmation: [], signer: signer)
@@ -54,7 +54,7 @@ extension Pairing {
     /// The trusted device takes the new device's confirmation of its response:
     /// the exchange's key once `Ta` verifies; nil when it does not, or the new
     /// device said the code did not match there. The responder is consumed.
-    public static func complete(_ confirmation: PairingConfirmation, responder: consuming CPace.Responder) -> CPace.SessionKey? {
+    package static func complete(_ confirmation: PairingConfirmation, responder: consuming CPace.Responder) -> CPace.SessionKey? {
         guard !confirmation.isRefusal, let tag = try? CPace.ConfirmationTag(rawRepresentation: confirmation.confirmation) else { return nil }
         return try? responder.finish(tag)
     }
@@ -62,7 +62,7 @@ extension Pairing {
     /// Whether the new device may count itself a member: `entry` (verified in its
     /// log) approves exactly its request's keys and request, and `approval`,
     /// from the entry's signer, authenticates the entry under the exchange's key.
-    public static func isAuthenticApproval(_ approval: PairingApproval, of entry: LogEntry, request: PairingRequest,
+    package static func isAuthenticApproval(_ approval: PairingApproval, of entry: LogEntry, request: PairingRequest,
                                            sessionKey: CPace.SessionKey, circle: CircleState) -> Bool {
         guard case .approve(let device, let requestHash) = entry.body, device == request.device, requestHash == request.hash,
               approval.requestHash == request.hash, approval.entryHash == entry.hash, approval.approver == entry.signer,

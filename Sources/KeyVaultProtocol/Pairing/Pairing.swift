@@ -4,13 +4,13 @@ import KeyVaultCrypto
 /// password. The new device is the initiator, the trusted device that
 /// approves is the responder; the relay carries the exchange and can test no
 /// guess offline.
-public enum Pairing {
+package enum Pairing {
     /// The largest multiple of 10⁶ below 2³²: draws at or above it are
     /// redrawn, so every code is equally likely.
     static let drawLimit: UInt32 = 4_294_000_000
 
     /// The code a draw of 4 bytes gives, or nil when the draw is redrawn.
-    public static func code(fromDraw bytes: [UInt8]) -> String? {
+    package static func code(fromDraw bytes: [UInt8]) -> String? {
         precondition(bytes.count == 4)
         let n = bytes.reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
         guard n < drawLimit else { return nil }
@@ -19,14 +19,14 @@ public enum Pairing {
     }
 
     /// A fresh code from the CSPRNG.
-    public static func drawCode() -> String {
+    package static func drawCode() -> String {
         while true {
             if let code = code(fromDraw: Random.bytes(4)) { return code }
         }
     }
 
     /// Whether `text` has the code's shape: exactly six ASCII digits.
-    public static func isCode(_ text: String) -> Bool {
+    package static func isCode(_ text: String) -> Bool {
         text.utf8.count == 6 && text.utf8.allSatisfy { (0x30...0x39).contains($0) }
     }
 

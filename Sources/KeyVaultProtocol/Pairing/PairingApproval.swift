@@ -1,16 +1,16 @@
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// The approver's proof, under the exchange's key, that the device that knew
 /// the code approved exactly this entry (docs/PAIRING.md): the entry's hash
 /// covers the new device's keys, the request and the head it was approved at.
 /// Signed by the approver, published with the `approve` entry as a `challenge` row.
-public struct PairingApproval: Sendable, Equatable {
-    public var account: AccountID
-    public var requestHash: [UInt8]
-    public var approver: String
-    public var entryHash: [UInt8]
-    public var tag: [UInt8]
-    public var signature: [UInt8]
+package struct PairingApproval: Sendable, Equatable {
+    package var account: AccountID
+    package var requestHash: [UInt8]
+    package var approver: String
+    package var entryHash: [UInt8]
+    package var tag: [UInt8]
+    package var signature: [UInt8]
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -23,7 +23,7 @@ public struct PairingApproval: Sendable, Equatable {
         return w.bytes
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// `approval_key = SHA-512(field(label) || field(ISK))`, in secure memory.
     package static func key(_ sessionKey: CPace.SessionKey) -> SecureBytes {
@@ -46,7 +46,7 @@ public struct PairingApproval: Sendable, Equatable {
     }
 
     /// The approval of `entry` (an `approve` entry for the request), by the device that signed it.
-    public static func make(entry: LogEntry, request: PairingRequest, genesisHash: [UInt8], sessionKey: CPace.SessionKey,
+    package static func make(entry: LogEntry, request: PairingRequest, genesisHash: [UInt8], sessionKey: CPace.SessionKey,
                             signer: SigningKey) -> PairingApproval {
         var approval = PairingApproval(account: request.account, requestHash: request.hash, approver: entry.signer, entryHash: entry.hash,
                                        tag: tag(sessionKey, account: request.account, requestHash: request.hash, entryHash: entry.hash,
@@ -57,7 +57,7 @@ public struct PairingApproval: Sendable, Equatable {
     }
 
     /// Decodes and checks the signature against the approver's key, which the caller looks up in its circle.
-    public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingApproval {
+    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingApproval {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingApproval)
@@ -72,7 +72,7 @@ public struct PairingApproval: Sendable, Equatable {
     }
 
     /// Whether the tag is the one the exchange's key gives for this entry in the circle starting at `genesisHash`.
-    public func isAuthentic(under sessionKey: CPace.SessionKey, genesisHash: [UInt8]) -> Bool {
+    package func isAuthentic(under sessionKey: CPace.SessionKey, genesisHash: [UInt8]) -> Bool {
         let expected = Self.tag(sessionKey, account: account, requestHash: requestHash, entryHash: entryHash, genesisHash: genesisHash)
         return ConstantTime.equal(expected, tag)
     }

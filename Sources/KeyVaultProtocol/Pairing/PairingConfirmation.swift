@@ -3,15 +3,15 @@ package import KeyVaultCrypto
 /// The new device's answer to the response it took (docs/PAIRING.md): `Ta`,
 /// or nothing when the code did not match there, signed by the new device so
 /// that no relay can fake either. Published as a `reveal` row, once.
-public struct PairingConfirmation: Sendable, Equatable {
-    public var account: AccountID
-    public var requestHash: [UInt8]
-    public var responseHash: [UInt8]
+package struct PairingConfirmation: Sendable, Equatable {
+    package var account: AccountID
+    package var requestHash: [UInt8]
+    package var responseHash: [UInt8]
     /// `Ta` (64 bytes), or empty: the code did not match on the new device.
-    public var confirmation: [UInt8]
-    public var signature: [UInt8]
+    package var confirmation: [UInt8]
+    package var signature: [UInt8]
 
-    public var isRefusal: Bool { confirmation.isEmpty }
+    package var isRefusal: Bool { confirmation.isEmpty }
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -23,7 +23,7 @@ public struct PairingConfirmation: Sendable, Equatable {
         return w.bytes
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     package static func make(request: PairingRequest, response: PairingResponse, confirmation: [UInt8], signer: SigningKey) -> PairingConfirmation {
         var c = PairingConfirmation(account: request.account, requestHash: request.hash, responseHash: response.hash,
@@ -33,7 +33,7 @@ public struct PairingConfirmation: Sendable, Equatable {
     }
 
     /// Decodes and checks it against the request it names (which the receiver found by `requestHash(of:)`).
-    public static func decode(_ data: [UInt8], request: PairingRequest) throws(ProtocolError) -> PairingConfirmation {
+    package static func decode(_ data: [UInt8], request: PairingRequest) throws(ProtocolError) -> PairingConfirmation {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingConfirm)
@@ -50,7 +50,7 @@ public struct PairingConfirmation: Sendable, Equatable {
     }
 
     /// Which request a confirmation is for, without checking it (to find the request first).
-    public static func requestHash(of data: [UInt8]) -> [UInt8]? {
+    package static func requestHash(of data: [UInt8]) -> [UInt8]? {
         SignedEnvelope.requestHash(of: data, labels: [Labels.pairingConfirm])
     }
 }

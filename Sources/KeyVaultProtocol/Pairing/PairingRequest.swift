@@ -1,22 +1,22 @@
-public import Foundation
-public import KeyVaultCrypto
+package import Foundation
+package import KeyVaultCrypto
 
 /// A new device's version 2 request to join an account's circle
 /// (docs/PAIRING.md): its keys, a fresh session and its half of the CPace
 /// exchange, `Ya`, signed by its own key. Published as a `request` row.
-public struct PairingRequest: Sendable, Equatable {
-    public var account: AccountID
-    public var device: DeviceKeys
+package struct PairingRequest: Sendable, Equatable {
+    package var account: AccountID
+    package var device: DeviceKeys
     /// CPace's sid: 16 random bytes, fresh per request.
-    public var session: [UInt8]
+    package var session: [UInt8]
     /// CPace's `Ya`.
-    public var share: [UInt8]
+    package var share: [UInt8]
     /// The circle head the new device verified when it asked.
-    public var headHash: [UInt8]
-    public var requestedAt: UInt64
-    public var signature: [UInt8]
+    package var headHash: [UInt8]
+    package var requestedAt: UInt64
+    package var signature: [UInt8]
 
-    public static let sessionByteCount = 16
+    package static let sessionByteCount = 16
 
     package static func signedBytes(account: AccountID, device: DeviceKeys, session: [UInt8], share: [UInt8],
                                     headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
@@ -32,7 +32,7 @@ public struct PairingRequest: Sendable, Equatable {
     }
 
     /// A request for `code`.
-    public static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, headHash: [UInt8],
+    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, headHash: [UInt8],
                             at date: Date) throws -> Started {
         try make(account: account, device: device, signer: signer, code: code, session: Random.bytes(sessionByteCount),
                  headHash: headHash, at: date) { inputs, data in try CPace.Initiator(inputs: inputs, associatedData: data) }
@@ -62,22 +62,22 @@ public struct PairingRequest: Sendable, Equatable {
 
     /// A request just made, and the initiator that alone can finish its exchange
     /// (kept in memory only: a restart abandons the request).
-    public struct Started: ~Copyable, Sendable {
-        public let request: PairingRequest
+    package struct Started: ~Copyable, Sendable {
+        package let request: PairingRequest
         let initiator: CPace.Initiator
 
         /// The initiator, for the account's owner to keep until the response comes.
-        public consuming func takeInitiator() -> CPace.Initiator { initiator }
+        package consuming func takeInitiator() -> CPace.Initiator { initiator }
     }
 
-    public var encoded: [UInt8] {
+    package var encoded: [UInt8] {
         SignedEnvelope.encode(Self.signedBytes(account: account, device: device, session: session, share: share, headHash: headHash,
                                                requestedAt: requestedAt), signature)
     }
 
     /// Decodes and checks the self-signature; a share that is not a ristretto255
     /// element, or is the identity, is `malformed`.
-    public static func decode(_ data: [UInt8]) throws(ProtocolError) -> PairingRequest {
+    package static func decode(_ data: [UInt8]) throws(ProtocolError) -> PairingRequest {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingRequest)
@@ -94,9 +94,9 @@ public struct PairingRequest: Sendable, Equatable {
     }
 
     /// Names the request in the response, confirmation, approval and approve entry.
-    public var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded]) }
+    package var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded]) }
 
-    public var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
+    package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
 
     /// CPace's `Ya, ADa` as the responder takes them.
     func initiatorMessage() throws(ProtocolError) -> CPace.Message {

@@ -1,19 +1,19 @@
-public import KeyVaultCrypto
+package import KeyVaultCrypto
 
 /// A trusted device's half of a pairing exchange (docs/PAIRING.md), made from
 /// the code the person typed there: `Yb`, the circle as the responder sees it
 /// (its `ADb`) and `Tb`, signed. Published as a `challenge` row.
-public struct PairingResponse: Sendable, Equatable {
-    public var account: AccountID
-    public var requestHash: [UInt8]
-    public var responder: String
-    public var share: [UInt8]
-    public var genesisHash: [UInt8]
-    public var headHash: [UInt8]
-    public var headSeq: UInt64
+package struct PairingResponse: Sendable, Equatable {
+    package var account: AccountID
+    package var requestHash: [UInt8]
+    package var responder: String
+    package var share: [UInt8]
+    package var genesisHash: [UInt8]
+    package var headHash: [UInt8]
+    package var headSeq: UInt64
     /// `Tb`, 64 bytes.
-    public var confirmation: [UInt8]
-    public var signature: [UInt8]
+    package var confirmation: [UInt8]
+    package var signature: [UInt8]
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
@@ -31,16 +31,16 @@ public struct PairingResponse: Sendable, Equatable {
 
     /// A response just made, and the responder that alone can check the new
     /// device's confirmation and yield the exchange's key.
-    public struct Started: ~Copyable, Sendable {
-        public let response: PairingResponse
+    package struct Started: ~Copyable, Sendable {
+        package let response: PairingResponse
         let responder: CPace.Responder
 
         /// The responder, for the account's owner to keep until the confirmation comes.
-        public consuming func takeResponder() -> CPace.Responder { responder }
+        package consuming func takeResponder() -> CPace.Responder { responder }
     }
 
-    public var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
-    public var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingResponse, parts: [encoded]) }
+    package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
+    package var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingResponse, parts: [encoded]) }
 
     /// CPace's `ADb`: who responds, and the circle it responds from.
     package var responderData: [UInt8] {
@@ -48,7 +48,7 @@ public struct PairingResponse: Sendable, Equatable {
     }
 
     /// Answers `request` with the typed `code`, from this device's verified `circle`.
-    public static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey,
+    package static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey,
                             circle: CircleState) throws -> Started {
         try make(to: request, code: code, responder: responder, signer: signer, circle: circle) { message, inputs, data in
             try CPace.Responder(respondingTo: message, inputs: inputs, associatedData: data)
@@ -79,7 +79,7 @@ public struct PairingResponse: Sendable, Equatable {
     }
 
     /// Decodes and checks the signature against the responder's key, which the caller looks up in its circle.
-    public static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingResponse {
+    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingResponse {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingResponse)
@@ -96,7 +96,7 @@ public struct PairingResponse: Sendable, Equatable {
     }
 
     /// Every rule of docs/PAIRING.md's "Pairing response": the responder a trusted member of `circle`, the account the circle's.
-    public static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> PairingResponse {
+    package static func accept(_ data: [UInt8], in circle: CircleState) throws(ProtocolError) -> PairingResponse {
         let response = try decode(data) { circle.isTrusted($0) ? circle.members[$0]?.keys.signing : nil }
         guard response.account == circle.account else { throw .invalid("a pairing response for another account") }
         return response

@@ -1,19 +1,19 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 
 /// `--relay`: `sqlite:PATH`, or a plain path, for the embedded relay;
 /// `https://HOST:PORT` (repeatable, to fail over) for the relay service;
 /// `postgres://…` or `postgresql://…` for the PostgreSQL relay.
-public enum RelayAddress: Sendable, Equatable {
+package enum RelayAddress: Sendable, Equatable {
     case sqlite(path: String)
     case postgres(PostgresRelayConfiguration)
     /// `keyvault-relay` instances, tried in order.
     case service(urls: [String])
 
     /// Several `--relay` options: relay service URLs, each an instance of one service.
-    public init(parsing texts: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    package init(parsing texts: [String], environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let first = texts.first else { throw RelayError.badAddress("empty") }
         if texts.count == 1 {
             self = try RelayAddress(parsing: first, environment: environment)
@@ -30,7 +30,7 @@ public enum RelayAddress: Sendable, Equatable {
     }
 
     /// `environment` fills in what a `postgres://` URL leaves out (PGHOST, PGPORT, …).
-    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    package init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         if text.hasPrefix("sqlite:") {
             let path = String(text.dropFirst("sqlite:".count))
             guard !path.isEmpty else { throw RelayError.badAddress("sqlite: needs a path") }
@@ -55,12 +55,11 @@ public enum RelayAddress: Sendable, Equatable {
         }
     }
 
-    /// Opens the relay, ready to use. A `PostgresRelay` runs background tasks
-    /// until its `shutdown()`; the SQLite relay needs no stopping.
-    public func open(logger: Logger = Logger(label: "keyvault.relay")) async throws -> any Relay {
+    /// Opens the embedded relay file, ready to use; it needs no stopping.
+    package func open(logger: Logger = Logger(label: "keyvault.relay")) async throws -> any Relay {
         switch self {
         case .sqlite(let path): return try SQLiteRelay(path: path)
-        case .postgres(let configuration): return try await PostgresRelay.open(configuration, logger: logger)
+        case .postgres: throw RelayError.badAddress("a PostgreSQL store is opened by keyvault-relay (openStore)")
         case .service: throw RelayError.badAddress("a relay service is opened with this device's credentials (HTTPRelay)")
         }
     }
@@ -68,7 +67,7 @@ public enum RelayAddress: Sendable, Equatable {
 
 extension RelayAddress: CustomStringConvertible {
     /// Never shows a password.
-    public var description: String {
+    package var description: String {
         switch self {
         case .sqlite(let path): return "sqlite:\(path)"
         case .postgres(let configuration): return configuration.description

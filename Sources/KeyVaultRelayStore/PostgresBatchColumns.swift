@@ -1,6 +1,7 @@
 import NIOCore
 import PostgresNIO
 import KeyVaultProtocol
+package import KeyVaultRelay
 
 /// A batch of records as parallel arrays, inserted by one statement.
 ///

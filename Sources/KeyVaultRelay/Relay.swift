@@ -1,10 +1,10 @@
-public import Foundation
-public import KeyVaultProtocol
+package import Foundation
+package import KeyVaultProtocol
 import KeyVaultCrypto
 
 /// What a wake-up says landed: records of these accounts, or of any account
 /// (a store that cannot tell, or a connection that was away and may have missed some).
-public enum RelayWake: Sendable, Equatable {
+package enum RelayWake: Sendable, Equatable {
     case any
     case accounts(Set<AccountID>)
     /// The store was opened, or opened again after a failure: it may not be the
@@ -13,7 +13,7 @@ public enum RelayWake: Sendable, Equatable {
     case opened
 
     /// Whether a device holding `account` should read it again.
-    public func concerns(_ account: AccountID) -> Bool {
+    package func concerns(_ account: AccountID) -> Bool {
         switch self {
         case .any, .opened: return true
         case .accounts(let touched): return touched.contains(account)
@@ -25,7 +25,7 @@ public enum RelayWake: Sendable, Equatable {
 /// read one account's records after that account's cursor, and be woken when
 /// something lands. A device reads only its own accounts: what other accounts
 /// write costs it nothing but a wake-up it ignores.
-public protocol Relay: Sendable {
+package protocol Relay: Sendable {
     /// Appends a record. A log entry whose number is taken throws `logSeqTaken`.
     func publish(_ record: RelayRecord) async throws
     /// Appends records all at once (one transaction where the store has them): a delivery to many devices.
@@ -53,10 +53,10 @@ public protocol Relay: Sendable {
 }
 
 extension Relay {
-    public func shutdown() async {}
-    public var unreachableSince: Date? { nil }
+    package func shutdown() async {}
+    package var unreachableSince: Date? { nil }
 
-    public func publish(batch records: [RelayRecord]) async throws {
+    package func publish(batch records: [RelayRecord]) async throws {
         for record in records { try await publish(record) }
     }
 

@@ -1,9 +1,10 @@
 import Foundation
 import GRDB
+import KeyVaultSQLite
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultProtocol
 #endif
 
 /// The embedded relay: one SQLite file (WAL) that every daemon on a host or a
@@ -13,17 +14,17 @@ public import KeyVaultProtocol
 /// can come before the commit is visible (SQLite publishes it through the
 /// mmapped `-shm`, which inotify does not see), and a reader woken too early
 /// would miss the record until the next write.
-public final class SQLiteRelay: RelayStore {
+package final class SQLiteRelay: RelayStore {
     private let pool: DatabasePool
     private let watcher: FileWatcher
-    public let path: String
+    package let path: String
     private var doorbell: String { path + "-doorbell" }
     /// The file this relay opened (device and inode): a file deleted or
     /// replaced under it is another store, and operations say so instead of
     /// going on with the old one.
     private let opened: (dev: UInt64, ino: UInt64)?
 
-    public init(path: String) throws {
+    package init(path: String) throws {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -132,12 +133,12 @@ public final class SQLiteRelay: RelayStore {
         return migrator
     }
 
-    public func publish(_ record: RelayRecord) async throws {
+    package func publish(_ record: RelayRecord) async throws {
         try await publish(batch: [record])
     }
 
     /// Closes the file's connections (the relay is being dropped for a fresh one).
-    public func shutdown() async {
+    package func shutdown() async {
         try? pool.close()
     }
 
@@ -161,7 +162,7 @@ public final class SQLiteRelay: RelayStore {
     }
 
     /// One transaction, one commit: the other daemons are woken once.
-    public func publish(batch records: [RelayRecord]) async throws {
+    package func publish(batch records: [RelayRecord]) async throws {
         try checkSameFile()
         do {
             try await pool.write { db in
@@ -181,12 +182,12 @@ public final class SQLiteRelay: RelayStore {
         ringDoorbell()
     }
 
-    public func ping() async throws {
+    package func ping() async throws {
         try checkSameFile()
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
-    public func remove(account: AccountID, cursors: [Int64]) async throws {
+    package func remove(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try checkSameFile()
         // `account_cursors` outlives the rows: a deleted cursor, even the highest, is never handed out again.
@@ -221,7 +222,7 @@ public final class SQLiteRelay: RelayStore {
     /// make a reader hold megabytes per row.
     private static let columns = "cursor, kind, account, recipient, log_seq, CASE WHEN length(body) > \(RelayRecord.maxBodyByteCount) THEN x'' ELSE body END AS body"
 
-    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
@@ -229,12 +230,12 @@ public final class SQLiteRelay: RelayStore {
         }
     }
 
-    public func lastCursor() async throws -> Int64 {
+    package func lastCursor() async throws -> Int64 {
         try checkSameFile()
         return try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records") ?? 0 }
     }
 
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE cursor > ? ORDER BY cursor, account LIMIT ?", arguments: [cursor, limit])
@@ -257,7 +258,7 @@ public final class SQLiteRelay: RelayStore {
     /// wrote it) and names them: a device then reads only its own accounts that
     /// changed. SQLite commits one writer at a time, so `seq`s become visible in
     /// order and nothing is passed over. If that read fails, the wake-up is `any`.
-    public func wakeups() -> AsyncStream<RelayWake> {
+    package func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream<RelayWake>.makeStream(bufferingPolicy: .unbounded)
         let pool = pool, path = path, opened = opened
         let events = watcher.events()

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
+package import KeyVaultRelay
 
 /// What the relay's operations and its listener share: the `wakeups()`
 /// subscribers and whether the server answers.

@@ -1,19 +1,20 @@
 import Synchronization
-public import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultCrypto
+package import KeyVaultProtocol
+package import KeyVaultRelay
 
 /// What a device signs relay-service requests with, per account: its identity
 /// for that account while the daemon holds it (unlocked, or enrolling), and an
 /// identity token only for the moments a person's sign-in is being presented.
 /// The daemon writes here; `HTTPRelay` reads. A token is held in memory only,
 /// never stored, and dropped as soon as the request that carried it is done.
-public final class RelayCredentials: Sendable {
-    public struct Signer: Sendable {
-        public var key: SigningKey
-        public var box: BoxPublicKey
-        public var deviceID: String
+package final class RelayCredentials: Sendable {
+    package struct Signer: Sendable {
+        package var key: SigningKey
+        package var box: BoxPublicKey
+        package var deviceID: String
 
-        public init(key: SigningKey, box: BoxPublicKey, deviceID: String) {
+        package init(key: SigningKey, box: BoxPublicKey, deviceID: String) {
             self.key = key
             self.box = box
             self.deviceID = deviceID
@@ -28,11 +29,11 @@ public final class RelayCredentials: Sendable {
     }
     private let state = Mutex(State())
 
-    public init() {}
+    package init() {}
 
     /// Sets (or, with nil, forgets) the account's signer. Watchers hear of a
     /// change in which accounts can be signed for.
-    public func set(_ account: AccountID, signer: Signer?) {
+    package func set(_ account: AccountID, signer: Signer?) {
         let changed = state.withLock { state -> [AsyncStream<Void>.Continuation] in
             let had = state.signers[account]?.deviceID
             state.signers[account] = signer
@@ -42,16 +43,16 @@ public final class RelayCredentials: Sendable {
     }
 
     /// Holds a token for the account's next candidacy (nil drops it).
-    public func present(identityToken token: String?, for account: AccountID) {
+    package func present(identityToken token: String?, for account: AccountID) {
         state.withLock { $0.tokens[account] = token }
     }
 
-    public func signer(for account: AccountID) -> Signer? { state.withLock { $0.signers[account] } }
+    package func signer(for account: AccountID) -> Signer? { state.withLock { $0.signers[account] } }
 
     func identityToken(for account: AccountID) -> String? { state.withLock { $0.tokens[account] } }
 
     /// The accounts this device can sign for now.
-    public var accounts: Set<AccountID> { state.withLock { Set($0.signers.keys) } }
+    package var accounts: Set<AccountID> { state.withLock { Set($0.signers.keys) } }
 
     /// Yields once at once, then whenever the set of signable accounts changes.
     func changes() -> AsyncStream<Void> {

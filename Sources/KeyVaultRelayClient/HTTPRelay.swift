@@ -1,12 +1,13 @@
-public import Foundation
+package import Foundation
 import AsyncHTTPClient
-public import Logging
+package import Logging
 import NIOCore
 import NIOHTTP1
 import NIOSSL
 import Synchronization
 import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultProtocol
+package import KeyVaultRelay
 
 /// The relay service (`keyvault-relay`, docs/RELAY.md) as a `Relay`: every
 /// request signed with this device's key for the account (RFC 9421), reads
@@ -16,7 +17,7 @@ public import KeyVaultProtocol
 /// An account whose key is locked away is not read (its records wait on the
 /// relay until the unlock); its publishes fail as `needsUnlock`, and wait in
 /// the vault like any other.
-public final class HTTPRelay: Relay {
+package final class HTTPRelay: Relay {
     private let urls: [String]
     private let client: HTTPClient
     private let credentials: RelayCredentials
@@ -49,7 +50,7 @@ public final class HTTPRelay: Relay {
     }
     private let state = Mutex(State())
 
-    public init(urls: [String], certificateAuthority: String?, credentials: RelayCredentials, logger: Logger) throws {
+    package init(urls: [String], certificateAuthority: String?, credentials: RelayCredentials, logger: Logger) throws {
         precondition(!urls.isEmpty)
         var tls = TLSConfiguration.makeClientConfiguration()
         if let certificateAuthority {
@@ -76,15 +77,15 @@ public final class HTTPRelay: Relay {
         Task { try? await client.shutdown() }
     }
 
-    public var unreachableSince: Date? { state.withLock { $0.unreachableSince } }
+    package var unreachableSince: Date? { state.withLock { $0.unreachableSince } }
 
     // MARK: Relay
 
-    public func publish(_ record: RelayRecord) async throws {
+    package func publish(_ record: RelayRecord) async throws {
         try await publish(batch: [record])
     }
 
-    public func publish(batch records: [RelayRecord]) async throws {
+    package func publish(batch records: [RelayRecord]) async throws {
         // A request names one account (the service checks each record against it).
         for group in Dictionary(grouping: records, by: \.account).sorted(by: { $0.key < $1.key }) {
             let body = try JSONEncoder().encode(RelayWire.Publish(records: group.value.map(RelayWire.Record.init)))
@@ -92,7 +93,7 @@ public final class HTTPRelay: Relay {
         }
     }
 
-    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         guard credentials.signer(for: account) != nil else { return [] }
         let prefetched = state.withLock { state -> [RelayRow]? in
             guard let held = state.prefetched.removeValue(forKey: account), held.after == cursor, held.rows.count <= limit else { return nil }
@@ -104,12 +105,12 @@ public final class HTTPRelay: Relay {
 
     /// The service hands out cursors per account; there is no store-wide one to compare
     /// (and no store file that could be made anew under this device).
-    public func lastCursor() async throws -> Int64 { .max }
+    package func lastCursor() async throws -> Int64 { .max }
 
     /// The operator's view across accounts is not offered to devices.
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { [] }
+    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { [] }
 
-    public func wakeups() -> AsyncStream<RelayWake> {
+    package func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream<RelayWake>.makeStream()
         let start = state.withLock { state -> Bool in
             state.nextSubscriber += 1
@@ -126,7 +127,7 @@ public final class HTTPRelay: Relay {
         return stream
     }
 
-    public func shutdown() async {
+    package func shutdown() async {
         let (tasks, subscribers) = state.withLock { state in
             let tasks = Array(state.watchers.values) + [state.reconciler].compactMap { $0 }
             state.watchers = [:]

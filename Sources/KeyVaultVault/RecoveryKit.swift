@@ -1,6 +1,6 @@
-public import Foundation
-public import KeyVaultCrypto
-public import KeyVaultProtocol
+package import Foundation
+package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// A recovery kit (docs/FORMAT.md, "Recovery kit"): an account's key
 /// generations, encrypted under a key derived from a kit passphrase, so a
@@ -10,8 +10,8 @@ public import KeyVaultProtocol
 /// `header = field("keyvault/v1/recovery-kit") || field(account) || u64(passes) || u64(memory bytes) || field(salt 16)`
 /// and `sealed = XChaCha20-Poly1305(Argon2id(kit passphrase, salt), AAD = header)`
 /// of `u32be(count) || count × (u32be generation || u64be createdAt ms || keyID 16 || key 32)`.
-public enum RecoveryKit {
-    public struct Generation: Sendable {
+package enum RecoveryKit {
+    package struct Generation: Sendable {
         package init(number: Int, keyID: String, createdAt: Date, key: SecretKey) {
             self.number = number
             self.keyID = keyID
@@ -19,15 +19,15 @@ public enum RecoveryKit {
             self.key = key
         }
 
-        public var number: Int
-        public var keyID: String
-        public var createdAt: Date
-        public var key: SecretKey
+        package var number: Int
+        package var keyID: String
+        package var createdAt: Date
+        package var key: SecretKey
     }
 
     package static let recordLength = 4 + 8 + 16 + 32
 
-    public static func seal(account: AccountID, generations: [Generation], passphrase: SecureBytes, parameters: KDFParameters) throws -> [UInt8] {
+    package static func seal(account: AccountID, generations: [Generation], passphrase: SecureBytes, parameters: KDFParameters) throws -> [UInt8] {
         let salt = Random.bytes(KDFParameters.saltByteCount)
         var h = FieldWriter()
         h.string(Labels.recoveryKit)
@@ -66,7 +66,7 @@ public enum RecoveryKit {
     /// The header is authenticated only when the kit is opened (it is the AAD):
     /// a forged one fails then. Throws `ProtocolError` or `InvalidInput` on a kit
     /// that does not parse.
-    public static func header(of kit: [UInt8]) throws -> (account: AccountID, opsLimit: UInt64, memLimitBytes: UInt64) {
+    package static func header(of kit: [UInt8]) throws -> (account: AccountID, opsLimit: UInt64, memLimitBytes: UInt64) {
         var outer = FieldReader(kit)
         var r = FieldReader(try outer.bytes())
         try r.label(Labels.recoveryKit)
@@ -75,7 +75,7 @@ public enum RecoveryKit {
     }
 
     /// Throws `authenticationFailed` on a wrong passphrase or a changed kit.
-    public static func open(_ kit: [UInt8], passphrase: SecureBytes) throws -> (AccountID, [Generation]) {
+    package static func open(_ kit: [UInt8], passphrase: SecureBytes) throws -> (AccountID, [Generation]) {
         var outer = FieldReader(kit)
         let header = try outer.bytes()
         let sealed = try outer.bytes()

@@ -1,9 +1,9 @@
-public import Foundation
-public import KeyVaultCrypto
-public import KeyVaultProtocol
+package import Foundation
+package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// An account's row: public facts and the KDF's salt and cost.
-public struct AccountRecord: Sendable, Equatable {
+package struct AccountRecord: Sendable, Equatable {
     package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: String, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: String = "") {
         self.id = id
         self.createdAt = createdAt
@@ -20,50 +20,50 @@ public struct AccountRecord: Sendable, Equatable {
         self.currentKeyID = currentKeyID
     }
 
-    public var id: AccountID
-    public var createdAt: Date
-    public var kdf: KDFParameters
-    public var salt: [UInt8]
-    public var accessibility: Accessibility
-    public var deviceID: String
-    public var signingPublicKey: SigningPublicKey
-    public var boxPublicKey: BoxPublicKey
-    public var currentGeneration: Int
-    public var failedUnlocks: Int
-    public var backoffUntil: Date
-    public var deviceName: String = ""
+    package var id: AccountID
+    package var createdAt: Date
+    package var kdf: KDFParameters
+    package var salt: [UInt8]
+    package var accessibility: Accessibility
+    package var deviceID: String
+    package var signingPublicKey: SigningPublicKey
+    package var boxPublicKey: BoxPublicKey
+    package var currentGeneration: Int
+    package var failedUnlocks: Int
+    package var backoffUntil: Date
+    package var deviceName: String = ""
     /// The current key's ID ("" before the first key; vaults before v5 have none).
-    public var currentKeyID: String = ""
+    package var currentKeyID: String = ""
 }
 
 /// A keychain item as stored: its attributes and its wrapped bytes.
-public struct StoredItem: Sendable, Equatable {
+package struct StoredItem: Sendable, Equatable {
     package init(attributes: KeychainItem, wrapped: [UInt8]) {
         self.attributes = attributes
         self.wrapped = wrapped
     }
 
-    public var attributes: KeychainItem
-    public var wrapped: [UInt8]
+    package var attributes: KeychainItem
+    package var wrapped: [UInt8]
 
     /// Which secret this is: unique per account.
-    public var slot: ItemSlot { ItemSlot(kind: attributes.kind, generation: attributes.generation, keyID: attributes.keyID) }
+    package var slot: ItemSlot { ItemSlot(kind: attributes.kind, generation: attributes.generation, keyID: attributes.keyID) }
 
-    public var context: WrapContext {
+    package var context: WrapContext {
         // The account string was validated when the item was written.
         WrapContext(account: try! AccountID(validating: attributes.account), kind: attributes.kind, generation: attributes.generation)
     }
 }
 
 /// An item's place in an account: its kind, generation number and key ID.
-public struct ItemSlot: Sendable, Hashable {
-    public var kind: ItemKind
-    public var generation: Int
-    public var keyID: String
+package struct ItemSlot: Sendable, Hashable {
+    package var kind: ItemKind
+    package var generation: Int
+    package var keyID: String
 }
 
 /// Everything the vault holds about one account.
-public struct AccountSnapshot: Sendable {
+package struct AccountSnapshot: Sendable {
     package init(account: AccountRecord, generations: [KeyGeneration], items: [StoredItem], circleLog: [[UInt8]] = [], enrollment: [UInt8]? = nil, pairingSecret: [UInt8]? = nil, approvalFailures: [String: Int] = [:], logConfirmed: Int = 0, outbox: [OutboxRecord] = [], owedDeliveries: [OwedDelivery] = [], promotionDeadlines: [String: Date] = [:], relayCursor: Int64 = 0, relayNotes: [RelayNote] = [], dismissedRequests: Set<String> = []) {
         self.account = account
         self.generations = generations
@@ -81,45 +81,45 @@ public struct AccountSnapshot: Sendable {
         self.dismissedRequests = dismissedRequests
     }
 
-    public var account: AccountRecord
-    public var generations: [KeyGeneration]
-    public var items: [StoredItem]
+    package var account: AccountRecord
+    package var generations: [KeyGeneration]
+    package var items: [StoredItem]
     /// Verified circle log entries, encoded, in order.
-    public var circleLog: [[UInt8]] = []
+    package var circleLog: [[UInt8]] = []
     /// This device's own enrollment request, while it is joining.
-    public var enrollment: [UInt8]?
+    package var enrollment: [UInt8]?
     /// The pairing secret the enrollment request commits to.
-    public var pairingSecret: [UInt8]?
+    package var pairingSecret: [UInt8]?
     /// Wrong pairing codes, by requesting device.
-    public var approvalFailures: [String: Int] = [:]
+    package var approvalFailures: [String: Int] = [:]
     /// How many leading circle log entries the relay is known to hold; those
     /// after are this device's own, queued for the relay.
-    public var logConfirmed: Int = 0
+    package var logConfirmed: Int = 0
     /// Records queued for the relay (acknowledgements, challenges, reveals).
-    public var outbox: [OutboxRecord] = []
+    package var outbox: [OutboxRecord] = []
     /// Shares this device still owes the relay.
-    public var owedDeliveries: [OwedDelivery] = []
+    package var owedDeliveries: [OwedDelivery] = []
     /// Generations this device announced and will promote, with their deadlines.
-    public var promotionDeadlines: [String: Date] = [:]
+    package var promotionDeadlines: [String: Date] = [:]
     /// The last relay cursor this device has read for the account.
-    public var relayCursor: Int64 = 0
+    package var relayCursor: Int64 = 0
     /// Relay records kept to rebuild the account's view at start, oldest first.
-    public var relayNotes: [RelayNote] = []
+    package var relayNotes: [RelayNote] = []
     /// Requests to join that a person dismissed here, by device ID.
-    public var dismissedRequests: Set<String> = []
+    package var dismissedRequests: Set<String> = []
     /// This device's reveal has gone out (or is queued): it is published once.
-    public var revealed = false
+    package var revealed = false
 }
 
 /// A relay record this device keeps (docs/FORMAT.md, `relay_notes`): it was
 /// verified when it arrived, and is replayed at start instead of re-reading the relay.
-public struct RelayNote: Sendable, Equatable {
-    public var cursor: Int64
-    public var kind: RelayRecord.Kind
-    public var body: [UInt8]
-    public var seenAt: Date
+package struct RelayNote: Sendable, Equatable {
+    package var cursor: Int64
+    package var kind: RelayRecord.Kind
+    package var body: [UInt8]
+    package var seenAt: Date
 
-    public init(cursor: Int64, kind: RelayRecord.Kind, body: [UInt8], seenAt: Date) {
+    package init(cursor: Int64, kind: RelayRecord.Kind, body: [UInt8], seenAt: Date) {
         self.cursor = cursor
         self.kind = kind
         self.body = body
@@ -129,37 +129,37 @@ public struct RelayNote: Sendable, Equatable {
 
 /// Shares of one key that this device owes: to one device, or (recipient "")
 /// to every trusted device but itself.
-public struct OwedDelivery: Sendable, Hashable {
-    public var keyID: String
-    public var recipient: String
+package struct OwedDelivery: Sendable, Hashable {
+    package var keyID: String
+    package var recipient: String
 
-    public init(keyID: String, recipient: String = "") {
+    package init(keyID: String, recipient: String = "") {
         self.keyID = keyID
         self.recipient = recipient
     }
 }
 
 /// A record waiting in the vault for the relay to come back.
-public struct OutboxRecord: Sendable, Equatable {
-    public var id: Int64
-    public var record: RelayRecord
+package struct OutboxRecord: Sendable, Equatable {
+    package var id: Int64
+    package var record: RelayRecord
 }
 
 /// The key `keys/current` answers: its generation number and its key ID.
-public struct CurrentKey: Sendable, Equatable {
-    public var generation: Int
-    public var keyID: String
+package struct CurrentKey: Sendable, Equatable {
+    package var generation: Int
+    package var keyID: String
 
-    public init(generation: Int, keyID: String) {
+    package init(generation: Int, keyID: String) {
         self.generation = generation
         self.keyID = keyID
     }
 }
 
 extension AccountRecord {
-    public var currentKey: CurrentKey { CurrentKey(generation: currentGeneration, keyID: currentKeyID) }
+    package var currentKey: CurrentKey { CurrentKey(generation: currentGeneration, keyID: currentKeyID) }
 
-    public mutating func setCurrent(_ current: CurrentKey) {
+    package mutating func setCurrent(_ current: CurrentKey) {
         currentGeneration = current.generation
         currentKeyID = current.keyID
     }

@@ -1,20 +1,20 @@
-public import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultCrypto
+package import KeyVaultProtocol
 /// What a wrapped secret is bound to: its account, its kind and its generation.
 /// The AAD makes a blob useless in any other slot (docs/FORMAT.md, "Wrapping").
-public struct WrapContext: Sendable, Equatable {
-    public var account: AccountID
-    public var kind: ItemKind
-    public var generation: Int
+package struct WrapContext: Sendable, Equatable {
+    package var account: AccountID
+    package var kind: ItemKind
+    package var generation: Int
 
-    public init(account: AccountID, kind: ItemKind, generation: Int) {
+    package init(account: AccountID, kind: ItemKind, generation: Int) {
         self.account = account
         self.kind = kind
         self.generation = generation
     }
 
     /// `"keyvault/v1/wrap" || 0x00 || len32(account) || account || len32(kind) || kind || u64be(generation)`
-    public var aad: [UInt8] {
+    package var aad: [UInt8] {
         var out = Array(Labels.wrap.utf8) + [0]
         for part in [Array(account.rawValue.utf8), Array(kind.rawValue.utf8)] {
             out += LabeledHash.lengthPrefix(part.count)
@@ -27,19 +27,19 @@ public struct WrapContext: Sendable, Equatable {
 }
 
 /// The at-rest envelope: `version (0x01) || nonce (24) || ciphertext || tag (16)`.
-public enum WrappedSecret {
-    public static let version: UInt8 = 1
+package enum WrappedSecret {
+    package static let version: UInt8 = 1
 
-    public static func wrap(_ secret: SecureBytes, under kek: SecretKey, context: WrapContext) -> [UInt8] {
+    package static func wrap(_ secret: SecureBytes, under kek: SecretKey, context: WrapContext) -> [UInt8] {
         [version] + WrapCipher.seal(secret, key: kek, aad: context.aad)
     }
 
     /// Only for the documented worked example and its test.
-    public static func wrap(_ secret: SecureBytes, under kek: SecretKey, context: WrapContext, nonce: [UInt8]) -> [UInt8] {
+    package static func wrap(_ secret: SecureBytes, under kek: SecretKey, context: WrapContext, nonce: [UInt8]) -> [UInt8] {
         [version] + WrapCipher.seal(secret, key: kek, aad: context.aad, nonce: nonce)
     }
 
-    public static func unwrap(_ blob: [UInt8], under kek: SecretKey, context: WrapContext) throws -> SecureBytes {
+    package static func unwrap(_ blob: [UInt8], under kek: SecretKey, context: WrapContext) throws -> SecureBytes {
         guard let first = blob.first, first == version else { throw VaultError.unsupportedWrapVersion }
         return try WrapCipher.open(Array(blob.dropFirst()), key: kek, aad: context.aad)
     }

@@ -1,19 +1,20 @@
-public import Foundation
+package import Foundation
 import GRDB
-public import KeyVaultCrypto
-public import KeyVaultProtocol
+import KeyVaultSQLite
+package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// The local vault: one SQLite database (WAL) in the data directory. It stores
 /// public facts in the clear and every secret wrapped; it never sees a KEK or
 /// an unwrapped key.
-public final class Vault: Sendable {
-    public static let fileName = "vault.sqlite"
+package final class Vault: Sendable {
+    package static let fileName = "vault.sqlite"
     private let pool: DatabasePool
-    public let path: String
+    package let path: String
 
     /// Opens (creating and migrating if needed) the vault in `directory`, which
     /// is made 0700; the database files are 0600.
-    public init(directory: String) throws {
+    package init(directory: String) throws {
         try DataDirectory.prepare(directory)
         path = directory + "/" + Self.fileName
         var configuration = Configuration()
@@ -29,7 +30,7 @@ public final class Vault: Sendable {
 
     // MARK: Reading
 
-    public func loadAll() throws -> [AccountSnapshot] {
+    package func loadAll() throws -> [AccountSnapshot] {
         try pool.read { db in
             let accounts = try Row.fetchAll(db, sql: "SELECT * FROM accounts ORDER BY id").map(Self.account)
             return try accounts.map { account in
@@ -68,7 +69,7 @@ public final class Vault: Sendable {
         }
     }
 
-    public func snapshot(of id: AccountID) throws -> AccountSnapshot? {
+    package func snapshot(of id: AccountID) throws -> AccountSnapshot? {
         try loadAll().first { $0.account.id == id }
     }
 
@@ -77,7 +78,7 @@ public final class Vault: Sendable {
     /// Writes a new account with its generations and items in one transaction,
     /// with `enqueue` in its outbox: what it owes the relay is never published
     /// before it exists here.
-    public func insert(_ snapshot: AccountSnapshot, enqueue: [RelayRecord] = []) async throws {
+    package func insert(_ snapshot: AccountSnapshot, enqueue: [RelayRecord] = []) async throws {
         try await pool.write { db in
             let a = snapshot.account
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM accounts WHERE id = ?", arguments: [a.id.rawValue]) == true {
@@ -106,7 +107,7 @@ public final class Vault: Sendable {
     /// Replaces the KDF salt and cost and every item's wrapping in one
     /// transaction: a crash leaves either the old passphrase or the new one.
     /// Refuses if the items changed since they were read.
-    public func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
+    package func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
         try await pool.write { db in
             let stored = try Row.fetchAll(db, sql: "SELECT kind, generation, key_id FROM items WHERE account = ?", arguments: [account.rawValue])
                 .map { "\($0["kind"] as String)/\($0["generation"] as Int)/\($0["key_id"] as String)" }
@@ -125,7 +126,7 @@ public final class Vault: Sendable {
     }
 
     /// Persists the unlock back-off so a restart does not reset it.
-    public func recordUnlockAttempt(account: AccountID, failures: Int, backoffUntil: Date) async throws {
+    package func recordUnlockAttempt(account: AccountID, failures: Int, backoffUntil: Date) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE accounts SET failed_unlocks = ?, backoff_until = ? WHERE id = ?",
                            arguments: [failures, backoffUntil.timeIntervalSince1970, account.rawValue])
@@ -137,7 +138,7 @@ public final class Vault: Sendable {
     /// This device's own new entry comes with what it owes for it (shares of an
     /// announced key, a promotion deadline), in the same transaction.
     /// `current`: the key the log now makes current (docs/FORMAT.md, `current_generation`, `current_key_id`).
-    public func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
+    package func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
                           owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
                           enqueue records: [RelayRecord] = []) async throws {
         try await pool.write { db in
@@ -161,7 +162,7 @@ public final class Vault: Sendable {
 
     /// Moves the account's relay cursor on, keeping the records this device
     /// needs to rebuild its view at start, in one transaction. The cursor only grows.
-    public func advanceRelayCursor(account: AccountID, to cursor: Int64, keep notes: [RelayNote]) async throws {
+    package func advanceRelayCursor(account: AccountID, to cursor: Int64, keep notes: [RelayNote]) async throws {
         try await pool.write { db in
             for note in notes {
                 try db.execute(sql: "INSERT OR IGNORE INTO relay_notes (account, cursor, kind, body, seen_at) VALUES (?, ?, ?, ?, ?)",
@@ -175,7 +176,7 @@ public final class Vault: Sendable {
     /// the account is read from the store's start. Kept records keep their
     /// order, renumbered below every cursor they had, so the new store's
     /// cursors cannot collide with them. Answers how far they moved down.
-    public func restartRelayReading(account: AccountID) async throws -> Int64 {
+    package func restartRelayReading(account: AccountID) async throws -> Int64 {
         try await pool.write { db in
             let range = try Row.fetchOne(db, sql: "SELECT min(cursor) AS low, max(cursor) AS high FROM relay_notes WHERE account = ?",
                                          arguments: [account.rawValue])
@@ -188,7 +189,7 @@ public final class Vault: Sendable {
     }
 
     /// Forgets kept relay records that are done with (a share taken in, a request answered).
-    public func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
+    package func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try await pool.write { db in
             for cursor in cursors {
@@ -198,7 +199,7 @@ public final class Vault: Sendable {
     }
 
     /// A person dismissed a request to join: it is neither answered nor listed again.
-    public func dismissRequest(account: AccountID, deviceID: String) async throws {
+    package func dismissRequest(account: AccountID, deviceID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO dismissed_requests (account, device_id) VALUES (?, ?)", arguments: [account.rawValue, deviceID])
         }
@@ -206,7 +207,7 @@ public final class Vault: Sendable {
 
     /// A joining device asks again (its exchange failed or ended): the new request
     /// replaces the old one and goes into the outbox, in one transaction.
-    public func renewEnrollment(account: AccountID, request: [UInt8], enqueue record: RelayRecord) async throws {
+    package func renewEnrollment(account: AccountID, request: [UInt8], enqueue record: RelayRecord) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE enrollment SET request = ?, pairing_secret = NULL, revealed = 0 WHERE account = ?",
                            arguments: [Data(request), account.rawValue])
@@ -217,27 +218,27 @@ public final class Vault: Sendable {
 
     /// A joining device confirmed its exchange: the exchange's key, wrapped under the
     /// KEK (AAD kind `pairing-key`), waits for the approval across a restart.
-    public func keepPairingKey(account: AccountID, wrapped: [UInt8]) async throws {
+    package func keepPairingKey(account: AccountID, wrapped: [UInt8]) async throws {
         try await pool.write { db in
             try db.execute(sql: "UPDATE enrollment SET pairing_secret = ? WHERE account = ?", arguments: [Data(wrapped), account.rawValue])
         }
     }
 
     /// The device joined: its request is no longer needed.
-    public func finishEnrollment(account: AccountID) async throws {
+    package func finishEnrollment(account: AccountID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM enrollment WHERE account = ?", arguments: [account.rawValue])
         }
     }
 
     /// Records that the relay holds the first `count` entries.
-    public func confirmLog(account: AccountID, through count: Int) async throws {
+    package func confirmLog(account: AccountID, through count: Int) async throws {
         try await pool.write { db in try Self.setConfirmed(count, account: account, db: db) }
     }
 
     /// A rebase: replaces the entries from `seq` on (this device's own, not on
     /// the relay) with `entries`, in one transaction.
-    public func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: CurrentKey? = nil) async throws {
+    package func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: CurrentKey? = nil) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
             try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
@@ -258,7 +259,7 @@ public final class Vault: Sendable {
     }
 
     /// Queues records for the relay; answers their outbox IDs.
-    public func enqueue(account: AccountID, records: [RelayRecord]) async throws -> [Int64] {
+    package func enqueue(account: AccountID, records: [RelayRecord]) async throws -> [Int64] {
         try await pool.write { db in try Self.enqueue(records, account: account, db: db) }
     }
 
@@ -272,14 +273,14 @@ public final class Vault: Sendable {
     }
 
     /// Removes records the relay now holds.
-    public func dequeue(ids: [Int64]) async throws {
+    package func dequeue(ids: [Int64]) async throws {
         guard !ids.isEmpty else { return }
         try await pool.write { db in
             for id in ids { try db.execute(sql: "DELETE FROM outbox WHERE id = ?", arguments: [id]) }
         }
     }
 
-    public func outbox(account: AccountID) throws -> [OutboxRecord] {
+    package func outbox(account: AccountID) throws -> [OutboxRecord] {
         try pool.read { db in try Self.outbox(account, db: db) }
     }
 
@@ -291,12 +292,12 @@ public final class Vault: Sendable {
         }
     }
 
-    public func outboxCount() throws -> Int {
+    package func outboxCount() throws -> Int {
         try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
     }
 
     /// These shares are on the relay: nothing owed any more.
-    public func settle(account: AccountID, deliveries: [OwedDelivery]) async throws {
+    package func settle(account: AccountID, deliveries: [OwedDelivery]) async throws {
         try await pool.write { db in
             for owed in deliveries {
                 try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ? AND key_id = ? AND recipient = ?",
@@ -305,14 +306,14 @@ public final class Vault: Sendable {
         }
     }
 
-    public func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
+    package func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
         }
     }
 
     /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
-    public func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem) async throws {
+    package func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
@@ -324,7 +325,7 @@ public final class Vault: Sendable {
     }
 
     /// Removes a generation that was stored but never announced.
-    public func removeGeneration(account: AccountID, keyID: String) async throws {
+    package func removeGeneration(account: AccountID, keyID: String) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND key_id = ?", arguments: [account.rawValue, keyID])
             try db.execute(sql: "DELETE FROM generations WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
@@ -332,7 +333,7 @@ public final class Vault: Sendable {
     }
 
     /// Crypto-shreds an account's keys: the wrapped keys are deleted, the generations kept as `destroyed`.
-    public func destroyKeys(account: AccountID) async throws {
+    package func destroyKeys(account: AccountID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key'", arguments: [account.rawValue])
             try db.execute(sql: "UPDATE generations SET state = 'destroyed' WHERE account = ?", arguments: [account.rawValue])
@@ -343,7 +344,7 @@ public final class Vault: Sendable {
     }
 
     /// Removes an account and everything stored about it from this device.
-    public func deleteAccount(_ account: AccountID) async throws {
+    package func deleteAccount(_ account: AccountID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM accounts WHERE id = ?", arguments: [account.rawValue])
         }
@@ -357,7 +358,7 @@ public final class Vault: Sendable {
         }
     }
 
-    public func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
+    package func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO approval_attempts (account, device_id, failures) VALUES (?, ?, ?)",
                            arguments: [account.rawValue, deviceID, failures])

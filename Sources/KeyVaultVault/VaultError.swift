@@ -2,14 +2,14 @@ import GRDB
 import KeyVaultCrypto
 import KeyVaultProtocol
 /// Failures of the vault itself (not of a caller's input).
-public enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {
     case unsupportedWrapVersion
     case accountExists
     case noSuchAccount
     case dataDirectory(String)
     case corrupt(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .unsupportedWrapVersion: return "a wrapped secret has an unknown format version"
         case .accountExists: return "the account already exists on this device"
@@ -24,7 +24,7 @@ extension VaultError {
     /// Words for a failure of the storage under the vault (a full disk, a
     /// read-only or failing file system); nil for any other error. Such a
     /// failure changes nothing: the transaction it hit is rolled back.
-    public static func storageFailure(_ error: any Error) -> String? {
+    package static func storageFailure(_ error: any Error) -> String? {
         guard let error = error as? DatabaseError else { return nil }
         switch error.resultCode.primaryResultCode {
         case .SQLITE_FULL: return "the disk holding this device's vault is full"

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto
@@ -11,22 +11,22 @@ import KeyVaultProtocol
 /// then libpq's defaults (localhost, 5432, the current user, a database named
 /// after the user). A host starting with `/` is a Unix socket directory.
 /// `description` never shows the password.
-public struct PostgresRelayConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
+package struct PostgresRelayConfiguration: Sendable, Equatable, CustomStringConvertible, CustomDebugStringConvertible, CustomReflectable {
     /// libpq's modes: `prefer` and `require` encrypt without checking the
     /// certificate (as libpq does); `verify-full` checks it against the system's roots.
-    public enum TLSMode: String, Sendable, Equatable {
+    package enum TLSMode: String, Sendable, Equatable {
         case disable, prefer, require
         case verifyFull = "verify-full"
     }
 
-    public var host: String
-    public var port: Int
-    public var user: String
-    public var password: String?
-    public var database: String
-    public var tls: TLSMode
+    package var host: String
+    package var port: Int
+    package var user: String
+    package var password: String?
+    package var database: String
+    package var tls: TLSMode
 
-    public init(host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
+    package init(host: String = "localhost", port: Int = 5432, user: String, password: String? = nil,
                 database: String? = nil, tls: TLSMode = .prefer) {
         self.host = host
         self.port = port
@@ -37,27 +37,27 @@ public struct PostgresRelayConfiguration: Sendable, Equatable, CustomStringConve
     }
 
     /// The socket file when `host` is a directory (`HOST/.s.PGSQL.PORT`), as libpq names it.
-    public var unixSocketPath: String? {
+    package var unixSocketPath: String? {
         host.hasPrefix("/") ? "\(host)/.s.PGSQL.\(port)" : nil
     }
 
     /// The URL without the password (`***` stands in for one).
-    public var description: String {
+    package var description: String {
         let secret = password == nil ? "" : ":***"
         if unixSocketPath != nil { return "postgres://\(user)\(secret)@/\(database)?host=\(host)&port=\(port)" }
         return "postgres://\(user)\(secret)@\(host.contains(":") ? "[\(host)]" : host):\(port)/\(database)"
     }
 
     /// Debugger and `dump` output hide the password too.
-    public var debugDescription: String { description }
+    package var debugDescription: String { description }
 
-    public var customMirror: Mirror {
+    package var customMirror: Mirror {
         Mirror(self, children: ["host": host, "port": port, "user": user, "password": password == nil ? "nil" : "***",
                                 "database": database, "tls": tls.rawValue])
     }
 
     /// Parses a `postgres://` or `postgresql://` URL; `environment` supplies what it leaves out.
-    public init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
+    package init(parsing text: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws {
         guard let schemeEnd = text.range(of: "://"), ["postgres", "postgresql"].contains(text[..<schemeEnd.lowerBound]) else {
             throw RelayError.badAddress("a PostgreSQL relay is postgres://USER[:PASSWORD]@HOST[:PORT]/DB")
         }

@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 import Synchronization
 import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultProtocol
 
 /// A relay opened when it first can be, and opened again after it fails:
 /// the daemon starts and serves its vault even when the relay cannot be opened
@@ -19,7 +19,7 @@ public import KeyVaultProtocol
 /// While it is unreachable, calls fail at once for a cool-down (500 ms,
 /// doubling to 5 s) instead of each waiting out a connection timeout; a
 /// wake-up from the relay (its listener is back) ends the cool-down.
-public final class ReopeningRelay: Relay {
+package final class ReopeningRelay: Relay {
     private let address: RelayAddress
     private let opener: @Sendable (RelayAddress) async throws -> any Relay
     private struct State {
@@ -37,7 +37,7 @@ public final class ReopeningRelay: Relay {
         return false
     }
 
-    public init(address: RelayAddress, opener: @escaping @Sendable (RelayAddress) async throws -> any Relay) {
+    package init(address: RelayAddress, opener: @escaping @Sendable (RelayAddress) async throws -> any Relay) {
         self.address = address
         self.opener = opener
     }
@@ -77,13 +77,13 @@ public final class ReopeningRelay: Relay {
         if dropped { await failed.shutdown() }
     }
 
-    public func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
-    public func publish(batch records: [RelayRecord]) async throws { try await guarded { try await $0.publish(batch: records) } }
-    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
+    package func publish(batch records: [RelayRecord]) async throws { try await guarded { try await $0.publish(batch: records) } }
+    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await guarded { try await $0.rows(account: account, after: cursor, limit: limit) }
     }
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
-    public func lastCursor() async throws -> Int64 { try await guarded { try await $0.lastCursor() } }
+    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
+    package func lastCursor() async throws -> Int64 { try await guarded { try await $0.lastCursor() } }
 
     private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
         if let failure = state.withLock({ $0.coolDown.active() }) { throw failure }
@@ -112,16 +112,16 @@ public final class ReopeningRelay: Relay {
         state.withLock { $0.coolDown.answered() }
     }
 
-    public var unreachableSince: Date? { state.withLock { $0.relay }?.unreachableSince }
+    package var unreachableSince: Date? { state.withLock { $0.relay }?.unreachableSince }
 
-    public func shutdown() async {
+    package func shutdown() async {
         let (relay, subscribers, feeds) = state.withLock { ($0.relay, $0.subscribers, $0.feeds) }
         for task in feeds.values { task.cancel() }
         for continuation in subscribers.values { continuation.finish() }
         await relay?.shutdown()
     }
 
-    public func wakeups() -> AsyncStream<RelayWake> {
+    package func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream.makeStream(of: RelayWake.self, bufferingPolicy: .unbounded)
         let id = UUID()
         state.withLock { state in

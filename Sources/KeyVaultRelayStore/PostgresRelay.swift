@@ -1,10 +1,11 @@
-public import Foundation
-public import Logging
+package import Foundation
+package import Logging
 import NIOCore
 import NIOSSL
 package import PostgresNIO
 import KeyVaultCrypto
-public import KeyVaultProtocol
+package import KeyVaultProtocol
+package import KeyVaultRelay
 
 /// The relay on a PostgreSQL server, for devices that share no file system.
 ///
@@ -18,17 +19,17 @@ public import KeyVaultProtocol
 /// `RelayError.unreachable` within `operationTimeout`, and `unreachableSince`
 /// says from when; the pool and the listener keep reconnecting, so operations
 /// work again once the server is back.
-public final class PostgresRelay: RelayStore {
-    public let configuration: PostgresRelayConfiguration
+package final class PostgresRelay: RelayStore {
+    package let configuration: PostgresRelayConfiguration
     /// The longest any one operation may take, connecting included.
-    public let operationTimeout: Duration
+    package let operationTimeout: Duration
     private let client: PostgresClient
     private let shared = PostgresRelayState()
     private let logger: Logger
     private let tasks: [Task<Void, Never>]
 
     /// Starts the pool and the listener; `open` also migrates, so prefer it.
-    public init(configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
+    package init(configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
                 logger: Logger = Logger(label: "keyvault.relay.postgres")) throws {
         self.configuration = configuration
         self.operationTimeout = operationTimeout
@@ -44,7 +45,7 @@ public final class PostgresRelay: RelayStore {
     }
 
     /// Connects, migrates the schema if it is behind, and returns the running relay.
-    public static func open(_ configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
+    package static func open(_ configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
                             logger: Logger = Logger(label: "keyvault.relay.postgres")) async throws -> PostgresRelay {
         let relay = try PostgresRelay(configuration: configuration, operationTimeout: operationTimeout, logger: logger)
         do {
@@ -59,22 +60,22 @@ public final class PostgresRelay: RelayStore {
     deinit { tasks.forEach { $0.cancel() } }
 
     /// Stops the listener and closes the pool's connections; ends every `wakeups()` stream.
-    public func shutdown() async {
+    package func shutdown() async {
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         shared.finishAll()
     }
 
     /// Since when the server has been unreachable; nil while it answers.
-    public var unreachableSince: Date? { shared.unreachableSince }
+    package var unreachableSince: Date? { shared.unreachableSince }
 
-    public func publish(_ record: RelayRecord) async throws {
+    package func publish(_ record: RelayRecord) async throws {
         try await publish(batch: [record])
     }
 
     /// One statement, so one transaction and one round trip: all the records or
     /// none, then one NOTIFY per account at commit.
-    public func publish(batch records: [RelayRecord]) async throws {
+    package func publish(batch records: [RelayRecord]) async throws {
         guard !records.isEmpty else { return }
         let columns = PostgresBatchColumns(records)
         try await perform { client, logger in
@@ -89,7 +90,7 @@ public final class PostgresRelay: RelayStore {
         }
     }
 
-    public func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
@@ -98,13 +99,13 @@ public final class PostgresRelay: RelayStore {
         }
     }
 
-    public func ping() async throws {
+    package func ping() async throws {
         try await perform { client, logger in
             for try await _ in try await client.query("SELECT 1", logger: logger) {}
         }
     }
 
-    public func remove(account: AccountID, cursors: [Int64]) async throws {
+    package func remove(account: AccountID, cursors: [Int64]) async throws {
         guard !cursors.isEmpty else { return }
         try await perform { client, logger in
             // Keyed by account as every query here is, so a table partitioned by account prunes one partition.
@@ -113,7 +114,7 @@ public final class PostgresRelay: RelayStore {
         }
     }
 
-    public func lastCursor() async throws -> Int64 {
+    package func lastCursor() async throws -> Int64 {
         try await perform { client, logger in
             var last: Int64 = 0
             for try await value in try await client.query("SELECT coalesce(max(cursor), 0) FROM keyvault_records", logger: logger).decode(Int64.self) {
@@ -123,7 +124,7 @@ public final class PostgresRelay: RelayStore {
         }
     }
 
-    public func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
@@ -144,7 +145,7 @@ public final class PostgresRelay: RelayStore {
             return out
     }
 
-    public func wakeups() -> AsyncStream<RelayWake> { shared.subscribe() }
+    package func wakeups() -> AsyncStream<RelayWake> { shared.subscribe() }
 
     /// Applies the migrations this build knows and the server lacks, each in
     /// one transaction under an advisory lock. When all are applied already it

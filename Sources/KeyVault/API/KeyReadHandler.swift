@@ -25,19 +25,12 @@ struct KeyReadHandler: Sendable {
         while true {
             // Armed before the check, so a key that lands in between still wakes this read.
             let token = wait > 0 ? service.hub.arm(account) : nil
-            guard let availability = service.availability(account, selector) else {
+            guard let read = service.read(account, selector) else {
                 if let token { service.hub.disarm(account, token) }
                 throw Refusal.unknownAccount(account)
             }
-            // Pending waits for the key. With a relay, a generation or key ID not heard of yet may be
-            // announced any moment (a record under it can arrive before the announce does): it waits too.
-            let waitsForChange: Bool
-            switch availability {
-            case .pending: waitsForChange = true
-            case .unknown: waitsForChange = service.hasRelay
-            default: waitsForChange = false
-            }
-            if waitsForChange, let token, let held, held.end == nil, deadline > .now {
+            let availability = read.availability
+            if read.waits, let token, let held, held.end == nil, deadline > .now {
                 await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
                     await service.hub.wait(account, token, until: deadline)
                 }

@@ -87,7 +87,7 @@ enum Routes {
         }
         // Before a sign-in that creates or joins the account: either permission may ask.
         routes.on(.post, account: "/identity-nonce", permission: .enroll, orPermission: .create) { _, _, account in
-            try APIResponse.ready(IdentityNonceBody(account: account.rawValue, nonce: service.identityNonce(account)))
+            try APIResponse.ready(IdentityNonceBody(account: account.rawValue, nonce: await service.identityNonce(account)))
         }
         routes.on(.get, account: "/enrollments", permission: .approve) { _, _, account in
             try APIResponse.ready(EnrollmentsBody(enrollments: try service.enrollments(account)))

@@ -1,16 +1,14 @@
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
-/// One owner per account: every change to an account runs as one of its jobs,
-/// one at a time, in the order they were queued, each to its end (vault
-/// first, then memory) before the next begins. API calls, relay passes,
-/// promotion timers and the follow-ups a job queues are all jobs; nothing
-/// else writes an account's state (`KeyVaultService.update` checks). Readers
-/// never wait here: they read the state the jobs publish.
+/// The directory from an account to its owner. Each owner runs its account's
+/// jobs one at a time, in the order they were queued, each to its end (vault
+/// first, then memory) before the next begins, and publishes the state they
+/// leave. API calls, relay passes, promotion timers and the follow-ups a job
+/// queues are all jobs; nothing else writes an account's state
+/// (`KeyVaultService.update` checks). The directory's own lock covers only the
+/// lookup: no account's job, read or wait ever waits on another account's.
 ///
 /// A job's own steps may ask for the same account again (a rotation runs a
 /// relay pass): that runs inline, as part of the job, never queued behind it.
@@ -18,12 +16,51 @@ final class AccountOwners: Sendable {
     /// The account whose job the current task is running, if any.
     @TaskLocal static var running: AccountID?
 
-    private let queues = Mutex<[AccountID: JobQueue]>([:])
+    private let owners = Mutex<[AccountID: AccountOwner]>([:])
+
+    /// The account's owner, made on first use (a creation or enrollment that may not happen yet).
+    func owner(_ account: AccountID) -> AccountOwner {
+        owners.withLock { owners in
+            if let owner = owners[account] { return owner }
+            let owner = AccountOwner(account)
+            owners[account] = owner
+            return owner
+        }
+    }
+
+    /// The owner of an account this device holds (published state), if any.
+    func holding(_ account: AccountID) -> AccountOwner? {
+        guard let owner = owners.withLock({ $0[account] }), owner.isHeld else { return nil }
+        return owner
+    }
+
+    /// The account's owner if one was made, without making one.
+    func existing(_ account: AccountID) -> AccountOwner? {
+        owners.withLock { $0[account] }
+    }
+
+    /// Every account this device holds, sorted by ID.
+    var held: [AccountOwner] {
+        owners.withLock { Array($0.values) }.filter(\.isHeld).sorted { $0.id < $1.id }
+    }
+
+    var heldIDs: [AccountID] { held.map(\.id) }
+
+    /// The state the account's jobs last published; nil for one this device does not hold.
+    func state(_ account: AccountID) -> AccountState? {
+        owners.withLock { $0[account] }?.state
+    }
+
+    /// Reads one value of the published state without copying the rest.
+    func read<T>(_ account: AccountID, _ body: (AccountState) throws -> T) rethrows -> T? {
+        guard let owner = owners.withLock({ $0[account] }) else { return nil }
+        return try owner.read(body)
+    }
 
     /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result.
     func run<T: Sendable>(_ account: AccountID, _ body: () async throws -> T) async throws -> T {
         if Self.running == account { return try await body() }
-        let queue = queue(for: account)
+        let queue = owner(account).jobs
         let ticket = queue.take()
         await queue.wait(for: ticket)
         defer { queue.finish(ticket) }
@@ -32,7 +69,7 @@ final class AccountOwners: Sendable {
 
     func run<T: Sendable>(_ account: AccountID, _ body: () async -> T) async -> T {
         if Self.running == account { return await body() }
-        let queue = queue(for: account)
+        let queue = owner(account).jobs
         let ticket = queue.take()
         await queue.wait(for: ticket)
         defer { queue.finish(ticket) }
@@ -42,7 +79,7 @@ final class AccountOwners: Sendable {
     /// Queues a follow-up: its place is taken now (after every job queued so
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
-        let queue = queue(for: account)
+        let queue = owner(account).jobs
         let ticket = queue.take()
         // Detached: a task-local "running" from the enqueuing job must not let it run inline.
         Task.detached {
@@ -51,13 +88,40 @@ final class AccountOwners: Sendable {
             queue.finish(ticket)
         }
     }
+}
 
-    private func queue(for account: AccountID) -> JobQueue {
-        queues.withLock { queues in
-            if let queue = queues[account] { return queue }
-            let queue = JobQueue()
-            queues[account] = queue
-            return queue
+/// One account's owner: its line of jobs, the state they last published, the
+/// reads and streams waiting on it, and an identity made before sign-in.
+final class AccountOwner: Sendable {
+    let id: AccountID
+    let jobs = JobQueue()
+    let waiters = AccountWaiters()
+    let pairings = AccountPairings()
+    private let published = Mutex<AccountState?>(nil)
+    /// An identity made for the account before the person signed in (`identityNonce`),
+    /// taken by the creation or enrollment that follows. Memory only.
+    let preparedIdentity = Mutex<DeviceIdentity?>(nil)
+
+    init(_ id: AccountID) {
+        self.id = id
+    }
+
+    var state: AccountState? { published.withLock { $0 } }
+    var isHeld: Bool { published.withLock { $0 != nil } }
+
+    /// Applies `body` to a copy taken under the lock (the state's storage is
+    /// shared, not copied), so no reader holds the lock while it works.
+    func read<T>(_ body: (AccountState) throws -> T) rethrows -> T? {
+        try state.map(body)
+    }
+
+    /// Publishes what a job of this account leaves (nil: the account is gone);
+    /// answers the state it replaced. Only `KeyVaultService.publish` calls it.
+    func publish(_ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
+        try published.withLock { state in
+            let before = state
+            try change(&state)
+            return (before, state)
         }
     }
 }

@@ -187,7 +187,7 @@ struct AccountState: Sendable {
                 kek = nil
                 identity = nil
             case .forgetKeys: keys = [:]
-            case .persistThrottle, .wake: break
+            case .persistThrottle, .announce: break
             }
         }
         return effects

@@ -49,7 +49,7 @@ extension KeyVaultService {
     package func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
         return try await owners.run(id) {
-            if let state = accounts.withLock({ $0[id] }) {
+            if let state = owners.state(id) {
                 guard state.enrollment.isJoining else { throw Refusal.invalid("the account \(id) is already on this device") }
                 if let code = state.enrollment.pairingCode, state.enrollment.progress == .awaitingResponse {
                     return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: state.enrollment.joiningSince)
@@ -138,7 +138,6 @@ extension KeyVaultService {
             state.enrollment.requested(request, code: code)
             state.wrappedPairingKey = nil
         }
-        hub.wake(id, nil)
         await publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
         return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: request.requestedDate)
@@ -213,12 +212,12 @@ extension KeyVaultService {
             }
             guard let confirmation else {
                 logger.warning("no pairing confirmation", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-                hub.wake(id, .pairingFailed(deviceID, reason: "no-answer"))
+                hub.announce(id, .pairingFailed(deviceID, reason: "no-answer"))
                 throw Refusal.invalid("the new device did not answer within \(Int(Self.confirmationWait)) seconds; enroll it again for a new code")
             }
             guard let sessionKey = Pairing.complete(confirmation, responder: responder) else {
                 logger.warning("pairing code did not match", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-                hub.wake(id, .pairingFailed(deviceID, reason: "code-mismatch"))
+                hub.announce(id, .pairingFailed(deviceID, reason: "code-mismatch"))
                 throw Refusal(.denied, "the pairing code did not match; enroll the new device again for a new code")
             }
             let state = try existing(id)
@@ -239,7 +238,7 @@ extension KeyVaultService {
             }
             await publishQueued(id)
             // Rebased after another device's entry: the approval of the entry as the relay now holds it follows.
-            if let after = accounts.withLock({ $0[id] }),
+            if let after = owners.state(id),
                let entry = after.circle.entries.last(where: { entry in
                    if case .approve(let device, let hash) = entry.body { return device == request.device && hash == request.hash }
                    return false
@@ -256,7 +255,7 @@ extension KeyVaultService {
     /// device's confirmation of `response`, or the wait ends.
     private func waitForConfirmation(_ id: AccountID, of response: PairingResponse) async -> PairingConfirmation? {
         let deadline = ContinuousClock.now + .seconds(Self.confirmationWait)
-        func arrived() -> PairingConfirmation? { accounts.withLock { $0[id]?.enrollment.confirmation(of: response) } }
+        func arrived() -> PairingConfirmation? { owners.read(id, { $0.enrollment.confirmation(of: response) }) ?? nil }
         while ContinuousClock.now < deadline {
             let token = hub.arm(id)
             if let confirmation = arrived() {

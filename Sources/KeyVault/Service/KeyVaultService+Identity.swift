@@ -14,22 +14,28 @@ extension KeyVaultService {
     /// in: made from this device's identity for the account, which is made now
     /// if there is none (and kept, in memory, for the creation or enrollment
     /// that follows; a restart makes another).
-    package func identityNonce(_ id: AccountID) -> String {
-        if let keys = accounts.withLock({ $0[id].map { ($0.record.signingPublicKey, $0.record.boxPublicKey) } }) {
-            return IdentityNonce.of(signing: keys.0, box: keys.1)
+    package func identityNonce(_ id: AccountID) async -> String {
+        // A job of the account, like every change to it: a creation cannot take the identity half-made.
+        await owners.run(id) {
+            if let keys = owners.read(id, { ($0.record.signingPublicKey, $0.record.boxPublicKey) }) {
+                return IdentityNonce.of(signing: keys.0, box: keys.1)
+            }
+            let identity = owners.owner(id).preparedIdentity.withLock { prepared in
+                if let identity = prepared { return identity }
+                let identity = DeviceIdentity.generate()
+                prepared = identity
+                return identity
+            }
+            return IdentityNonce.of(signing: identity.signing.publicKey, box: identity.box.publicKey)
         }
-        let identity = preparedIdentities.withLock { prepared in
-            if let identity = prepared[id] { return identity }
-            let identity = DeviceIdentity.generate()
-            prepared[id] = identity
-            return identity
-        }
-        return IdentityNonce.of(signing: identity.signing.publicKey, box: identity.box.publicKey)
     }
 
     /// The identity prepared for the account's sign-in, or a new one.
     func takeIdentity(for id: AccountID) -> DeviceIdentity {
-        preparedIdentities.withLock { $0.removeValue(forKey: id) } ?? .generate()
+        owners.owner(id).preparedIdentity.withLock { prepared in
+            defer { prepared = nil }
+            return prepared
+        } ?? .generate()
     }
 
     /// A relay service binds accounts to a sign-in: without a token there is nothing to present.

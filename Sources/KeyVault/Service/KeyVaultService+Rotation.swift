@@ -72,7 +72,7 @@ extension KeyVaultService {
         } else {
             schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline.at)
         }
-        hub.wake(id, .rotated(number, generation.keyID))
+        hub.announce(id, .rotated(number, generation.keyID))
         let published = await publishQueued(id)
         logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
                       metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(others.count + 1)"])
@@ -98,12 +98,12 @@ extension KeyVaultService {
 
     /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
     private func promoteInJob(_ id: AccountID, keyID: String) async throws {
-        guard accounts.withLock({ $0[id]?.identity }) != nil else { return }
+        guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
         }
-        guard let state = accounts.withLock({ $0[id] }) else { return }
+        guard let state = owners.state(id) else { return }
         var promotions = state.promotions
         for case .clearDeadline(let done) in promotions.promoted(keyID: keyID) {
             try await vault.clearPromotionDeadline(account: id, keyID: done)
@@ -118,7 +118,7 @@ extension KeyVaultService {
     /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
     func promoteDue(_ id: AccountID) async {
         await owners.run(id) {
-            guard let state = accounts.withLock({ $0[id] }), state.identity != nil else { return }  // locked: at the unlock
+            guard let state = owners.state(id), state.identity != nil else { return }  // locked: at the unlock
             await perform(state.promotions.due(circle: state.circle, me: state.deviceID, at: now()), for: id)
         }
     }
@@ -147,7 +147,7 @@ extension KeyVaultService {
             let wait = deadline.timeIntervalSince(self.now())
             if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
             await self.owners.run(id) {
-                guard let state = self.accounts.withLock({ $0[id] }) else { return }
+                guard let state = self.owners.state(id) else { return }
                 await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)
             }
         }
@@ -158,7 +158,7 @@ extension KeyVaultService {
     func resumeOwedWork() {
         for id in accountIDs {
             owners.enqueue(id) {
-                guard let state = self.accounts.withLock({ $0[id] }) else { return }
+                guard let state = self.owners.state(id) else { return }
                 await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
                 await self.payOwedWork(id)
             }
@@ -190,7 +190,7 @@ extension KeyVaultService {
                 return .revoke(deviceID: deviceID)
             }
             logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-            hub.wake(id, .deviceRevoked(deviceID))
+            hub.announce(id, .deviceRevoked(deviceID))
             guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else {
                 await publishQueued(id)
                 return nil
@@ -207,7 +207,7 @@ extension KeyVaultService {
         await promoteDue(id)
         guard policy.current.rotation.rotateOnRevoke else { return }
         await owners.run(id) {
-            guard let state = accounts.withLock({ $0[id] }), let debt = state.circle.revokeDebt(signedBy: state.deviceID) else { return }
+            guard let state = owners.state(id), let debt = state.circle.revokeDebt(signedBy: state.deviceID) else { return }
             guard state.identity != nil else {
                 logger.notice("a device revoked here still holds the current key: the rotation owed runs when the account is unlocked",
                               metadata: ["account": "\(id)"])
@@ -235,13 +235,13 @@ extension KeyVaultService {
                 try? await Task.sleep(for: .seconds(60))
                 continue
             }
-            for id in accounts.withLock({ Array($0.keys) }) {
-                let due = accounts.withLock { states -> Bool in
-                    guard let state = states[id], state.identity != nil, state.circle.isTrusted(state.deviceID), !state.circle.destroyed,
+            for id in owners.heldIDs {
+                let due = owners.read(id) { state -> Bool in
+                    guard state.identity != nil, state.circle.isTrusted(state.deviceID), !state.circle.destroyed,
                           let current = state.currentGeneration, let announced = state.circle.announced(current),
                           state.circle.latestGeneration == current else { return false }
                     return now().timeIntervalSince(announced.createdAt) > Double(maxAge)
-                }
+                } ?? false
                 guard due, relay != nil else { continue }
                 // Re-checked after a sync inside the gate: another device may have rotated first.
                 _ = try? await owners.run(id) { () -> Bool in

@@ -17,23 +17,19 @@ package final class KeyVaultService: Sendable {
     package let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
-    /// Each account's state as its owner last published it. Read anywhere;
-    /// written only by the account's own jobs (`update`, `install`).
-    let accounts: Mutex<[AccountID: AccountState]>
+    /// Each account's owner: its jobs, and the state they last published. Read
+    /// anywhere; written only by the account's own jobs (`update`, `install`).
     let owners = AccountOwners()
     /// The CPace states of pairing exchanges under way (memory only).
-    let pairings = PairingExchanges()
+    let pairings: PairingExchanges
     /// nil: a device on its own, with no relay (no enrollment or propagation).
     let relay: (any Relay)?
-    package let hub = WaitingHub()
+    package let hub: WaitingHub
     let relayHealth = Mutex(RelayHealth())
     package var hasRelay: Bool { relay != nil }
     /// With a relay service: what its requests are signed with, kept in step
     /// with each account's identity (`update`, `install`). nil otherwise.
     let relayCredentials: RelayCredentials?
-    /// Identities made for an account before the person signed in (`identityNonce`),
-    /// taken by the creation or enrollment that follows. Memory only.
-    let preparedIdentities = Mutex<[AccountID: DeviceIdentity]>([:])
 
     package init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, relayCredentials: RelayCredentials? = nil,
                 now: @escaping @Sendable () -> Date = { Date() }) throws {
@@ -43,21 +39,28 @@ package final class KeyVaultService: Sendable {
         self.relay = relay
         self.relayCredentials = relayCredentials
         self.now = now
-        var states: [AccountID: AccountState] = [:]
-        for snapshot in try vault.loadAll() { states[snapshot.account.id] = AccountState(snapshot: snapshot) }
-        self.accounts = Mutex(states)
+        hub = WaitingHub(owners: owners)
+        pairings = PairingExchanges(owners: owners)
+        for snapshot in try vault.loadAll() {
+            _ = owners.owner(snapshot.account.id).publish { $0 = AccountState(snapshot: snapshot) }
+        }
     }
 
     // MARK: Reads
 
     /// The hot path: no I/O, one lock.
     package func availability(_ account: AccountID, _ selector: KeySelector) -> KeyAvailability? {
-        accounts.withLock { $0[account]?.availability(of: selector) }
+        owners.read(account, { $0.availability(of: selector) })
+    }
+
+    /// A key read's answer and whether it should wait for the next change (`AccountState.read`).
+    func read(_ account: AccountID, _ selector: KeySelector) -> KeyRead? {
+        owners.read(account, { $0.read(selector, withRelay: relay != nil) })
     }
 
     package func status() -> [AccountStatus] {
         // Sorted by ID without copying the states.
-        accounts.withLock { states in states.keys.sorted().map { AccountStatus(states[$0]!) } }
+        owners.held.compactMap { $0.read(AccountStatus.init) }
     }
 
     // MARK: Account lifecycle
@@ -144,7 +147,7 @@ package final class KeyVaultService: Sendable {
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
                        restoring: [RecoveryKit.Generation]?, identityToken: String? = nil) async throws -> AccountStatus {
         try await owners.run(id) {
-            if accounts.withLock({ $0[id] != nil }) { throw Refusal.invalid("the account \(id) already exists on this device") }
+            if (owners.holding(id) != nil) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let founding = relay != nil && restoring == nil
             if founding { try requireIdentityToken(identityToken, for: "creating an account") }
             let parameters = policy.current.kdf
@@ -242,7 +245,7 @@ package final class KeyVaultService: Sendable {
             _ = try existing(id)
             let effects = update(id) { $0.lock() } ?? []
             logger.info("account locked", metadata: ["account": "\(id)"])
-            for case .wake(let event) in effects { hub.wake(id, event) }
+            for case .announce(let event) in effects { hub.announce(id, event) }
         }
     }
 
@@ -279,21 +282,31 @@ package final class KeyVaultService: Sendable {
     @discardableResult
     func update<T>(_ id: AccountID, _ change: (inout AccountState) throws -> T) rethrows -> T? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
-        let (result, identity) = try accounts.withLock { states -> (T?, DeviceIdentity?) in
-            guard var state = states[id] else { return (nil, nil) }
-            let result = try change(&state)
-            states[id] = state
-            return (result, state.identity)
+        var result: T?
+        let owner = owners.owner(id)
+        let (before, after) = try owner.publish { published in
+            guard var state = published else { return }
+            result = try change(&state)
+            published = state
         }
-        signRelayRequests(id, as: identity)
+        didPublish(owner, before, after)
         return result
     }
 
     /// Publishes a new account's state (or forgets a deleted one): only from its own job.
     func install(_ id: AccountID, _ state: AccountState?) {
         precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
-        accounts.withLock { $0[id] = state }
-        signRelayRequests(id, as: state?.identity)
+        let owner = owners.owner(id)
+        let (before, after) = owner.publish { $0 = state }
+        didPublish(owner, before, after)
+    }
+
+    /// What follows every publish of an account's state: the relay service's signer
+    /// kept in step with the identity held, and, if what a read would answer changed,
+    /// the reads waiting on the account decide again. The one place that wakes them.
+    private func didPublish(_ owner: AccountOwner, _ before: AccountState?, _ after: AccountState?) {
+        signRelayRequests(owner.id, as: after?.identity)
+        if before?.readModel != after?.readModel { owner.waiters.wakeAll() }
     }
 
     /// Keeps the relay service's signer for the account in step with the identity held
@@ -305,7 +318,7 @@ package final class KeyVaultService: Sendable {
     }
 
     func existing(_ id: AccountID) throws -> AccountState {
-        guard let state = accounts.withLock({ $0[id] }) else { throw Refusal.unknownAccount(id) }
+        guard let state = owners.state(id) else { throw Refusal.unknownAccount(id) }
         return state
     }
 
@@ -331,7 +344,7 @@ package final class KeyVaultService: Sendable {
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).
     func statusOf(_ id: AccountID) -> AccountStatus? {
-        accounts.withLock { $0[id].map(AccountStatus.init) }
+        owners.read(id, AccountStatus.init)
     }
 
     /// Checks a passphrase against the vault under the unlock back-off. A wrong
@@ -389,7 +402,7 @@ package final class KeyVaultService: Sendable {
             logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
         }
         update(id) { $0 = next }
-        for case .wake(let event) in effects { hub.wake(id, event) }
+        for case .announce(let event) in effects { hub.announce(id, event) }
     }
 }
 

@@ -20,8 +20,6 @@ extension KeyVaultService {
         let wakeups = relay.wakeups()
         for account in accountIDs { await replayNotes(account) }
         await syncAll()
-        // Reads that waited for this first pass decide again (the generation they ask for may be known now).
-        for account in accountIDs { hub.wake(account, nil) }
         // What waited in the vault when the daemon stopped goes out now (and, later,
         // whenever the relay answers again after failing: `noteRelay`).
         await publishAllQueued()
@@ -67,7 +65,7 @@ extension KeyVaultService {
     /// How many rows of an account may be read past the cursor the vault holds.
     static let cursorWriteInterval = 256
 
-    var accountIDs: [AccountID] { accounts.withLock { Array($0.keys) }.sorted() }
+    var accountIDs: [AccountID] { owners.heldIDs }
 
     func syncAll() async {
         for account in accountIDs { await sync(account) }
@@ -83,7 +81,7 @@ extension KeyVaultService {
         do {
             try await owners.run(account) {
                 while true {
-                    guard let cursor = accounts.withLock({ $0[account]?.relayCursor }) else { return }
+                    guard let cursor = owners.read(account, { $0.relayCursor }) else { return }
                     let rows = try await relay.rows(account: account, after: cursor, limit: 500)
                     guard let last = rows.last else { break }
                     var kept: [RelayNote] = []
@@ -96,7 +94,7 @@ extension KeyVaultService {
                     // The cursor is kept in the vault with every record kept, and at least every
                     // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
                     // restart may read a few again rather than every pass paying for a vault write.
-                    let unstored = (accounts.withLock { $0[account]?.rowsSinceStoredCursor } ?? 0) + rows.count
+                    let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + rows.count
                     let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
                     if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
                     update(account) { state in
@@ -123,7 +121,7 @@ extension KeyVaultService {
                 defer { state.notesToReplay = [] }
                 return state.notesToReplay
             } ?? []
-            let me = accounts.withLock { $0[account]?.deviceID }
+            let me = owners.read(account, { $0.deviceID })
             // What belongs to requests that have expired is of no use any more: forgotten, not replayed.
             let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
             let stale = notes.filter { [.request, .challenge, .reveal].contains($0.kind) && now().timeIntervalSince($0.seenAt) >= lifetime }
@@ -144,7 +142,7 @@ extension KeyVaultService {
     /// in the vault for the next start (nil: nothing to keep, or refused).
     private func process(_ row: RelayRow, seenAt: Date) async -> RelayRecord.Kind? {
         let account = row.record.account
-        guard accounts.withLock({ $0[account] != nil }) else { return nil }
+        guard (owners.holding(account) != nil) else { return nil }
         do {
             switch row.record.kind {
             case .log:
@@ -174,7 +172,7 @@ extension KeyVaultService {
             case .reveal:
                 return try noteConfirmation(row.record.body, account: account) ? .reveal : nil
             case .share:
-                guard row.record.recipient == accounts.withLock({ $0[account]?.deviceID }) else { return nil }
+                guard row.record.recipient == owners.read(account, { $0.deviceID }) else { return nil }
                 // Locked, or joining and its approval not yet authenticated: kept sealed for later
                 // (the vault keeps it; the relay is not read again). Unverified until then, so bounded:
                 // no larger than a share can be, and no more than `Self.maxKeptShares` per account.
@@ -194,11 +192,10 @@ extension KeyVaultService {
                 return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
-                guard let state = accounts.withLock({ $0[account] }) else { return nil }
+                guard let state = owners.state(account) else { return nil }
                 var promotions = state.promotions
                 let effects = try promotions.acknowledged(ack, circle: state.circle, me: state.deviceID, at: now())
                 update(account) { $0.promotions = promotions }
-                hub.wake(account, nil)
                 // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
                 if !effects.isEmpty { owners.enqueue(account) { await self.promoteDue(account) } }
                 return .ack
@@ -216,7 +213,7 @@ extension KeyVaultService {
     /// Answers whether to keep it for the next start (nothing of an exchange outlives
     /// the run that holds its CPace state, so nothing is).
     private func noteChallenge(_ body: [UInt8], account: AccountID) async throws -> Bool {
-        guard let state = accounts.withLock({ $0[account] }), state.enrollment.isJoining else { return false }
+        guard let state = owners.state(account), state.enrollment.isJoining else { return false }
         switch SignedEnvelope.label(of: body) {
         case Labels.pairingResponse:
             let response = try PairingResponse.accept(body, in: state.circle)
@@ -241,9 +238,8 @@ extension KeyVaultService {
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
                 await send([.reveal(refusal)], account: account)
-                hub.wake(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
+                hub.announce(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
             }
-            hub.wake(account, nil)
         case Labels.pairingApproval:
             let approval = try PairingApproval.decode(body) { state.circle.isTrusted($0) ? state.circle.members[$0]?.keys.signing : nil }
             update(account) { $0.enrollment.approvalArrived(approval) }
@@ -260,7 +256,6 @@ extension KeyVaultService {
         let authentic = update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? false
         guard authentic else { return }
         logger.notice("this device's approval is authentic", metadata: ["account": "\(account)"])
-        hub.wake(account, nil)
         await takeKeptShares(for: account)
     }
 
@@ -270,8 +265,7 @@ extension KeyVaultService {
         guard SignedEnvelope.label(of: body) == Labels.pairingConfirm else {
             throw ProtocolError.malformed("a pairing version 1 reveal: pairing is version 2 here")
         }
-        let kept = try update(account) { try $0.enrollment.confirmationArrived(body) } ?? false
-        if kept { hub.wake(account, nil) }
+        try update(account) { _ = try $0.enrollment.confirmationArrived(body) }
         // Kept only in memory: the approval that waits for it lives in this run.
         return false
     }
@@ -280,7 +274,7 @@ extension KeyVaultService {
     /// have both arrived, in whichever order, checks the approval and joins.
     func advanceEnrollments(_ account: AccountID) async {
         await owners.run(account) {
-            guard let state = accounts.withLock({ $0[account] }), state.enrollment.isJoining,
+            guard let state = owners.state(account), state.enrollment.isJoining,
                   case .confirmed = state.enrollment.progress else { return }
             await authenticateApproval(account)
         }
@@ -291,7 +285,7 @@ extension KeyVaultService {
     /// reacts to what the entries say about this device.
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {
         try await owners.run(account) {
-            guard let state = accounts.withLock({ $0[account] }) else { return }
+            guard let state = owners.state(account) else { return }
             let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
             guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
             let circle = outcome.circle, confirmed = outcome.confirmed
@@ -311,9 +305,8 @@ extension KeyVaultService {
                 state.logConfirmed = confirmed
             }
             if outcome.destroyed { try await shred(account) }
-            for event in outcome.events { hub.wake(account, event) }
+            for event in outcome.events { hub.announce(account, event) }
             // Waiting reads decide again: what they ask for may be known now (an approval and a rebase are accepted entries too).
-            if !outcome.accepted.isEmpty { hub.wake(account, nil) }
             if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
         }
     }
@@ -329,7 +322,7 @@ extension KeyVaultService {
             for i in state.generations.indices { state.generations[i].state = .destroyed }
         }
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
-        hub.wake(account, AccountEvent(name: "destroyed", fields: [:]))
+        hub.announce(account, AccountEvent(name: "destroyed", fields: [:]))
     }
 
     /// Re-reads the account's log from the relay (after an unlock: an entry refused
@@ -351,11 +344,11 @@ extension KeyVaultService {
     /// Takes in the shares that arrived while the account was locked (after an
     /// unlock), and forgets them once taken.
     func takeKeptShares(for account: AccountID) async {
-        let kept = accounts.withLock { $0[account]?.keptShares ?? [:] }
+        let kept = owners.read(account, { $0.keptShares }) ?? [:]
         var done: [Int64] = []
         for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
             // Locked again meanwhile, or still joining with no authentic approval: they stay sealed.
-            guard accounts.withLock({ $0[account].map { $0.identity != nil && $0.enrollment.trustsItsCircle } ?? false }) else { break }
+            guard owners.read(account, { $0.identity != nil && $0.enrollment.trustsItsCircle }) ?? false else { break }
             do { try await takeShare(sealed, account: account) } catch {
                 logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(cursor)", "problem": "\(error)"])
             }
@@ -370,7 +363,7 @@ extension KeyVaultService {
     /// Opens one share, checks it against the circle, stores the key wrapped
     /// under this device's KEK, and acknowledges it. A locked device leaves it sealed.
     func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
-        guard let state = accounts.withLock({ $0[account] }) else { return }
+        guard let state = owners.state(account) else { return }
         guard let identity = state.identity, let kek = state.kek else { return }  // locked: taken in at unlock
         // A joining device takes nothing from a circle whose approval of it it has not authenticated.
         guard state.enrollment.trustsItsCircle else { throw ProtocolError.invalid("a share before this device's approval was authenticated") }
@@ -391,7 +384,7 @@ extension KeyVaultService {
             }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
-        hub.wake(account, .keyReady(header.generation, header.keyID))
+        hub.announce(account, .keyReady(header.generation, header.keyID))
         let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
         await send([.ack(ack)], account: account)
     }

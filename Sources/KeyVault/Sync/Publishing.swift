@@ -36,7 +36,7 @@ extension KeyVaultService {
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
                 if let promotionDeadline { _ = state.promotions.announced(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
             }
-            if case .approve(let device, _) = content { hub.wake(id, .deviceEnrolled(device.deviceID)) }
+            if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await shred(id) }
             return entry
         }
@@ -95,7 +95,7 @@ extension KeyVaultService {
                 }
                 if try await sendOutbox(id, relay: relay) { answered = true }
                 if answered { noteRelay(nil) }
-                let waiting = accounts.withLock { $0[id].map { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) } }
+                let waiting = owners.read(id) { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) }
                 guard let waiting, waiting.entries || waiting.shares else { return .done }
                 if waiting.entries, let taken {
                     // The relay answers, and holds at that number a record this device cannot adopt.
@@ -119,7 +119,7 @@ extension KeyVaultService {
 
     /// Whether the account's genesis is this device's and not yet on the relay (`AccountState.isFounding`).
     func isFounding(_ id: AccountID) -> Bool {
-        accounts.withLock { $0[id]?.isFounding ?? false }
+        owners.read(id, { $0.isFounding }) ?? false
     }
 
     /// Drops an account whose founding did not reach the relay, from the vault
@@ -136,7 +136,7 @@ extension KeyVaultService {
     /// byte, in this device's log (the batch went in whole, in one transaction).
     private func holdsExactly(_ batch: [RelayRecord], _ id: AccountID) -> Bool {
         let entries = batch.filter { $0.kind == .log }
-        guard !entries.isEmpty, let state = accounts.withLock({ $0[id] }) else { return false }
+        guard !entries.isEmpty, let state = owners.state(id) else { return false }
         return entries.allSatisfy { record in
             guard let seq = record.logSeq.map(Int.init), seq < state.logConfirmed, seq < state.circle.entries.count else { return false }
             return state.circle.entries[seq].encoded == record.body
@@ -147,8 +147,7 @@ extension KeyVaultService {
     /// owed, sealed to the devices the (rebased) circle trusts. nil: nothing to write.
     private func queuedBatch(_ id: AccountID) -> (records: [RelayRecord], confirmedThrough: Int, settled: [OwedDelivery])? {
         struct Delivery { var owed: OwedDelivery; var key: SecretKey; var generation: KeyGeneration; var devices: [DeviceKeys] }
-        let found = accounts.withLock { states -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: String, deliveries: [Delivery], gone: [OwedDelivery])? in
-            guard let state = states[id] else { return nil }
+        let found = owners.read(id) { state -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: String, deliveries: [Delivery], gone: [OwedDelivery]) in
             let others = state.circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
             var deliveries: [Delivery] = []
             var gone: [OwedDelivery] = []
@@ -188,14 +187,12 @@ extension KeyVaultService {
         try await owners.run(id) {
             try await vault.confirmLog(account: id, through: count)
             try await vault.settle(account: id, deliveries: settled)
-            let founded = update(id) { state -> Bool in
-                let wasFounding = state.isFounding
+            // Once the relay holds this device's genesis the account stops founding, and reads
+            // waiting for its keys get them (the read model changed).
+            update(id) { state in
                 state.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
                 state.owedDeliveries.subtract(settled)
-                return wasFounding && !state.isFounding
-            } ?? false
-            // The relay took this device's genesis: reads waiting for the account's keys get them now.
-            if founded { hub.wake(id, nil) }
+            }
         }
     }
 
@@ -224,7 +221,7 @@ extension KeyVaultService {
 
     /// Publishes what every account has waiting (after a start, or once the relay is back).
     func publishAllQueued() async {
-        for id in accounts.withLock({ Array($0.keys) }) { await publishQueued(id) }
+        for id in owners.heldIDs { await publishQueued(id) }
     }
 
     // MARK: Relay health
@@ -263,8 +260,8 @@ extension KeyVaultService {
             health.unreachableSince = since
             health.problem = health.problem ?? "its connection is down"
         }
-        let queued = accounts.withLock { states in
-            states.values.reduce(0) { $0 + $1.unconfirmedEntries.count + $1.owedDeliveries.count }
+        let queued = owners.held.reduce(0) { total, owner in
+            total + (owner.read { $0.unconfirmedEntries.count + $0.owedDeliveries.count } ?? 0)
         } + ((try? vault.outboxCount()) ?? 0)
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
         let behind = health.behind.values.sorted { $0.account < $1.account }

@@ -19,7 +19,7 @@ extension KeyVaultService {
         do {
             // A store whose last cursor is below one this device read is not that store: read it from its start.
             let last = try await relay.lastCursor()
-            let ahead = accounts.withLock { states in states.values.filter { $0.relayCursor > last }.map(\.record.id) }
+            let ahead = owners.held.filter { ($0.read { $0.relayCursor } ?? 0) > last }.map(\.id)
             for id in ahead.sorted() {
                 await owners.run(id) {
                     do { try await restartReading(id) } catch {
@@ -40,7 +40,7 @@ extension KeyVaultService {
         guard let relay else { return }
         try await owners.run(id) {
             // A device still joining does not vouch for the log it was shown: it republishes nothing.
-            guard let state = accounts.withLock({ $0[id] }), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
+            guard let state = owners.state(id), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
             let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
             let missing = (0..<state.logConfirmed).filter { !held.contains(UInt64($0)) }
             guard !missing.isEmpty else { return }

@@ -4,70 +4,110 @@ import NIOPosix
 import Synchronization
 import KeyVaultCrypto
 package import KeyVaultProtocol
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
-/// Where key reads wait and event streams listen. A wake-up for an account
-/// resumes every waiter on it at once: one wake-up per change, not one poll
-/// per waiter. A waiter registers before it checks, so a change between its
-/// check and its wait is never lost.
+/// Where key reads wait and event streams listen, each on its account's owner
+/// (`AccountWaiters`): no account's waits share a lock with another's. A
+/// waiter registers before it checks, so a change between its check and its
+/// wait is never lost. Waiters are woken in one place only: when an account's
+/// owner publishes a state whose read model changed (`KeyVaultService.publish`).
 package final class WaitingHub: Sendable {
+    private let owners: AccountOwners
+
+    /// When the waits run out: one timer on an event loop for all of them, so a
+    /// wait that ends early (a wake-up, a client gone) runs nothing and searches nothing.
+    private let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+
+    init(owners: AccountOwners) {
+        self.owners = owners
+        deadlines.onExpiry { [weak self] in self?.fire($0.account, $0.id) }
+    }
+
+    /// Step 1: arm a waiter before checking the state.
+    func arm(_ account: AccountID) -> UUID {
+        // An account this device does not hold has nothing to wake it: its read is answered at once.
+        owners.holding(account)?.waiters.arm() ?? UUID()
+    }
+
+    /// Step 2: wait until the account's read model changes or `deadline` passes.
+    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async {
+        guard let waiters = owners.existing(account)?.waiters else { return }
+        let waiter = WaitDeadlines.Waiter(account: account, id: id)
+        deadlines.add(waiter, at: .now() + TimeAmount(deadline - .now))
+        await waiters.wait(id)
+        deadlines.remove(waiter)
+    }
+
+    func disarm(_ account: AccountID, _ id: UUID) {
+        owners.existing(account)?.waiters.disarm(id)
+    }
+
+    /// Ends one waiter's wait now (its timer ran out, or its request ended).
+    func fire(_ account: AccountID, _ id: UUID) {
+        owners.existing(account)?.waiters.fire(id)
+    }
+
+    /// Tells the account's event streams; wakes no read.
+    func announce(_ account: AccountID, _ event: AccountEvent) {
+        owners.holding(account)?.waiters.announce(event)
+    }
+
+    /// Waiters armed or waiting, and event listeners, across all accounts (`GET /v1/server`).
+    var counts: (waiters: Int, listeners: Int) {
+        owners.held.reduce((0, 0)) { total, owner in
+            let counts = owner.waiters.counts
+            return (total.0 + counts.waiters, total.1 + counts.listeners)
+        }
+    }
+
+    /// The account's events until the stream is dropped.
+    package func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
+        owners.owner(account).waiters.listen()
+    }
+}
+
+/// The reads waiting on one account, and its event streams.
+final class AccountWaiters: Sendable {
     private enum Slot {
         case armed
         case waiting(CheckedContinuation<Void, Never>)
         case fired
     }
 
-    private let slots = Mutex<[AccountID: [UUID: Slot]]>([:])
-    private let listeners = Mutex<[AccountID: [UUID: AsyncStream<AccountEvent>.Continuation]]>([:])
+    private let slots = Mutex<[UUID: Slot]>([:])
+    private let listeners = Mutex<[UUID: AsyncStream<AccountEvent>.Continuation]>([:])
 
-    /// Step 1: arm a waiter before checking the state.
-    func arm(_ account: AccountID) -> UUID {
+    func arm() -> UUID {
         let id = UUID()
-        slots.withLock { $0[account, default: [:]][id] = .armed }
+        slots.withLock { $0[id] = .armed }
         return id
     }
 
-    /// When the waits run out: one timer on an event loop for all of them, so a
-    /// wait that ends early (a wake-up, a client gone) runs nothing and searches nothing.
-    private let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
-
-    package init() {
-        deadlines.onExpiry { [weak self] in self?.fire($0.account, $0.id) }
-    }
-
-    /// Step 2: wait until the account changes or `deadline` passes.
-    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async {
-        let waiter = WaitDeadlines.Waiter(account: account, id: id)
-        deadlines.add(waiter, at: .now() + TimeAmount(deadline - .now))
+    func wait(_ id: UUID) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let resumeNow = slots.withLock { slots -> Bool in
-                guard case .armed = slots[account]?[id] else {
-                    slots[account]?[id] = nil
+                guard case .armed = slots[id] else {
+                    slots[id] = nil
                     return true
                 }
-                slots[account]?[id] = .waiting(continuation)
+                slots[id] = .waiting(continuation)
                 return false
             }
             if resumeNow { continuation.resume() }
         }
-        deadlines.remove(waiter)
     }
 
-    func disarm(_ account: AccountID, _ id: UUID) {
-        slots.withLock { _ = $0[account]?.removeValue(forKey: id) }
+    func disarm(_ id: UUID) {
+        slots.withLock { _ = $0.removeValue(forKey: id) }
     }
 
-    /// Ends one waiter's wait now (its timer ran out, or its request ended).
-    func fire(_ account: AccountID, _ id: UUID) {
+    func fire(_ id: UUID) {
         let continuation = slots.withLock { slots -> CheckedContinuation<Void, Never>? in
-            switch slots[account]?[id] {
+            switch slots[id] {
             case .waiting(let c):
-                slots[account]?[id] = nil
+                slots[id] = nil
                 return c
             case .armed:
-                slots[account]?[id] = .fired
+                slots[id] = .fired
                 return nil
             case .fired, nil:
                 return nil
@@ -76,17 +116,17 @@ package final class WaitingHub: Sendable {
         continuation?.resume()
     }
 
-    /// Something about the account changed: wake every waiter, tell every listener.
-    func wake(_ account: AccountID, _ event: AccountEvent?) {
+    /// Every waiter decides again. Called only by `KeyVaultService.publish`.
+    func wakeAll() {
         let continuations = slots.withLock { slots -> [CheckedContinuation<Void, Never>] in
             var out: [CheckedContinuation<Void, Never>] = []
-            for (id, slot) in slots[account] ?? [:] {
+            for (id, slot) in slots {
                 switch slot {
                 case .waiting(let c):
                     out.append(c)
-                    slots[account]?[id] = nil
+                    slots[id] = nil
                 case .armed:
-                    slots[account]?[id] = .fired
+                    slots[id] = .fired
                 case .fired:
                     break
                 }
@@ -94,26 +134,21 @@ package final class WaitingHub: Sendable {
             return out
         }
         for c in continuations { c.resume() }
-        if let event {
-            listeners.withLock { for listener in ($0[account] ?? [:]).values { listener.yield(event) } }
-        }
     }
 
-    /// Waiters armed or waiting, and event listeners, across all accounts (`GET /v1/server`).
-    var counts: (waiters: Int, listeners: Int) {
-        let waiters = slots.withLock { $0.values.reduce(0) { $0 + $1.count } }
-        let listeners = listeners.withLock { $0.values.reduce(0) { $0 + $1.count } }
-        return (waiters, listeners)
+    func announce(_ event: AccountEvent) {
+        listeners.withLock { for listener in $0.values { listener.yield(event) } }
     }
 
-    /// The account's events until the stream is dropped.
-    package func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
+    func listen() -> AsyncStream<AccountEvent> {
         let id = UUID()
         let (stream, continuation) = AsyncStream<AccountEvent>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        continuation.onTermination = { [weak self] _ in
-            _ = self?.listeners.withLock { $0[account]?.removeValue(forKey: id) }
-        }
-        listeners.withLock { $0[account, default: [:]][id] = continuation }
+        continuation.onTermination = { [weak self] _ in _ = self?.listeners.withLock { $0.removeValue(forKey: id) } }
+        listeners.withLock { $0[id] = continuation }
         return stream
+    }
+
+    var counts: (waiters: Int, listeners: Int) {
+        (slots.withLock { $0.count }, listeners.withLock { $0.count })
     }
 }

@@ -63,6 +63,7 @@ package struct Enrollment: Sendable {
     private var responded: Set<[UInt8]> = []
     /// Confirmations read, by the hash of the response they answer.
     private var confirmations: [[UInt8]: PairingConfirmation] = [:]
+    package var confirmationCount: Int { confirmations.count }
     /// Version 1 requests, by device ID.
     private var retired: [String: RetiredRequest] = [:]
 

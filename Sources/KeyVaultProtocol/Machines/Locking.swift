@@ -18,7 +18,8 @@ package struct Locking: Sendable, Equatable {
         case forgetKEK
         /// Drop the generation keys from memory (`whenUnlocked` accounts).
         case forgetKeys
-        case wake(AccountEvent)
+        /// Tell the account's event streams (a read's wake-up follows from the changed state, not from this).
+        case announce(AccountEvent)
     }
 
     package private(set) var throttle: UnlockThrottle
@@ -51,13 +52,13 @@ package struct Locking: Sendable, Equatable {
             throttle = UnlockThrottle(failures: 0, until: Date(timeIntervalSince1970: 0))
             effects.append(.persistThrottle(throttle))
         }
-        return effects + [.wake(.unlocked)]
+        return effects + [.announce(.unlocked)]
     }
 
     /// Locked: the KEK goes, and for `whenUnlocked` the keys too.
     package mutating func lock() -> [Effect] {
         isUnlocked = false
-        return [.forgetKEK] + (accessibility == .whenUnlocked ? [.forgetKeys] : []) + [.wake(.locked)]
+        return [.forgetKEK] + (accessibility == .whenUnlocked ? [.forgetKeys] : []) + [.announce(.locked)]
     }
 
     /// Whether generation keys may be in memory now: unlocked, or

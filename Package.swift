@@ -43,7 +43,7 @@ let package = Package(
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
         // A SQLite file more than one process opens: WAL switched once, migrations that race, links refused.
-        .target(name: "KeyVaultSQLite", dependencies: [.product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .target(name: "KeyVaultSQLite", dependencies: ["KeyVaultProtocol", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         // The daemon's vault: accounts, wrapped items, the circle log and owed work, in one SQLite file.
         .target(
             name: "KeyVaultVault",

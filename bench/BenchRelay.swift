@@ -101,7 +101,7 @@ struct BenchRelay: Sendable {
     /// A device of its own that founds `account` through the service, as a daemon does: its
     /// signer, the person's token for its keys (a candidacy), then its genesis. Answers its
     /// client (to shut down), its circle, and its key and device ID to sign with.
-    func foundAccount(_ account: AccountID, logger: Logger) async throws -> (client: HTTPRelay, circle: CircleState, signing: SigningKey, deviceID: String) {
+    func foundAccount(_ account: AccountID, logger: Logger) async throws -> (client: HTTPRelay, circle: CircleState, signing: SigningKey, deviceID: DeviceID) {
         guard let issuer else { throw BenchError("founding through the service needs the service") }
         let signing = SigningKey.generate(), box = BoxSecretKey.generate()
         let keys = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: account.rawValue)
@@ -111,7 +111,7 @@ struct BenchRelay: Sendable {
                             for: account)
         let client = try HTTPRelay(urls: [address], certificateAuthority: nil, credentials: credentials, logger: logger)
         var circle = CircleState(account: account)
-        let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 0),
+        let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: KeyID(hash: Random.bytes(16)), keyCreatedAt: 0),
                                        signer: signing, signerID: keys.deviceID, at: Date())
         try circle.apply(genesis)
         try await client.publish(.log(genesis))

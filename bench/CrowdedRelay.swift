@@ -196,15 +196,9 @@ func concurrentlyOnRelay(_ count: Int, workers: Int, _ body: @escaping @Sendable
 }
 
 extension RelayRecord {
-    /// A record of any kind with the bytes given, only to fill a relay. Built
-    /// from the public API: the memberwise initializer is internal to the
-    /// library, so from `share` and the record's public fields.
-    static func raw(_ kind: Kind, account: AccountID, recipient: String? = nil, logSeq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
-        var record = RelayRecord.share(account: account, recipient: recipient ?? "", sealed: body)
-        record.kind = kind
-        record.recipient = recipient
-        record.logSeq = logSeq
-        return record
+    /// A record of any kind with the bytes given, only to fill a relay.
+    static func raw(_ kind: Kind, account: AccountID, recipient: DeviceID? = nil, logSeq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
+        RelayRecord(kind: kind, account: account, recipient: recipient, logSeq: logSeq, body: body)
     }
 }
 

@@ -83,15 +83,17 @@ enum PropagationBench {
         let account = try AccountID(validating: "delivery")
         let sender = SigningKey.generate()
         let key = SecretKey.generate()
-        let keyID = Hex.encode(key.keyID(label: Labels.keyID))
+        let keyID = KeyID(of: key)
+        let senderID = DeviceID(hash: Random.bytes(16))
         let devices = (0..<recipients).map { _ in BoxSecretKey.generate().publicKey }
+        let deviceIDs = devices.map { _ in DeviceID(hash: Random.bytes(16)) }
 
         let start = ContinuousClock.now
         let headers = devices.indices.map { i in
-            KeyShare.Header(account: account, generation: 1, keyID: keyID, createdAt: Date(), sender: "sender", recipient: "device\(i)")
+            KeyShare.Header(account: account, generation: 1, keyID: keyID, createdAt: Date(), sender: senderID, recipient: deviceIDs[i])
         }
         let sealed = KeyShare.sealAll(key: key, headers: headers, recipients: devices, signer: sender)
-        let records = sealed.enumerated().map { i, box in RelayRecord.share(account: account, recipient: "device\(i)", sealed: box) }
+        let records = sealed.enumerated().map { i, box in RelayRecord.share(account: account, recipient: deviceIDs[i], sealed: box) }
         do {
             try await relay.publish(batch: records)
         } catch {

@@ -38,10 +38,10 @@ enum RefusalTimingBench {
         let holder = try await relay.foundAccount(account, logger: logger)
         await holder.client.shutdown()
         let stranger = SigningKey.generate()
-        let strangerID = Hex.encode(Random.bytes(16))
+        let strangerID = DeviceID(hash: Random.bytes(16))
 
         // What each case sends: a path, the key ID it names and the key that signs.
-        let cases: [(name: String, path: String, keyID: String, key: SigningKey)] = [
+        let cases: [(name: String, path: String, keyID: DeviceID, key: SigningKey)] = [
             ("an absent account (baseline)", "/v1/accounts/absent-account/records", strangerID, stranger),
             ("an existing account, a key it does not know", "/v1/accounts/present/records", strangerID, stranger),
             ("an existing account, its device's key ID, a signature that does not verify", "/v1/accounts/present/records", holder.deviceID, stranger),

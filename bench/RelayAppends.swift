@@ -15,6 +15,9 @@ import PostgresNIO
 /// accounts append side by side. Writers on the relay API directly, each on
 /// its own account, append what a rotation appends, for a fixed time.
 enum AppendBench {
+    static let deviceB = DeviceID(hash: Random.bytes(16))
+    static let deviceC = DeviceID(hash: Random.bytes(16))
+
     struct Row {
         var writers: Int
         /// One relay (one pool of connections) shared by every writer, as one daemon rotating many accounts.
@@ -88,8 +91,8 @@ enum AppendBench {
             @Sendable func batch(_ writer: Int, _ seq: UInt64) -> [RelayRecord] {
                 let account = accounts[writer]
                 return [.raw(.log, account: account, logSeq: seq, body: logBody),
-                        .share(account: account, recipient: "device-b", sealed: shareBody),
-                        .share(account: account, recipient: "device-c", sealed: shareBody)]
+                        .share(account: account, recipient: Self.deviceB, sealed: shareBody),
+                        .share(account: account, recipient: Self.deviceC, sealed: shareBody)]
             }
             // Uncounted: every connection is made and every writer's first append is in.
             try await concurrentlyOnRelay(writers, workers: writers) { writer in

@@ -22,7 +22,7 @@ enum ServiceAppendsBench {
 
     static func run(writers: Int, seconds: Double, relay: BenchRelay, tag: String, logger: Logger) async throws -> Row {
         // Every writer set up before the clock starts.
-        var devices: [(HTTPRelay, CircleState, SigningKey, String)] = []
+        var devices: [(HTTPRelay, CircleState, SigningKey, DeviceID)] = []
         for writer in 0..<writers {
             let founded = try await relay.foundAccount(try AccountID(validating: "append-\(tag)-\(writer)"), logger: logger)
             devices.append((founded.client, founded.circle, founded.signing, founded.deviceID))
@@ -30,7 +30,7 @@ enum ServiceAppendsBench {
         let start = ContinuousClock.now
         let deadline = start + .milliseconds(Int(seconds * 1000))
         let share = Random.bytes(AppendBench.shareBytes)
-        let recipients = [Hex.encode(Random.bytes(16)), Hex.encode(Random.bytes(16))]
+        let recipients = [DeviceID(hash: Random.bytes(16)), DeviceID(hash: Random.bytes(16))]
         defer {
             let clients = devices.map(\.0)
             Task { for client in clients { await client.shutdown() } }
@@ -40,7 +40,7 @@ enum ServiceAppendsBench {
                 group.addTask {
                     var circle = first, count = 0, generation: UInt64 = 2
                     while ContinuousClock.now < deadline {
-                        let entry = circle.nextEntry(.announce(generation: generation, keyID: Random.bytes(16), keyCreatedAt: 0),
+                        let entry = circle.nextEntry(.announce(generation: generation, keyID: KeyID(hash: Random.bytes(16)), keyCreatedAt: 0),
                                                      signer: signing, signerID: deviceID, at: Date())
                         try circle.apply(entry)
                         try await client.publish(batch: [.log(entry), .share(account: circle.account, recipient: recipients[0], sealed: share),

@@ -247,8 +247,11 @@ package final class SQLiteRelay: RelayStore {
         // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
         guard let kind = RelayRecord.Kind(rawValue: row["kind"]), let account = try? AccountID(validating: row["account"]) else { return nil }
         let seq: Int64? = row["log_seq"]
+        let recipientText: String? = row["recipient"]
+        let recipient = recipientText.flatMap { DeviceID(hex: $0) }
+        guard recipient != nil || recipientText == nil else { return nil }
         return RelayRow(cursor: row["cursor"], record: RelayRecord(
-            kind: kind, account: account, recipient: row["recipient"], logSeq: seq.map { UInt64(max($0, 0)) },
+            kind: kind, account: account, recipient: recipient, logSeq: seq.map { UInt64(max($0, 0)) },
             body: [UInt8](row["body"] as Data)))
     }
 

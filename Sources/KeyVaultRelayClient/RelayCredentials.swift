@@ -12,9 +12,9 @@ package final class RelayCredentials: Sendable {
     package struct Signer: Sendable {
         package var key: SigningKey
         package var box: BoxPublicKey
-        package var deviceID: String
+        package var deviceID: DeviceID
 
-        package init(key: SigningKey, box: BoxPublicKey, deviceID: String) {
+        package init(key: SigningKey, box: BoxPublicKey, deviceID: DeviceID) {
             self.key = key
             self.box = box
             self.deviceID = deviceID

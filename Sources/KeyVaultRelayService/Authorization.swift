@@ -20,7 +20,7 @@ enum Authorization {
             }
         }
 
-        static func of(_ keyID: String, circle: CircleState, candidates: [Candidate]) -> Standing? {
+        static func of(_ keyID: DeviceID, circle: CircleState, candidates: [Candidate]) -> Standing? {
             if let member = circle.members[keyID] {
                 guard member.revoked else { return .member(member.keys.signing) }
                 let revocation = circle.entries.last { entry in
@@ -38,7 +38,7 @@ enum Authorization {
     /// batch. `ownRequests` are the signer's requests already stored (for a
     /// reveal). A log entry already stored with the same bytes is dropped:
     /// a repeated request stores it once.
-    static func publish(_ records: [RelayRecord], signer keyID: String, isCandidate: Bool, circle start: CircleState,
+    static func publish(_ records: [RelayRecord], signer keyID: DeviceID, isCandidate: Bool, circle start: CircleState,
                         ownRequests: [FiledRequest]) throws(Refusal) -> [RelayRecord] {
         var circle = start
         var requests = ownRequests
@@ -84,7 +84,7 @@ enum Authorization {
                 try decoded { () throws(ProtocolError) in try FiledRequest.checkChallenge(record.body, circle: circle) }
             case .share:
                 guard isMember else { throw .forbidden }
-                guard let recipient = record.recipient, recipient.utf8.count == 32, Hex.decode(recipient) != nil, !record.body.isEmpty else {
+                guard record.recipient != nil, !record.body.isEmpty else {
                     throw .invalid("a share needs a recipient device ID and a sealed body")
                 }
             case .ack:
@@ -102,7 +102,7 @@ enum Authorization {
     /// Whether the signer may read this stored record: a member reads all; a
     /// candidate the log, challenges, reveals, its own requests and shares to it;
     /// a revoked device the log through its revocation.
-    static func mayRead(_ record: RelayRecord, reader keyID: String, standing: Standing) -> Bool {
+    static func mayRead(_ record: RelayRecord, reader keyID: DeviceID, standing: Standing) -> Bool {
         switch standing {
         case .member: return true
         case .revoked(_, let through): return record.kind == .log && (record.logSeq ?? .max) <= through

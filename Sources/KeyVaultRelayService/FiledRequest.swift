@@ -21,7 +21,7 @@ enum FiledRequest: Sendable {
         }
     }
 
-    var deviceID: String {
+    var deviceID: DeviceID {
         switch self {
         case .commitReveal(let request): return request.device.deviceID
         case .pake(let request): return request.device.deviceID

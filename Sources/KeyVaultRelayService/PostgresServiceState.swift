@@ -60,7 +60,7 @@ final class PostgresServiceState: ServiceState {
     /// `unavailable` at once (a query waits for a connection forever while the server is down).
     static let operationTimeout: Duration = .seconds(5)
 
-    func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool {
+    func claim(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool {
         try await withDeadline(Self.operationTimeout) { try await self.claimNow(nonce: nonce, keyID: keyID, created: created) }
     }
 
@@ -72,14 +72,14 @@ final class PostgresServiceState: ServiceState {
         try await withDeadline(Self.operationTimeout) { try await self.candidatesNow(account: account, now: now) }
     }
 
-    private func claimNow(nonce: String, keyID: String, created: Int64) async throws -> Bool {
+    private func claimNow(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool {
         // Old nonces go now and then, not on every request: they are refused as stale anyway.
         if Random.uniform(32) == 0 {
             try await client.query("DELETE FROM keyvault_service_nonces WHERE created < \(created - Bounds.nonceLife)", logger: logger)
         }
         var inserted = 0
         for try await _ in try await client.query("""
-            INSERT INTO keyvault_service_nonces (keyid, nonce, created) VALUES (\(keyID), \(nonce), \(created)) \
+            INSERT INTO keyvault_service_nonces (keyid, nonce, created) VALUES (\(keyID.hex), \(nonce), \(created)) \
             ON CONFLICT DO NOTHING RETURNING 1
             """, logger: logger) {
             inserted += 1
@@ -109,14 +109,14 @@ final class PostgresServiceState: ServiceState {
                 try await connection.query("INSERT INTO keyvault_service_filings (account, at) VALUES (\(account), \(now))", logger: logger)
                 try await connection.query("""
                     INSERT INTO keyvault_service_candidates (account, device_id, signing, box, filed_at) \
-                    VALUES (\(account), \(deviceID), \(signing), \(box), \(now)) \
+                    VALUES (\(account), \(deviceID.hex), \(signing), \(box), \(now)) \
                     ON CONFLICT (account, device_id) DO UPDATE SET filed_at = excluded.filed_at
                     """, logger: logger)
                 try await connection.query("""
                     DELETE FROM keyvault_service_candidates WHERE account = \(account) AND filed_at <= \(now - Bounds.candidateLifeMillis)
                     """, logger: logger)
                 try await connection.query("""
-                    DELETE FROM keyvault_service_candidates WHERE account = \(account) AND device_id <> \(deviceID) AND device_id NOT IN (
+                    DELETE FROM keyvault_service_candidates WHERE account = \(account) AND device_id <> \(deviceID.hex) AND device_id NOT IN (
                     SELECT device_id FROM keyvault_service_candidates WHERE account = \(account) ORDER BY filed_at DESC LIMIT \(Int64(Bounds.liveCandidates)))
                     """, logger: logger)
                 try await connection.query("COMMIT", logger: logger)

@@ -72,7 +72,7 @@ final class RelayHandlers: Sendable {
         logger.info("candidate filed", metadata: ["account": "\(account)", "device": "\(deviceID)"])
         // Filings are bounded per hour, so this is where expired candidacies' requests go.
         await prune(account)
-        return JSON.response(RelayWire.Candidate(candidate: deviceID, accountExists: exists))
+        return JSON.response(RelayWire.Candidate(candidate: deviceID.hex, accountExists: exists))
     }
 
     func publish(_ request: Request, account: String) async throws -> Response {
@@ -176,7 +176,7 @@ final class RelayHandlers: Sendable {
     private static let nobodysKey = SigningKey.generate().publicKey
 
     /// `standing(of:account:)`, and whether it read the candidates.
-    private func standingFully(of keyID: String, account: AccountID) async throws -> (CircleState, Authorization.Standing?, Bool) {
+    private func standingFully(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?, Bool) {
         let circle = try await store { try await views.circle(of: account) }
         if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing, false) }
         let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
@@ -184,7 +184,7 @@ final class RelayHandlers: Sendable {
     }
 
     /// The key's standing in the account as the store says now (nil: nobody it knows).
-    private func standing(of keyID: String, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
+    private func standing(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
         let (circle, standing, _) = try await standingFully(of: keyID, account: account)
         return (circle, standing)
     }
@@ -225,7 +225,7 @@ final class RelayHandlers: Sendable {
     }
 
     /// The rows the reader may see after `after`, skipping past rows it may not see.
-    private func visibleRows(account: AccountID, after: Int64, limit: Int, reader: String,
+    private func visibleRows(account: AccountID, after: Int64, limit: Int, reader: DeviceID,
                              standing: Authorization.Standing) async throws -> [RelayRow] {
         var cursor = after
         while true {

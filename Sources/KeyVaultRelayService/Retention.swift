@@ -33,7 +33,7 @@ enum Retention {
         }
     }
 
-    static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<String>) -> [Int64] {
+    static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<DeviceID>) -> [Int64] {
         var out: [Int64] = []
         var openRequests = Set<[UInt8]>()
         for row in rows where row.record.kind == .request {
@@ -47,10 +47,10 @@ enum Retention {
         let announced = Set(circle.generations.map(\.keyID))
         // What each device holds: keys it acknowledged, and keys it made (genesis, its own rotations),
         // for which no share ever comes and no ack is owed.
-        var held: [String: Set<String>] = [:]
+        var held: [DeviceID: Set<KeyID>] = [:]
         for entry in circle.entries {
             switch entry.body {
-            case .genesis(_, _, let keyID, _), .announce(_, let keyID, _): held[entry.signer, default: []].insert(Hex.encode(keyID))
+            case .genesis(_, _, let keyID, _), .announce(_, let keyID, _): held[entry.signer, default: []].insert(keyID)
             default: continue
             }
         }
@@ -58,12 +58,12 @@ enum Retention {
             if let ack = try? ShareAck.decode(row.record.body) { held[ack.deviceID, default: []].insert(ack.keyID) }
         }
         // Shares to a device are settled once it holds every announced key, or is revoked.
-        func settled(_ deviceID: String) -> Bool {
+        func settled(_ deviceID: DeviceID) -> Bool {
             guard let member = circle.members[deviceID] else { return false }
             return member.revoked || announced.isSubset(of: held[deviceID] ?? [])
         }
         // The device each approve entry approved, by request hash: where a pairing approval goes.
-        var approved: [[UInt8]: String] = [:]
+        var approved: [[UInt8]: DeviceID] = [:]
         for entry in circle.entries {
             if case .approve(let device, let requestHash) = entry.body { approved[requestHash] = device.deviceID }
         }

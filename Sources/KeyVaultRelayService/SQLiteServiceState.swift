@@ -31,7 +31,7 @@ final class SQLiteServiceState: ServiceState {
         } }
     }
 
-    func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool {
+    func claim(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM service_nonces WHERE created < ?", arguments: [created - Bounds.nonceLife])
             try db.execute(sql: "INSERT OR IGNORE INTO service_nonces (keyid, nonce, created) VALUES (?, ?, ?)",

@@ -10,9 +10,9 @@ struct Candidate: Sendable, Equatable {
     /// Milliseconds since the epoch.
     var filedAt: Int64
 
-    var deviceID: String { Candidate.deviceID(signing: signing, box: box) }
+    var deviceID: DeviceID { Candidate.deviceID(signing: signing, box: box) }
 
-    static func deviceID(signing: SigningPublicKey, box: BoxPublicKey) -> String {
+    static func deviceID(signing: SigningPublicKey, box: BoxPublicKey) -> DeviceID {
         // The device ID covers the two keys only; the name is not part of it.
         DeviceKeys(signing: signing, box: box, name: "").deviceID
     }
@@ -23,7 +23,7 @@ struct Candidate: Sendable, Equatable {
 /// refused by the others, and the bounds hold across instances.
 protocol ServiceState: Sendable {
     /// Records `(keyID, nonce)`; false when it was accepted before (within the window).
-    func claim(nonce: String, keyID: String, created: Int64) async throws -> Bool
+    func claim(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool
     /// Files (or refreshes) a candidacy under the bounds below.
     func file(_ candidate: Candidate) async throws -> Filing
     /// The account's live candidates.

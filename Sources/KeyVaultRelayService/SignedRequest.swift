@@ -13,7 +13,7 @@ struct SignedRequest: Sendable {
     let signature: RequestSignature
     let signatureBytes: [UInt8]
 
-    var keyID: String { signature.keyID }
+    var keyID: DeviceID { signature.keyID }
 
     static let signatureInput = HTTPField.Name("Signature-Input")!
     static let signatureName = HTTPField.Name("Signature")!
@@ -58,7 +58,7 @@ struct SignedRequest: Sendable {
     private struct Parameters {
         var created: Int64
         var nonce: String
-        var keyID: String
+        var keyID: DeviceID
     }
 
     /// `kv=("@method" "@path" "@query" "content-digest");created=…;nonce="…";keyid="…";alg="ed25519"`, nothing else.
@@ -84,10 +84,8 @@ struct SignedRequest: Sendable {
             throw .unsigned("the signature's parameters must be created, nonce, keyid and alg=\"ed25519\", in that order")
         }
         guard Base64.decode(nonce)?.count == 16 else { throw .unsigned("the nonce must be 16 bytes in base64") }
-        guard keyID.utf8.count == 32, keyID.utf8.allSatisfy({ (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }) else {
-            throw .unsigned("keyid must be a device ID (32 lowercase hex digits)")
-        }
-        return Parameters(created: created, nonce: nonce, keyID: keyID)
+        guard let deviceID = DeviceID(hex: keyID) else { throw .unsigned("keyid must be a device ID (32 lowercase hex digits)") }
+        return Parameters(created: created, nonce: nonce, keyID: deviceID)
     }
 
     /// The byte sequence a dictionary field holds under `key`.

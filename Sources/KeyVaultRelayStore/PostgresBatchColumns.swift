@@ -28,7 +28,7 @@ struct PostgresBatchColumns {
         for record in records {
             kinds.append(record.kind.rawValue)
             accounts.append(record.account.rawValue)
-            recipients.append(record.recipient ?? "")
+            recipients.append(record.recipient?.hex ?? "")
             hasRecipient.append(record.recipient != nil)
             logSeqs.append(record.logSeq.map { Int64(clamping: $0) } ?? 0)
             hasLogSeq.append(record.logSeq != nil)

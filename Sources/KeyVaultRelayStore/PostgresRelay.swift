@@ -138,8 +138,10 @@ package final class PostgresRelay: RelayStore {
             for try await (cursor, kind, account, recipient, seq, body) in rows.decode((Int64, String, String, String?, Int64?, ByteBuffer).self) {
                 // A row the relay mangled beyond parsing is skipped here; its contents are verified later.
                 guard let kind = RelayRecord.Kind(rawValue: kind), let account = try? AccountID(validating: account) else { continue }
+                let parsedRecipient = recipient.flatMap { DeviceID(hex: $0) }
+                guard parsedRecipient != nil || recipient == nil else { continue }
                 out.append(RelayRow(cursor: cursor, record: RelayRecord(
-                    kind: kind, account: account, recipient: recipient, logSeq: seq.map { UInt64(max($0, 0)) },
+                    kind: kind, account: account, recipient: parsedRecipient, logSeq: seq.map { UInt64(max($0, 0)) },
                     body: Array(body.readableBytesView))))
             }
             return out

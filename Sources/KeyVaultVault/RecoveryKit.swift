@@ -12,7 +12,7 @@ package import KeyVaultProtocol
 /// of `u32be(count) || count × (u32be generation || u64be createdAt ms || keyID 16 || key 32)`.
 package enum RecoveryKit {
     package struct Generation: Sendable {
-        package init(number: Int, keyID: String, createdAt: Date, key: SecretKey) {
+        package init(number: Int, keyID: KeyID, createdAt: Date, key: SecretKey) {
             self.number = number
             self.keyID = keyID
             self.createdAt = createdAt
@@ -20,7 +20,7 @@ package enum RecoveryKit {
         }
 
         package var number: Int
-        package var keyID: String
+        package var keyID: KeyID
         package var createdAt: Date
         package var key: SecretKey
     }
@@ -48,7 +48,7 @@ package enum RecoveryKit {
                 put(LabeledHash.lengthPrefix(g.number))
                 let ms = UInt64((g.createdAt.timeIntervalSince1970 * 1000).rounded())
                 put((0..<8).map { UInt8((ms >> UInt64(56 - 8 * $0)) & 0xff) })
-                put(Hex.decode(g.keyID) ?? [UInt8](repeating: 0, count: 16))
+                put(g.keyID.bytes)
                 g.key.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
                 offset += SecretKey.byteCount
             }
@@ -96,9 +96,9 @@ package enum RecoveryKit {
             let base = 4 + i * recordLength
             let number = plain.publicBytes(base..<base + 4).reduce(0) { $0 << 8 | Int($1) }
             let ms = plain.publicBytes(base + 4..<base + 12).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let keyID = Hex.encode(plain.publicBytes(base + 12..<base + 28))
+            let keyID = try KeyID(bytes: plain.publicBytes(base + 12..<base + 28))
             let key = try SecretKey(secureBytes: plain.secureSlice(base + 28..<base + recordLength))
-            guard number >= 1, Hex.encode(key.keyID(label: Labels.keyID)) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
+            guard number >= 1, KeyID(of: key) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
             out.append(Generation(number: number, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(ms) / 1000), key: key))
         }
         return (account, out)

@@ -43,18 +43,18 @@ package final class Vault: Sendable {
                 let enrollmentRow = try Row.fetchOne(db, sql: "SELECT request, pairing_secret FROM enrollment WHERE account = ?", arguments: [account.id.rawValue])
                 let enrollment: Data? = enrollmentRow?["request"]
                 let secret: Data? = enrollmentRow?["pairing_secret"]
-                var failures: [String: Int] = [:]
+                var failures: [DeviceID: Int] = [:]
                 for row in try Row.fetchAll(db, sql: "SELECT device_id, failures FROM approval_attempts WHERE account = ?", arguments: [account.id.rawValue]) {
-                    failures[row["device_id"]] = row["failures"]
+                    failures[try row.id("device_id")] = row["failures"]
                 }
                 var snapshot = AccountSnapshot(account: account, generations: generations, items: items, circleLog: log,
                                                enrollment: enrollment.map { [UInt8]($0) }, pairingSecret: secret.map { [UInt8]($0) }, approvalFailures: failures)
                 snapshot.logConfirmed = try Int.fetchOne(db, sql: "SELECT log_confirmed FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
                 snapshot.outbox = try Self.outbox(account.id, db: db)
                 snapshot.owedDeliveries = try Row.fetchAll(db, sql: "SELECT key_id, recipient FROM owed_deliveries WHERE account = ?", arguments: [account.id.rawValue])
-                    .map { OwedDelivery(keyID: $0["key_id"], recipient: $0["recipient"]) }
+                    .map { OwedDelivery(keyID: try $0.id("key_id"), recipient: try $0.optionalID("recipient")) }
                 for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
-                    snapshot.promotionDeadlines[row["key_id"]] = Date(timeIntervalSince1970: row["deadline"])
+                    snapshot.promotionDeadlines[try row.id("key_id")] = Date(timeIntervalSince1970: row["deadline"])
                 }
                 snapshot.relayCursor = try Int64.fetchOne(db, sql: "SELECT relay_cursor FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
                 snapshot.relayNotes = try Row.fetchAll(db, sql: "SELECT cursor, kind, body, seen_at FROM relay_notes WHERE account = ? ORDER BY cursor",
@@ -62,7 +62,8 @@ package final class Vault: Sendable {
                     guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
                     return RelayNote(cursor: row["cursor"], kind: kind, body: [UInt8](row["body"] as Data), seenAt: Date(timeIntervalSince1970: row["seen_at"]))
                 }
-                snapshot.dismissedRequests = Set(try String.fetchAll(db, sql: "SELECT device_id FROM dismissed_requests WHERE account = ?", arguments: [account.id.rawValue]))
+                snapshot.dismissedRequests = Set(try Row.fetchAll(db, sql: "SELECT device_id FROM dismissed_requests WHERE account = ?", arguments: [account.id.rawValue])
+                    .map { try $0.id("device_id") })
                 snapshot.revealed = try Bool.fetchOne(db, sql: "SELECT revealed FROM enrollment WHERE account = ?", arguments: [account.id.rawValue]) ?? false
                 return snapshot
             }
@@ -90,7 +91,7 @@ package final class Vault: Sendable {
                 VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?)
                 """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
                                  Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
-                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed, a.currentKeyID])
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed, a.currentKeyID?.hex ?? ""])
             for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
             for item in snapshot.items { try Self.insert(item, db: db) }
             for (seq, entry) in snapshot.circleLog.enumerated() {
@@ -110,8 +111,8 @@ package final class Vault: Sendable {
     package func rewrap(account: AccountID, salt: [UInt8], kdf: KDFParameters, items: [StoredItem]) async throws {
         try await pool.write { db in
             let stored = try Row.fetchAll(db, sql: "SELECT kind, generation, key_id FROM items WHERE account = ?", arguments: [account.rawValue])
-                .map { "\($0["kind"] as String)/\($0["generation"] as Int)/\($0["key_id"] as String)" }
-            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)/\($0.attributes.keyID)" }
+                .map { "\($0["kind"] as String)/\($0["generation"] as Int)/\(try $0.optionalID("key_id").map(\KeyID.hex) ?? "")" }
+            let rewritten = items.map { "\($0.attributes.kind.rawValue)/\($0.attributes.generation)/\($0.attributes.keyID?.hex ?? "")" }
             guard Set(stored) == Set(rewritten), stored.count == rewritten.count else {
                 throw VaultError.corrupt("the account's items changed during the passphrase change")
             }
@@ -120,7 +121,7 @@ package final class Vault: Sendable {
             for item in items {
                 try db.execute(sql: "UPDATE items SET wrapped = ?, modified_at = ? WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
                                arguments: [Data(item.wrapped), item.attributes.modificationDate.timeIntervalSince1970,
-                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID])
+                                           account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID?.hex ?? ""])
             }
         }
     }
@@ -139,7 +140,7 @@ package final class Vault: Sendable {
     /// announced key, a promotion deadline), in the same transaction.
     /// `current`: the key the log now makes current (docs/FORMAT.md, `current_generation`, `current_key_id`).
     package func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
-                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
+                          owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: KeyID, at: Date)? = nil,
                           enqueue records: [RelayRecord] = []) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
@@ -151,7 +152,7 @@ package final class Vault: Sendable {
             if let confirmed { try Self.setConfirmed(confirmed, account: account, db: db) }
             for owed in deliveries {
                 try db.execute(sql: "INSERT OR IGNORE INTO owed_deliveries (account, key_id, recipient) VALUES (?, ?, ?)",
-                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+                               arguments: [account.rawValue, owed.keyID, owed.recipient?.hex ?? ""])
             }
             if let promotionDeadline {
                 try db.execute(sql: "INSERT OR REPLACE INTO promotion_deadlines (account, key_id, deadline) VALUES (?, ?, ?)",
@@ -199,7 +200,7 @@ package final class Vault: Sendable {
     }
 
     /// A person dismissed a request to join: it is neither answered nor listed again.
-    package func dismissRequest(account: AccountID, deviceID: String) async throws {
+    package func dismissRequest(account: AccountID, deviceID: DeviceID) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO dismissed_requests (account, device_id) VALUES (?, ?)", arguments: [account.rawValue, deviceID])
         }
@@ -251,7 +252,7 @@ package final class Vault: Sendable {
 
     private static func setCurrent(_ current: CurrentKey, account: AccountID, db: Database) throws {
         try db.execute(sql: "UPDATE accounts SET current_generation = ?, current_key_id = ? WHERE id = ?",
-                       arguments: [current.generation, current.keyID, account.rawValue])
+                       arguments: [current.generation, current.keyID?.hex ?? "", account.rawValue])
     }
 
     private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
@@ -287,7 +288,7 @@ package final class Vault: Sendable {
     private static func outbox(_ account: AccountID, db: Database) throws -> [OutboxRecord] {
         try Row.fetchAll(db, sql: "SELECT * FROM outbox WHERE account = ? ORDER BY id", arguments: [account.rawValue]).compactMap { row in
             guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
-            return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: row["recipient"], logSeq: nil,
+            return OutboxRecord(id: row["id"], record: RelayRecord(kind: kind, account: account, recipient: try row.optionalID("recipient"), logSeq: nil,
                                                                    body: [UInt8](row["body"] as Data)))
         }
     }
@@ -301,12 +302,12 @@ package final class Vault: Sendable {
         try await pool.write { db in
             for owed in deliveries {
                 try db.execute(sql: "DELETE FROM owed_deliveries WHERE account = ? AND key_id = ? AND recipient = ?",
-                               arguments: [account.rawValue, owed.keyID, owed.recipient])
+                               arguments: [account.rawValue, owed.keyID, owed.recipient?.hex ?? ""])
             }
         }
     }
 
-    package func clearPromotionDeadline(account: AccountID, keyID: String) async throws {
+    package func clearPromotionDeadline(account: AccountID, keyID: KeyID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
         }
@@ -318,14 +319,14 @@ package final class Vault: Sendable {
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
-                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID]) != true {
+                                 arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID?.hex ?? ""]) != true {
                 try Self.insert(item, db: db)
             }
         }
     }
 
     /// Removes a generation that was stored but never announced.
-    package func removeGeneration(account: AccountID, keyID: String) async throws {
+    package func removeGeneration(account: AccountID, keyID: KeyID) async throws {
         try await pool.write { db in
             try db.execute(sql: "DELETE FROM items WHERE account = ? AND kind = 'generation-key' AND key_id = ?", arguments: [account.rawValue, keyID])
             try db.execute(sql: "DELETE FROM generations WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
@@ -358,7 +359,7 @@ package final class Vault: Sendable {
         }
     }
 
-    package func recordApprovalFailures(account: AccountID, deviceID: String, failures: Int) async throws {
+    package func recordApprovalFailures(account: AccountID, deviceID: DeviceID, failures: Int) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR REPLACE INTO approval_attempts (account, device_id, failures) VALUES (?, ?, ?)",
                            arguments: [account.rawValue, deviceID, failures])
@@ -378,7 +379,7 @@ package final class Vault: Sendable {
             INSERT INTO items (account, kind, generation, key_id, item_class, service, access_group, label, synchronizable,
                 accessibility, created_at, modified_at, wrapped)
             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-            """, arguments: [a.account, a.kind.rawValue, a.generation, a.keyID, a.itemClass, a.service, a.accessGroup, a.label,
+            """, arguments: [a.account, a.kind.rawValue, a.generation, a.keyID?.hex ?? "", a.itemClass, a.service, a.accessGroup, a.label,
                              a.synchronizable, a.accessibility.rawValue, a.creationDate.timeIntervalSince1970,
                              a.modificationDate.timeIntervalSince1970, Data(item.wrapped)])
     }
@@ -394,21 +395,21 @@ package final class Vault: Sendable {
             kdf: try KDFParameters(opsLimit: UInt64(row["kdf_ops"] as Int64), memLimitBytes: UInt64(row["kdf_mem"] as Int64)),
             salt: [UInt8](row["kdf_salt"] as Data),
             accessibility: accessibility,
-            deviceID: row["device_id"],
+            deviceID: try row.id("device_id"),
             signingPublicKey: try SigningPublicKey(rawRepresentation: [UInt8](row["signing_public_key"] as Data)),
             boxPublicKey: try BoxPublicKey(rawRepresentation: [UInt8](row["box_public_key"] as Data)),
             currentGeneration: row["current_generation"],
             failedUnlocks: row["failed_unlocks"],
             backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]),
             deviceName: row["device_name"],
-            currentKeyID: row["current_key_id"] ?? "")
+            currentKeyID: try row.optionalID("current_key_id"))
     }
 
     private static func generation(_ row: Row) throws -> KeyGeneration {
         guard let state = KeyGeneration.State(rawValue: row["state"]) else {
             throw VaultError.corrupt("a generation has an unknown state")
         }
-        return KeyGeneration(number: row["generation"], keyID: row["key_id"],
+        return KeyGeneration(number: row["generation"], keyID: try row.id("key_id"),
                              createdAt: Date(timeIntervalSince1970: row["created_at"]), state: state)
     }
 
@@ -418,9 +419,25 @@ package final class Vault: Sendable {
         }
         let attributes = KeychainItem(
             itemClass: row["item_class"], service: row["service"], account: row["account"], accessGroup: row["access_group"],
-            label: row["label"], kind: kind, generation: row["generation"], keyID: row["key_id"], synchronizable: row["synchronizable"],
+            label: row["label"], kind: kind, generation: row["generation"], keyID: try row.optionalID("key_id"), synchronizable: row["synchronizable"],
             accessibility: accessibility, creationDate: Date(timeIntervalSince1970: row["created_at"]),
             modificationDate: Date(timeIntervalSince1970: row["modified_at"]))
         return StoredItem(attributes: attributes, wrapped: [UInt8](row["wrapped"] as Data))
+    }
+}
+
+extension Row {
+    /// A device or key ID column; anything else is damage, reported as such.
+    fileprivate func id<Kind>(_ column: String) throws -> ID16<Kind> {
+        guard let text = self[column] as String?, let id = ID16<Kind>(hex: text) else {
+            throw VaultError.corrupt("a stored \(column) is not 32 hex characters")
+        }
+        return id
+    }
+
+    /// An ID column where "" (or NULL) stands for none.
+    fileprivate func optionalID<Kind>(_ column: String) throws -> ID16<Kind>? {
+        guard let text = self[column] as String?, !text.isEmpty else { return nil }
+        return try id(column)
     }
 }

@@ -4,7 +4,7 @@ package import KeyVaultProtocol
 
 /// An account's row: public facts and the KDF's salt and cost.
 package struct AccountRecord: Sendable, Equatable {
-    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: String, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: String = "") {
+    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: DeviceID, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: KeyID? = nil) {
         self.id = id
         self.createdAt = createdAt
         self.kdf = kdf
@@ -25,15 +25,15 @@ package struct AccountRecord: Sendable, Equatable {
     package var kdf: KDFParameters
     package var salt: [UInt8]
     package var accessibility: Accessibility
-    package var deviceID: String
+    package var deviceID: DeviceID
     package var signingPublicKey: SigningPublicKey
     package var boxPublicKey: BoxPublicKey
     package var currentGeneration: Int
     package var failedUnlocks: Int
     package var backoffUntil: Date
     package var deviceName: String = ""
-    /// The current key's ID ("" before the first key; vaults before v5 have none).
-    package var currentKeyID: String = ""
+    /// The current key's ID (none before the first key; vaults before v5 have none).
+    package var currentKeyID: KeyID?
 }
 
 /// A keychain item as stored: its attributes and its wrapped bytes.
@@ -59,12 +59,13 @@ package struct StoredItem: Sendable, Equatable {
 package struct ItemSlot: Sendable, Hashable {
     package var kind: ItemKind
     package var generation: Int
-    package var keyID: String
+    /// nil for the device's identity items.
+    package var keyID: KeyID?
 }
 
 /// Everything the vault holds about one account.
 package struct AccountSnapshot: Sendable {
-    package init(account: AccountRecord, generations: [KeyGeneration], items: [StoredItem], circleLog: [[UInt8]] = [], enrollment: [UInt8]? = nil, pairingSecret: [UInt8]? = nil, approvalFailures: [String: Int] = [:], logConfirmed: Int = 0, outbox: [OutboxRecord] = [], owedDeliveries: [OwedDelivery] = [], promotionDeadlines: [String: Date] = [:], relayCursor: Int64 = 0, relayNotes: [RelayNote] = [], dismissedRequests: Set<String> = []) {
+    package init(account: AccountRecord, generations: [KeyGeneration], items: [StoredItem], circleLog: [[UInt8]] = [], enrollment: [UInt8]? = nil, pairingSecret: [UInt8]? = nil, approvalFailures: [DeviceID: Int] = [:], logConfirmed: Int = 0, outbox: [OutboxRecord] = [], owedDeliveries: [OwedDelivery] = [], promotionDeadlines: [KeyID: Date] = [:], relayCursor: Int64 = 0, relayNotes: [RelayNote] = [], dismissedRequests: Set<DeviceID> = []) {
         self.account = account
         self.generations = generations
         self.items = items
@@ -91,7 +92,7 @@ package struct AccountSnapshot: Sendable {
     /// The pairing secret the enrollment request commits to.
     package var pairingSecret: [UInt8]?
     /// Wrong pairing codes, by requesting device.
-    package var approvalFailures: [String: Int] = [:]
+    package var approvalFailures: [DeviceID: Int] = [:]
     /// How many leading circle log entries the relay is known to hold; those
     /// after are this device's own, queued for the relay.
     package var logConfirmed: Int = 0
@@ -100,13 +101,13 @@ package struct AccountSnapshot: Sendable {
     /// Shares this device still owes the relay.
     package var owedDeliveries: [OwedDelivery] = []
     /// Generations this device announced and will promote, with their deadlines.
-    package var promotionDeadlines: [String: Date] = [:]
+    package var promotionDeadlines: [KeyID: Date] = [:]
     /// The last relay cursor this device has read for the account.
     package var relayCursor: Int64 = 0
     /// Relay records kept to rebuild the account's view at start, oldest first.
     package var relayNotes: [RelayNote] = []
     /// Requests to join that a person dismissed here, by device ID.
-    package var dismissedRequests: Set<String> = []
+    package var dismissedRequests: Set<DeviceID> = []
     /// This device's reveal has gone out (or is queued): it is published once.
     package var revealed = false
 }
@@ -127,13 +128,13 @@ package struct RelayNote: Sendable, Equatable {
     }
 }
 
-/// Shares of one key that this device owes: to one device, or (recipient "")
-/// to every trusted device but itself.
+/// Shares of one key that this device owes: to one device, or (no recipient)
+/// to every device the circle trusts but this one.
 package struct OwedDelivery: Sendable, Hashable {
-    package var keyID: String
-    package var recipient: String
+    package var keyID: KeyID
+    package var recipient: DeviceID?
 
-    package init(keyID: String, recipient: String = "") {
+    package init(keyID: KeyID, recipient: DeviceID? = nil) {
         self.keyID = keyID
         self.recipient = recipient
     }
@@ -148,9 +149,9 @@ package struct OutboxRecord: Sendable, Equatable {
 /// The key `keys/current` answers: its generation number and its key ID.
 package struct CurrentKey: Sendable, Equatable {
     package var generation: Int
-    package var keyID: String
+    package var keyID: KeyID?
 
-    package init(generation: Int, keyID: String) {
+    package init(generation: Int, keyID: KeyID?) {
         self.generation = generation
         self.keyID = keyID
     }

@@ -19,7 +19,7 @@ struct AccountStreamTests {
     }
 
     /// A request the relay made up: valid in form, from a device nobody will approve.
-    static func junkRequest(_ relay: any Relay, account: String, name: String) async throws -> String {
+    static func junkRequest(_ relay: any Relay, account: String, name: String) async throws -> DeviceID {
         let id = try AccountID(validating: account)
         let genesis = try #require(try await relay.rows(account: id, after: 0, limit: 10).first { $0.record.kind == .log })
         let signer = SigningKey.generate()
@@ -39,7 +39,7 @@ struct AccountStreamTests {
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "flood", "passphrase": "pa"])
         let relay = try await circle.store.open()
         var junk: [String] = []
-        for i in 0..<8 { junk.append(try await Self.junkRequest(relay, account: "flood", name: "junk \(i)")) }
+        for i in 0..<8 { junk.append(try await Self.junkRequest(relay, account: "flood", name: "junk \(i)").hex) }
         try await eventually { try await Self.enrollments(a, "flood").count == 8 }
 
         // The genuine device still gets its code, and is approved with it.
@@ -82,7 +82,7 @@ struct AccountStreamTests {
         let a = try await circle.device(policy: DaemonProcess.testPolicy + "\n[enrollment]\nrequest_lifetime_seconds = 2\n")
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "ttl", "passphrase": "pa"])
         let junk = try await Self.junkRequest(try await circle.store.open(), account: "ttl", name: "old")
-        try await eventually { try await Self.enrollments(a, "ttl") == [junk] }
+        try await eventually { try await Self.enrollments(a, "ttl") == [junk.hex] }
         try await Task.sleep(for: .milliseconds(2200))
         #expect(try await Self.enrollments(a, "ttl").isEmpty)
         #expect(try await a.request("POST", "/v1/accounts/ttl/enrollments/\(junk)/approve", json: ["pairingCode": "123456"]).state == "unknown")

@@ -68,7 +68,7 @@ struct EnvelopeTests {
             let raw = try #require(Base64.decode(text))
             #expect(raw.count == plaintexts[index].count + 45)
             let envelope = try Envelope(parsing: raw)
-            #expect(envelope.keyIDHex == current["keyId"])
+            #expect(envelope.keyID.hex == current["keyId"])
             #expect(try envelope.open(key: key, account: alice, aad: bytes(aads[index] ?? "")) == plaintexts[index])
         }
 

@@ -297,7 +297,7 @@ struct RelayConformanceTests {
 // MARK: helpers
 
 private func record(_ kind: RelayRecord.Kind, _ account: String, recipient: String? = nil, seq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
-    RelayRecord(kind: kind, account: try! AccountID(validating: account), recipient: recipient, logSeq: seq, body: body)
+    RelayRecord(kind: kind, account: try! AccountID(validating: account), recipient: recipient.map(DeviceID.init(naming:)), logSeq: seq, body: body)
 }
 
 /// Waits (bounded only against a hang) until a wake-up after which `reader` holds `sent`.

@@ -28,7 +28,7 @@ struct TestDevice: Sendable {
     let signing: SigningKey
     let box: BoxSecretKey
     let keys: DeviceKeys
-    var id: String { keys.deviceID }
+    var id: DeviceID { keys.deviceID }
     var identityNonce: String { IdentityNonce.of(signing: keys.signing, box: keys.box) }
 
     init(name: String = "device") {
@@ -212,7 +212,7 @@ struct RelayServiceFixture: Sendable {
         let filed = try await relay.candidacy(account, device, token: try await issuer.token(for: account, device: device))
         #expect(filed.status == 200, "candidacy: \(filed.text)")
         var circle = CircleState(account: try AccountID(validating: account))
-        let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID),
+        let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: KeyID(of: SecretKey.generate()),
                                                 keyCreatedAt: UInt64(Date().timeIntervalSince1970 * 1000)),
                                        signer: device.signing, signerID: device.id, at: Date())
         try circle.apply(genesis)

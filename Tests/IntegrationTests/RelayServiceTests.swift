@@ -18,7 +18,7 @@ struct RelayServiceTests {
     @Test func signatureBaseMatchesTheSpecVector() throws {
         let key = try SigningKey(seed: SecureBytes(copying: (0..<32).map { UInt8($0) }))
         let signature = RequestSignature(method: "get", path: "/v1/accounts/alice/records", query: "after=0&limit=500", body: [],
-                                         created: 1_767_225_600, nonce: "AAECAwQFBgcICQoLDA0ODw==", keyID: "00112233445566778899aabbccddeeff")
+                                         created: 1_767_225_600, nonce: "AAECAwQFBgcICQoLDA0ODw==", keyID: DeviceID(testHex: "00112233445566778899aabbccddeeff"))
         let base = """
             "@method": GET
             "@path": /v1/accounts/alice/records
@@ -44,7 +44,7 @@ struct RelayServiceTests {
             let filed = try await f.b.candidacy(account, second, token: try await f.issuer.token(for: account, device: second))
             #expect(filed.status == 200)
             #expect(try filed.json(RelayWire.Candidate.self).accountExists == true)
-            #expect(try filed.json(RelayWire.Candidate.self).candidate == second.id)
+            #expect(try filed.json(RelayWire.Candidate.self).candidate == second.id.hex)
 
             // A held read on A; another account's write leaves it held; the request on B wakes it.
             let last = try #require(try await f.a.rows(account, as: first).last?.cursor)
@@ -103,7 +103,7 @@ struct RelayServiceTests {
 
             // Two devices write entry 2: the first lands, the other (other bytes, same number) is refused as taken.
             let revokeFirst = circle.nextEntry(.revoke(deviceID: first.id), signer: second.signing, signerID: second.id, at: Date())
-            let otherEntry = circle.nextEntry(.announce(generation: 2, keyID: Random.bytes(16), keyCreatedAt: 1), signer: first.signing,
+            let otherEntry = circle.nextEntry(.announce(generation: 2, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1), signer: first.signing,
                                               signerID: first.id, at: Date())
             #expect(try await f.a.publish(account, [.log(otherEntry)], as: first).status == 200)
             let taken = try await f.b.publish(account, [.log(revokeFirst)], as: second)
@@ -233,7 +233,7 @@ struct RelayServiceTests {
             try await Task.sleep(for: .milliseconds(300))
             let revoke = circle.nextEntry(.revoke(deviceID: second.id), signer: first.signing, signerID: first.id, at: Date())
             try circle.apply(revoke)
-            let announce = circle.nextEntry(.announce(generation: 2, keyID: Random.bytes(16), keyCreatedAt: 1), signer: first.signing,
+            let announce = circle.nextEntry(.announce(generation: 2, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1), signer: first.signing,
                                             signerID: first.id, at: Date())
             try circle.apply(announce)
             let share = RelayRecord.share(account: accountID, recipient: second.id, sealed: Random.bytes(100))
@@ -336,7 +336,7 @@ struct RelayServiceTests {
             // A genesis for a new account from a device that never showed a token; a candidacy without one.
             let z = TestDevice()
             var zCircle = CircleState(account: try AccountID(validating: "zed"))
-            let genesis = zCircle.nextEntry(.genesis(device: z.keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 1),
+            let genesis = zCircle.nextEntry(.genesis(device: z.keys, generation: 1, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1),
                                             signer: z.signing, signerID: z.id, at: Date())
             try zCircle.apply(genesis)
             #expect(try await f.a.publish("zed", [.log(genesis)], as: z).status == 403)
@@ -377,7 +377,7 @@ struct RelayServiceTests {
                 #expect(answer.refusal?.reason.contains(expected) == true, "\(expected): \(answer.text)")
                 // Not a candidate: its genesis is forbidden.
                 var circle = CircleState(account: try AccountID(validating: account))
-                let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 1),
+                let genesis = circle.nextEntry(.genesis(device: device.keys, generation: 1, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1),
                                                signer: device.signing, signerID: device.id, at: Date())
                 try circle.apply(genesis)
                 #expect(try await f.b.publish(account, [.log(genesis)], as: device).status == 403)

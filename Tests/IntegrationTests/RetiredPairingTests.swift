@@ -33,7 +33,7 @@ struct RetiredPairingTests {
         var listed: [String: Any] = [:]
         try await eventually {
             let enrollments = try await a.request("GET", "/v1/accounts/old/enrollments").object["enrollments"] as? [[String: Any]] ?? []
-            listed = enrollments.first { $0["deviceId"] as? String == device.deviceID } ?? [:]
+            listed = enrollments.first { $0["deviceId"] as? String == device.deviceID.hex } ?? [:]
             return !listed.isEmpty
         }
         #expect(listed["pairingVersion"] as? Int == 1)

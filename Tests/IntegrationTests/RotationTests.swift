@@ -58,7 +58,7 @@ struct RotationTests {
         // No share of generation 3 was sealed to C. The embedded relay keeps C's shares of generations 1 and 2;
         // the relay service prunes every share to a revoked device (RELAY.md "Retention").
         let store = try await circle.store.open()
-        let sharesToC = try await store.rows(after: 0, limit: 1000).filter { $0.record.kind == .share && $0.record.recipient == deviceC }
+        let sharesToC = try await store.rows(after: 0, limit: 1000).filter { $0.record.kind == .share && $0.record.recipient?.hex == deviceC }
         #expect(sharesToC.count == (relay == .service ? 0 : 2), "C got shares of generations 1 and 2 only")
     }
 

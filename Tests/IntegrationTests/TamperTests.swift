@@ -42,7 +42,7 @@ struct TamperTests {
         #expect(a.logText().contains("does not trust"))
         let devices = try await a.request("GET", "/v1/accounts/t1/devices").object["devices"] as? [[String: Any]] ?? []
         #expect(devices.count == 1)
-        #expect(!devices.contains { $0["deviceId"] as? String == keys.deviceID })
+        #expect(!devices.contains { $0["deviceId"] as? String == keys.deviceID.hex })
     }
 
     @Test("a forged entry holding the log's next number: a rotation says the relay's log does not verify, not that the relay is unreachable", arguments: RelayKind.allCases)
@@ -86,7 +86,7 @@ struct TamperTests {
         #expect(try await a.request("POST", "/v1/accounts/t2/rotate", json: ["promote": "now"]).status == 200)
 
         let relay = try await circle.store.open()
-        let share = try #require(try await relay.rows(after: 0, limit: 1000).last { $0.record.kind == .share && $0.record.recipient == deviceB })
+        let share = try #require(try await relay.rows(after: 0, limit: 1000).last { $0.record.kind == .share && $0.record.recipient?.hex == deviceB })
         var changed = share.record
         changed.body[changed.body.count / 2] ^= 0x01
         try await circle.store.sql("DELETE FROM \(circle.store.table) WHERE account = 't2' AND cursor = \(share.cursor)")
@@ -103,9 +103,9 @@ struct TamperTests {
         }
         let fakeKey = SecretKey.generate()
         for sender in [outsiderID, aKeys.deviceID] {
-            let fake = KeyShare(header: .init(account: account, generation: 2, keyID: Hex.encode(fakeKey.keyID(label: Labels.keyID)),
-                                              createdAt: Date(), sender: sender, recipient: deviceB), key: fakeKey)
-            try await relay.publish(.share(account: account, recipient: deviceB, sealed: fake.seal(signer: outsider, to: bKeys.box)))
+            let fake = KeyShare(header: .init(account: account, generation: 2, keyID: KeyID(of: fakeKey),
+                                              createdAt: Date(), sender: sender, recipient: DeviceID(testHex: deviceB)), key: fakeKey)
+            try await relay.publish(.share(account: account, recipient: DeviceID(testHex: deviceB), sealed: fake.seal(signer: outsider, to: bKeys.box)))
         }
 
         try await b.start()
@@ -212,7 +212,7 @@ struct SubstitutionTests {
         #expect(refused.status == 401, "\(refused.object)")
         #expect(refused["error"]?.contains("did not match") == true, "\(refused.object)")
         let devices = try await a.request("GET", "/v1/accounts/t4/devices").object["devices"] as? [[String: Any]] ?? []
-        #expect(!devices.contains { $0["deviceId"] as? String == impostor.deviceID && $0["status"] as? String == "trusted" })
+        #expect(!devices.contains { $0["deviceId"] as? String == impostor.deviceID.hex && $0["status"] as? String == "trusted" })
         // One guess per code typed: the same code for the impostor again is refused without an exchange.
         let again = try await a.request("POST", "/v1/accounts/t4/enrollments/\(impostor.deviceID)/approve", json: ["pairingCode": code])
         #expect(again.status == 401 && again["error"]?.contains("already tried") == true, "\(again.object)")
@@ -246,7 +246,7 @@ struct FabricatedCircleTests {
         let liarKeys = DeviceKeys(signing: liar.publicKey, box: BoxSecretKey.generate().publicKey, name: "laptop")
         let liarKey = SecretKey.generate()
         var made = CircleState(account: account)
-        let genesis = made.nextEntry(.genesis(device: liarKeys, generation: 1, keyID: liarKey.keyID(label: Labels.keyID),
+        let genesis = made.nextEntry(.genesis(device: liarKeys, generation: 1, keyID: KeyID(of: liarKey),
                                               keyCreatedAt: UInt64(Date().timeIntervalSince1970 * 1000)),
                                      signer: liar, signerID: liarKeys.deviceID, at: Date())
         try made.apply(genesis)
@@ -270,9 +270,9 @@ struct FabricatedCircleTests {
                                             sessionKey: CPace.SessionKey(bytes: SecureBytes(randomCount: 64)), signer: liar)
         let current = try #require(made.current)
         let header = KeyShare.Header(account: account, generation: 1, keyID: current.keyID, createdAt: current.createdAt,
-                                     sender: liarKeys.deviceID, recipient: deviceB)
+                                     sender: liarKeys.deviceID, recipient: DeviceID(testHex: deviceB))
         let sealed = KeyShare(header: header, key: liarKey).seal(signer: liar, to: request.device.box)
-        try await fake.publish(batch: [.log(approve), .challenge(approval), .share(account: account, recipient: deviceB, sealed: sealed)])
+        try await fake.publish(batch: [.log(approve), .challenge(approval), .share(account: account, recipient: DeviceID(testHex: deviceB), sealed: sealed)])
 
         // B says why it is not joining, and never serves the liar's key.
         try await eventually { try await b.request("GET", "/v1/accounts/victim/keys/current")["reason"] == "code-mismatch" }

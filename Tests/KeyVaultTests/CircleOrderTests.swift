@@ -23,7 +23,7 @@ struct CircleOrderTests {
     func base() throws -> CircleState {
         var circle = CircleState(account: account)
         let key = SecretKey.generate()
-        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: key.keyID(label: Labels.keyID), keyCreatedAt: 0))
+        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: KeyID(of: key), keyCreatedAt: 0))
         try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32)))
         return circle
     }
@@ -36,8 +36,8 @@ struct CircleOrderTests {
 
     @Test("both keys of generation 2 are kept, ordered by key ID, and the later one is current, whichever landed first")
     func sameNumberEitherOrder() throws {
-        let keys = [[UInt8](repeating: 0x11, count: 16), [UInt8](repeating: 0xee, count: 16)]
-        var outcomes: [(order: [String], current: String?)] = []
+        let keys = [KeyID([UInt8](repeating: 0x11, count: 16)), KeyID([UInt8](repeating: 0xee, count: 16))]
+        var outcomes: [(order: [String], current: KeyID?)] = []
         // A's key lands first in one log, B's in the other.
         for landing in [[(a, keys[0]), (b, keys[1])], [(b, keys[1]), (a, keys[0])]] {
             var circle = try base()
@@ -47,22 +47,22 @@ struct CircleOrderTests {
             }
             outcomes.append((circle.generations.map { "\($0.generation)/\($0.keyID)" }, circle.current?.keyID))
         }
-        let expected = ["2/" + Hex.encode(keys[0]), "2/" + Hex.encode(keys[1])]
+        let expected = ["2/\(keys[0])", "2/\(keys[1])"]
         for outcome in outcomes {
             #expect(Array(outcome.order.suffix(2)) == expected)
-            #expect(outcome.current == Hex.encode(keys[1]))
+            #expect(outcome.current == keys[1])
         }
     }
 
     @Test("a key ID is announced once; a promote must name the number it was announced with")
     func keyIDsAreUnique() throws {
         var circle = try base()
-        let keyID = [UInt8](repeating: 0x42, count: 16)
+        let keyID = KeyID([UInt8](repeating: 0x42, count: 16))
         try append(&circle, by: a, .announce(generation: 2, keyID: keyID, keyCreatedAt: 2))
         #expect(throws: ProtocolError.self) { try append(&circle, by: b, .announce(generation: 3, keyID: keyID, keyCreatedAt: 3)) }
         #expect(throws: ProtocolError.self) { try append(&circle, by: b, .promote(generation: 3, keyID: keyID)) }
         try append(&circle, by: b, .promote(generation: 2, keyID: keyID))
         #expect(throws: ProtocolError.self) { try append(&circle, by: a, .promote(generation: 2, keyID: keyID)) }
-        #expect(circle.current?.keyID == Hex.encode(keyID))
+        #expect(circle.current?.keyID == keyID)
     }
 }

@@ -20,13 +20,13 @@ struct EnvelopeFormatTests {
         let account = try AccountID(validating: v.account)
         let key = try SecretKey(rawRepresentation: Vectors.hex(v.keyHex))
         let aad = Array(v.aadText.utf8)
-        #expect(Hex.encode(Envelope.aad(account: account, keyID: try Vectors.hex(v.keyIdHex), callerAAD: aad)) == v.aadHex)
+        #expect(Hex.encode(Envelope.aad(account: account, keyID: KeyID(try Vectors.hex(v.keyIdHex)), callerAAD: aad)) == v.aadHex)
         let sealed = try Envelope.seal(Array(v.plaintextText.utf8), key: key, account: account, aad: aad, nonce: Vectors.hex(v.nonceHex))
         #expect(Hex.encode(sealed.bytes) == v.envelopeHex)
         #expect(Base64.encode(sealed.bytes) == v.envelopeBase64)
 
         let parsed = try Envelope(parsing: try #require(Base64.decode(v.envelopeBase64)))
-        #expect(parsed.keyIDHex == v.keyIdHex)
+        #expect(parsed.keyID.hex == v.keyIdHex)
         #expect(try parsed.open(key: key, account: account, aad: aad) == Array(v.plaintextText.utf8))
 
         // The document states the same values.

@@ -28,7 +28,7 @@ struct FormatTests {
         let wrapped = WrappedSecret.wrap(SecureBytes(copying: try Vectors.hex(v.keyHex)), under: kek, context: context, nonce: try Vectors.hex(v.nonceHex))
         #expect(Hex.encode(wrapped) == v.wrappedHex)
         #expect(try WrappedSecret.unwrap(wrapped, under: kek, context: context).hexEncodedString() == v.keyHex)
-        #expect(Hex.encode(key.keyID(label: Labels.keyID)) == v.keyIdHex)
+        #expect(KeyID(of: key).hex == v.keyIdHex)
 
         // The document states the same values.
         let doc = try String(contentsOf: Vectors.repositoryRoot.appendingPathComponent("docs/FORMAT.md"), encoding: .utf8)

@@ -14,7 +14,7 @@ struct KeyAnswerTests {
     func keyAnswer() throws {
         let key = SecretKey.generate()
         let created = Date(timeIntervalSince1970: 1_800_000_000.25)
-        let generation = KeyGeneration(number: 3, keyID: String(repeating: "ab", count: 16), createdAt: created, state: .active)
+        let generation = KeyGeneration(number: 3, keyID: KeyID(testHex: String(repeating: "ab", count: 16)), createdAt: created, state: .active)
         let released = ReleasedKey(account: try AccountID(validating: "alice"), generation: generation, key: key, isCurrent: true)
         let before = Wipe.wipedBlocks.load(ordering: .relaxed)
         do {
@@ -23,7 +23,7 @@ struct KeyAnswerTests {
             #expect(json["key"] as? String == key.base64EncodedString())
             #expect(json["account"] as? String == "alice")
             #expect(json["generation"] as? Int == 3)
-            #expect(json["keyId"] as? String == generation.keyID)
+            #expect(json["keyId"] as? String == generation.keyID.hex)
             #expect(json["current"] as? Bool == true)
             #expect(json["createdAt"] as? String == "2027-01-15T08:00:00.250Z")
             #expect(json["state"] as? String == "ready")

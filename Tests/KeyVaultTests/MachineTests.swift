@@ -16,7 +16,7 @@ struct MachineFixture {
         let box = BoxSecretKey.generate()
         let name: String
         var keys: DeviceKeys { DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: name) }
-        var id: String { keys.deviceID }
+        var id: DeviceID { keys.deviceID }
     }
 
     let account = try! AccountID(validating: "machines")
@@ -37,7 +37,7 @@ struct MachineFixture {
     /// Genesis by A (generation 1), then B approved.
     func circle(withB: Bool = true) throws -> CircleState {
         var circle = CircleState(account: account)
-        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0))
+        try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: KeyID(of: SecretKey.generate()), keyCreatedAt: 0))
         if withB { try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32))) }
         return circle
     }
@@ -56,11 +56,11 @@ struct CircleSyncTests {
     @Test("another device's entries are accepted, confirmed and announced as events; a replay changes nothing")
     func acceptsAndConfirms() throws {
         let base = try f.circle()
-        let announce = f.entry(base, by: f.b, .announce(generation: 2, keyID: [UInt8](repeating: 2, count: 16), keyCreatedAt: 5))
+        let announce = f.entry(base, by: f.b, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 2, count: 16)), keyCreatedAt: 5))
         let outcome = try CircleSync.adopt([announce], into: base, confirmed: base.entries.count, me: f.a.id, signer: f.a.signing)
         #expect(outcome.accepted == [announce])
         #expect(outcome.confirmed == base.entries.count + 1)
-        #expect(outcome.events == [.rotated(2, Hex.encode([UInt8](repeating: 2, count: 16)))])
+        #expect(outcome.events == [.rotated(2, KeyID(hash: [UInt8](repeating: 2, count: 16)))])
         #expect(outcome.rewrittenFrom == nil && !outcome.destroyed && !outcome.joined)
         let again = try CircleSync.adopt([announce], into: outcome.circle, confirmed: outcome.confirmed, me: f.a.id, signer: f.a.signing)
         #expect(again.isEmpty)
@@ -72,8 +72,8 @@ struct CircleSyncTests {
         let confirmed = base.entries.count
         // A appended a revoke of B locally; meanwhile B announced a key at the same number.
         var mine = base
-        try f.append(&mine, by: f.a, .announce(generation: 2, keyID: [UInt8](repeating: 0xa, count: 16), keyCreatedAt: 1))
-        let theirs = f.entry(base, by: f.b, .announce(generation: 2, keyID: [UInt8](repeating: 0xb, count: 16), keyCreatedAt: 1))
+        try f.append(&mine, by: f.a, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 0xa, count: 16)), keyCreatedAt: 1))
+        let theirs = f.entry(base, by: f.b, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 0xb, count: 16)), keyCreatedAt: 1))
         let outcome = try CircleSync.adopt([theirs], into: mine, confirmed: confirmed, me: f.a.id, signer: f.a.signing)
         #expect(outcome.rewrittenFrom == UInt64(confirmed))
         #expect(outcome.circle.entries[confirmed] == theirs)
@@ -84,13 +84,13 @@ struct CircleSyncTests {
         #expect(throws: ProtocolError.self) { try CircleSync.adopt([theirs], into: mine, confirmed: confirmed, me: f.a.id, signer: nil) }
         // A queued promote of a key another device already promoted is dropped in the rebase.
         var announced = base
-        try f.append(&announced, by: f.a, .announce(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16), keyCreatedAt: 1))
+        try f.append(&announced, by: f.a, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 0xc, count: 16)), keyCreatedAt: 1))
         var queued = announced
-        try f.append(&queued, by: f.a, .promote(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16)))
-        let promotedByB = f.entry(announced, by: f.b, .promote(generation: 2, keyID: [UInt8](repeating: 0xc, count: 16)))
+        try f.append(&queued, by: f.a, .promote(generation: 2, keyID: KeyID([UInt8](repeating: 0xc, count: 16))))
+        let promotedByB = f.entry(announced, by: f.b, .promote(generation: 2, keyID: KeyID([UInt8](repeating: 0xc, count: 16))))
         let moot = try CircleSync.adopt([announced.entries.last!, promotedByB], into: queued, confirmed: confirmed, me: f.a.id, signer: f.a.signing)
         #expect(moot.dropped.count == 1)
-        #expect(moot.circle.current?.keyID == Hex.encode([UInt8](repeating: 0xc, count: 16)))
+        #expect(moot.circle.current?.keyID == KeyID(hash: [UInt8](repeating: 0xc, count: 16)))
     }
 
     @Test("a device sees its own approval (joined) and a destroy (shred)")
@@ -117,7 +117,7 @@ struct CircleSyncTests {
     func foreignGenesis() throws {
         let mine = try f.circle(withB: false)  // A's genesis, not on the relay yet (confirmed 0)
         var theirs = CircleState(account: f.account)
-        try f.append(&theirs, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: SecretKey.generate().keyID(label: Labels.keyID), keyCreatedAt: 0))
+        try f.append(&theirs, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: KeyID(of: SecretKey.generate()), keyCreatedAt: 0))
         #expect(throws: ProtocolError.self) {
             try CircleSync.adopt(theirs.entries, into: mine, confirmed: 0, me: f.a.id, signer: f.a.signing)
         }
@@ -130,7 +130,7 @@ struct CircleSyncTests {
 struct PromotionTests {
     let f = MachineFixture()
 
-    func ack(_ device: MachineFixture.Device, _ keyID: String, at offset: Double) -> ShareAck {
+    func ack(_ device: MachineFixture.Device, _ keyID: KeyID, at offset: Double) -> ShareAck {
         ShareAck.make(account: f.account, generation: 2, keyID: keyID, deviceID: device.id, signer: device.signing, at: f.t0.addingTimeInterval(offset))
     }
 
@@ -138,8 +138,8 @@ struct PromotionTests {
     func afterAcknowledgements() throws {
         var circle = try f.circle()
         try f.append(&circle, by: f.a, .approve(device: f.c.keys, requestHash: [UInt8](repeating: 8, count: 32)))
-        let keyID = Hex.encode([UInt8](repeating: 0x22, count: 16))
-        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: Hex.decode(keyID)!, keyCreatedAt: 1))
+        let keyID = KeyID(hash: [UInt8](repeating: 0x22, count: 16))
+        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: keyID, keyCreatedAt: 1))
         var promotions = Promotions()
         let deadline = f.t0.addingTimeInterval(3600)
         let r0 = promotions.announced(keyID: keyID, deadline: deadline)
@@ -160,8 +160,8 @@ struct PromotionTests {
     @Test("at the deadline it is due whoever acknowledged; not if another device promoted it; resumed at start")
     func atTheDeadline() throws {
         var circle = try f.circle()
-        let keyID = Hex.encode([UInt8](repeating: 0x33, count: 16))
-        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: Hex.decode(keyID)!, keyCreatedAt: 1))
+        let keyID = KeyID(hash: [UInt8](repeating: 0x33, count: 16))
+        try f.append(&circle, by: f.a, .announce(generation: 2, keyID: keyID, keyCreatedAt: 1))
         let deadline = f.t0.addingTimeInterval(60)
         var promotions = Promotions()
         _ = promotions.announced(keyID: keyID, deadline: deadline)
@@ -169,7 +169,7 @@ struct PromotionTests {
         #expect(promotions.due(circle: circle, me: f.a.id, at: deadline) == [.promote(keyID: keyID)])
         #expect(promotions.deadlinePassed(keyID: keyID, circle: circle) == [.promote(keyID: keyID)])
         #expect(Promotions(deadlines: [keyID: deadline]).resumed(circle: circle, me: f.a.id, at: f.t0) == [.schedule(keyID: keyID, at: deadline)])
-        try f.append(&circle, by: f.b, .promote(generation: 2, keyID: Hex.decode(keyID)!))
+        try f.append(&circle, by: f.b, .promote(generation: 2, keyID: keyID))
         #expect(promotions.deadlinePassed(keyID: keyID, circle: circle) == [])
         #expect(promotions.due(circle: circle, me: f.a.id, at: deadline) == [])
     }
@@ -177,7 +177,7 @@ struct PromotionTests {
     @Test("an acknowledgement from a revoked or unknown device, or with a bad signature, is refused and changes nothing")
     func refusesAcknowledgements() throws {
         var circle = try f.circle()
-        let keyID = Hex.encode([UInt8](repeating: 0x44, count: 16))
+        let keyID = KeyID(hash: [UInt8](repeating: 0x44, count: 16))
         var promotions = Promotions()
         _ = promotions.announced(keyID: keyID, deadline: f.t0.addingTimeInterval(60))
         func refusal(_ ack: ShareAck) -> ProtocolError? {
@@ -307,7 +307,7 @@ struct EnrollmentMachineTests {
         let e9 = other.requestArrived(try f.request(from: f.a, on: circle).request, circle: circle, me: f.a.id, at: f.t0)
         #expect(!e9, "a member")
         var elsewhere = CircleState(account: f.account)
-        try f.append(&elsewhere, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: [UInt8](repeating: 5, count: 16), keyCreatedAt: 0))
+        try f.append(&elsewhere, by: f.c, .genesis(device: f.c.keys, generation: 1, keyID: KeyID([UInt8](repeating: 5, count: 16)), keyCreatedAt: 0))
         let e10 = other.requestArrived(try f.request(from: f.b, on: elsewhere).request, circle: circle, me: f.a.id, at: f.t0)
         #expect(!e10, "another head")
         let e11 = other.requestArrived(requests[1], circle: circle, me: f.b.id, at: f.t0)
@@ -330,7 +330,7 @@ struct LockingTests {
         #expect(locking.attempt(at: t0.addingTimeInterval(2)) == .throttled(retryAfterSeconds: 1))
         #expect(locking.attempt(at: t0.addingTimeInterval(3)) == .tryPassphrase)
         let r21 = locking.unlocked()
-        #expect(r21 == [.persistThrottle(UnlockThrottle(failures: 0, until: Date(timeIntervalSince1970: 0))), .wake(.unlocked)])
+        #expect(r21 == [.persistThrottle(UnlockThrottle(failures: 0, until: Date(timeIntervalSince1970: 0))), .announce(.unlocked)])
         #expect(locking.isUnlocked)
     }
 
@@ -340,12 +340,12 @@ struct LockingTests {
         _ = whenUnlocked.unlocked()
         #expect(whenUnlocked.mayHoldKeys)
         let r22 = whenUnlocked.lock()
-        #expect(r22 == [.forgetKEK, .forgetKeys, .wake(.locked)])
+        #expect(r22 == [.forgetKEK, .forgetKeys, .announce(.locked)])
         #expect(!whenUnlocked.mayHoldKeys)
         var afterFirst = Locking(throttle: UnlockThrottle(failures: 0, until: .distantPast), accessibility: .afterFirstUnlock)
         _ = afterFirst.unlocked()
         let r23 = afterFirst.lock()
-        #expect(r23 == [.forgetKEK, .wake(.locked)])
+        #expect(r23 == [.forgetKEK, .announce(.locked)])
         #expect(afterFirst.mayHoldKeys)
     }
 }

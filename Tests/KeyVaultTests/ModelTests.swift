@@ -36,8 +36,8 @@ struct ModelTests {
     @Test("key availability: ready, locked, unknown, destroyed, revoked, pending and why")
     func availability() throws {
         let gens = [
-            KeyGeneration(number: 1, keyID: String(repeating: "a", count: 32), createdAt: Date(), state: .active),
-            KeyGeneration(number: 2, keyID: String(repeating: "b", count: 32), createdAt: Date(), state: .destroyed),
+            KeyGeneration(number: 1, keyID: KeyID(testHex: String(repeating: "a", count: 32)), createdAt: Date(), state: .active),
+            KeyGeneration(number: 2, keyID: KeyID(testHex: String(repeating: "b", count: 32)), createdAt: Date(), state: .destroyed),
         ]
         let account = try AccountID(validating: "m")
         let key = SecretKey.generate()
@@ -50,8 +50,8 @@ struct ModelTests {
         guard case .locked = decide(.generation(1), { _ in nil }) else { Issue.record("not locked"); return }
         guard case .destroyed = decide(.generation(2), held) else { Issue.record("not destroyed"); return }
         guard case .unknown = decide(.generation(3), held) else { Issue.record("not unknown"); return }
-        guard case .ready = decide(.keyID(String(repeating: "a", count: 32)), held) else { Issue.record("by key ID"); return }
-        guard case .unknown = decide(.keyID(String(repeating: "c", count: 32)), held) else { Issue.record("unknown key ID"); return }
+        guard case .ready = decide(.keyID(KeyID(testHex: String(repeating: "a", count: 32))), held) else { Issue.record("by key ID"); return }
+        guard case .unknown = decide(.keyID(KeyID(testHex: String(repeating: "c", count: 32))), held) else { Issue.record("unknown key ID"); return }
         // Unlocked but not held: waiting for a share, since the generation's creation.
         guard case .pending(.awaitingDelivery, _) = decide(.generation(1), { _ in nil }, locked: false) else { Issue.record("awaiting delivery"); return }
         // Asked to join, not approved: pending with that reason, whatever is asked; locked still wins.
@@ -68,10 +68,10 @@ struct ModelTests {
         // A removed device still reads what it held, but not "current" (the circle rotated at its removal,
         // and it is told nothing after), nor a generation or key ID it never heard of.
         guard case .ready = decide(.generation(1), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys"); return }
-        guard case .ready = decide(.keyID(String(repeating: "a", count: 32)), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys by ID"); return }
+        guard case .ready = decide(.keyID(KeyID(testHex: String(repeating: "a", count: 32))), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys by ID"); return }
         guard case .revoked = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked: current"); return }
         guard case .revoked = decide(.generation(3), held, locked: false, membership: .revoked) else { Issue.record("revoked: later generation"); return }
-        guard case .revoked = decide(.keyID(String(repeating: "c", count: 32)), held, locked: false, membership: .revoked) else { Issue.record("revoked: unknown key ID"); return }
+        guard case .revoked = decide(.keyID(KeyID(testHex: String(repeating: "c", count: 32))), held, locked: false, membership: .revoked) else { Issue.record("revoked: unknown key ID"); return }
     }
 
     @Test("durations as people write them")

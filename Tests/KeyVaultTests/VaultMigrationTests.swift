@@ -27,7 +27,7 @@ struct VaultMigrationTests {
                 try db.execute(sql: """
                     INSERT INTO accounts (id, created_at, kdf_algorithm, kdf_ops, kdf_mem, kdf_salt, accessibility, device_id,
                         signing_public_key, box_public_key, current_generation, device_name)
-                    VALUES ('old', 0, 'argon2id13', 1, 8192, zeroblob(16), 'whenUnlocked', 'dev', zeroblob(32), zeroblob(32), 2, 'laptop')
+                    VALUES ('old', 0, 'argon2id13', 1, 8192, zeroblob(16), 'whenUnlocked', '0123456789abcdef0123456789abcdef', zeroblob(32), zeroblob(32), 2, 'laptop')
                     """)
                 for (index, keyID) in keyIDs.enumerated() {
                     try db.execute(sql: "INSERT INTO generations VALUES ('old', ?, ?, 0, 'active')", arguments: [index + 1, keyID])
@@ -40,12 +40,12 @@ struct VaultMigrationTests {
             }
         }
         let snapshot = try #require(try Vault(directory: directory).loadAll().first)
-        #expect(snapshot.generations.map(\.keyID) == keyIDs)
+        #expect(snapshot.generations.map(\.keyID.hex) == keyIDs)
         #expect(snapshot.generations.map(\.number) == [1, 2])
         let keys = snapshot.items.filter { $0.attributes.kind == .generationKey }
-        #expect(keys.map(\.attributes.keyID) == keyIDs)
+        #expect(keys.map { $0.attributes.keyID?.hex } == keyIDs)
         #expect(keys.map(\.attributes.generation) == [1, 2])
-        #expect(snapshot.items.first { $0.attributes.kind == .deviceSigningKey }?.attributes.keyID == "")
+        #expect(snapshot.items.first { $0.attributes.kind == .deviceSigningKey }?.attributes.keyID == nil)
         #expect(snapshot.logConfirmed == 3)
         #expect(snapshot.outbox.isEmpty && snapshot.owedDeliveries.isEmpty && snapshot.promotionDeadlines.isEmpty)
     }

@@ -26,7 +26,7 @@ struct VerifiedViewsTests {
             let signing = SigningKey.generate()
             let keys = DeviceKeys(signing: signing.publicKey, box: BoxSecretKey.generate().publicKey, name: name)
             var circle = CircleState(account: account)
-            let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: Random.bytes(16), keyCreatedAt: 1),
+            let genesis = circle.nextEntry(.genesis(device: keys, generation: 1, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1),
                                            signer: signing, signerID: keys.deviceID, at: Date())
             try circle.apply(genesis)
             try await relay.publish(.log(genesis))

@@ -18,13 +18,16 @@ struct EnvelopeHandler: Sendable {
 
     func seal(_ request: Request, _ context: VaultRequestContext, _ account: AccountID) async throws -> Response {
         let body = try await RequestBody.decode(SealBody.self, shape: SealBody.shape, from: request, context: context)
-        if let keyID = body.keyId, !HexID.isValid(keyID) { throw Refusal.invalid("'keyId' must be 32 lowercase hex characters") }
+        let keyID = try body.keyId.map { text in
+            guard let id = KeyID(hex: text) else { throw Refusal.invalid("'keyId' must be 32 lowercase hex characters") }
+            return id
+        }
         try Self.checkCount(body.items.count)
         var items = try body.items.enumerated().map { index, item in
             KeyVaultService.BatchItem(bytes: try Self.base64(item.plaintext, "plaintext", index), aad: try Self.aad(item.aad, index))
         }
         defer { for i in items.indices { Wipe.bytes(&items[i].bytes) } }
-        switch try service.seal(account, keyID: body.keyId, items: items) {
+        switch try service.seal(account, keyID: keyID, items: items) {
         case .pending(let reason, let since):
             return try Self.pending(reason, since)
         case .done(let batch):
@@ -54,11 +57,11 @@ struct EnvelopeHandler: Sendable {
         }
     }
 
-    private func log(_ message: Logger.Message, _ context: VaultRequestContext, _ account: AccountID, count: Int, keyIDs: [String]) {
+    private func log(_ message: Logger.Message, _ context: VaultRequestContext, _ account: AccountID, count: Int, keyIDs: [KeyID]) {
         let peer = context.peer!
         audit.notice(message, metadata: [
             "uid": "\(peer.uid)", "pid": "\(peer.pid)", "account": "\(account)",
-            "count": "\(count)", "keyId": "\(keyIDs.joined(separator: ","))",
+            "count": "\(count)", "keyId": "\(keyIDs.map(\.hex).joined(separator: ","))",
         ])
     }
 
@@ -88,7 +91,7 @@ struct SealedBody: Encodable {
     var state = ContractState.ready
     var account: String
     var generation: Int
-    var keyId: String
+    var keyId: KeyID
     var envelopes: [String]
 }
 

@@ -64,6 +64,14 @@ struct GuardedRouter {
         return decoded
     }
 
+    /// A device or key ID in the path: parsed here, once, or refused.
+    static func id<Kind>(_ name: String, _ context: VaultRequestContext) throws -> ID16<Kind> {
+        guard let id = ID16<Kind>(hex: try parameter(name, context)) else {
+            throw Refusal.invalid("\(Kind.name) is 32 lowercase hex characters")
+        }
+        return id
+    }
+
     static func authorize(_ policy: PolicyStore, _ context: VaultRequestContext, _ permission: Permission, account: AccountID?) throws {
         // ContractMiddleware has refused requests without credentials.
         guard let peer = context.peer else { throw Refusal(.forbidden, "the caller's credentials could not be read") }

@@ -94,8 +94,7 @@ enum Routes {
         }
         routes.on(.post, account: "/enrollments/{deviceId}/approve", permission: .approve) { request, context, account in
             let body = try await RequestBody.decode(ApproveBody.self, shape: ApproveBody.shape, from: request, context: context)
-            let deviceID = try GuardedRouter.parameter("deviceId", context)
-            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            let deviceID: DeviceID = try GuardedRouter.id("deviceId", context)
             let code = body.pairingCode.filter { $0 != "-" && $0 != " " }
             guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                 throw Refusal.invalid("a pairing code is the 6 digits the new device shows")
@@ -104,8 +103,7 @@ enum Routes {
             return try APIResponse.ready(ApprovedBody(deviceId: deviceID, deviceName: name))
         }
         routes.on(.post, account: "/enrollments/{deviceId}/dismiss", permission: .approve) { _, context, account in
-            let deviceID = try GuardedRouter.parameter("deviceId", context)
-            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            let deviceID: DeviceID = try GuardedRouter.id("deviceId", context)
             try await service.dismissEnrollment(account, deviceID: deviceID)
             return try APIResponse.ready(DismissedBody(account: account.rawValue, deviceId: deviceID))
         }
@@ -129,8 +127,7 @@ enum Routes {
             return try APIResponse.ready(RotatedBody(result))
         }
         routes.on(.delete, account: "/devices/{deviceId}", permission: .revoke) { _, context, account in
-            let deviceID = try GuardedRouter.parameter("deviceId", context)
-            guard HexID.isValid(deviceID) else { throw Refusal.invalid("a device ID is 32 lowercase hex characters") }
+            let deviceID: DeviceID = try GuardedRouter.id("deviceId", context)
             let rotation = try await service.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
         }
@@ -158,10 +155,7 @@ enum Routes {
 
         let keys = KeyReadHandler(service: service, audit: audit)
         routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
-            let id = try GuardedRouter.parameter("keyId", context)
-            guard HexID.isValid(id) else {
-                throw Refusal.invalid("a key ID is 32 lowercase hex characters")
-            }
+            let id: KeyID = try GuardedRouter.id("keyId", context)
             return try await keys.read(request, context, account, .keyID(id))
         }
         routes.on(.get, account: "/keys/{selector}", permission: .read) { request, context, account in
@@ -182,7 +176,7 @@ enum Routes {
 struct EnrollAnswer: Encodable {
     var state = ContractState.pending
     var reason = KeyAvailability.PendingReason.awaitingApproval.rawValue
-    var deviceId: String
+    var deviceId: DeviceID
     /// null until a trusted device has answered; enroll again to see it.
     var pairingCode: String?
     var since: Date
@@ -210,9 +204,9 @@ struct ExportBody: Encodable {
 struct RotatedBody: Encodable {
     var state = ContractState.ready
     var generation: Int
-    var keyId: String
+    var keyId: KeyID
     var promoted: Bool
-    var devices: [String]
+    var devices: [DeviceID]
     /// The relay was unreachable: stored and served here, announced once it is back.
     var queued: Bool
     var note: String?
@@ -230,13 +224,13 @@ struct RotatedBody: Encodable {
 struct DismissedBody: Encodable {
     var state = ContractState.ready
     var account: String
-    var deviceId: String
+    var deviceId: DeviceID
     var dismissed = true
 }
 
 struct RevokedBody: Encodable {
     var state = ContractState.ready
-    var deviceId: String
+    var deviceId: DeviceID
     /// The generation the revocation rotated to, if the policy rotates on revoke.
     var rotatedTo: Int?
 }
@@ -254,7 +248,7 @@ struct IdentityNonceBody: Encodable {
 
 struct ApprovedBody: Encodable {
     var state = ContractState.ready
-    var deviceId: String
+    var deviceId: DeviceID
     var deviceName: String
 }
 

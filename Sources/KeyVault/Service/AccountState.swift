@@ -14,7 +14,7 @@ struct AccountState: Sendable {
     var items: [StoredItem]
     var kek: SecretKey?
     /// Generation keys readable right now, by key ID.
-    var keys: [String: SecretKey] = [:]
+    var keys: [KeyID: SecretKey] = [:]
     /// This device's signing and box keys, while unlocked.
     var identity: DeviceIdentity?
     /// The verified circle log (empty for an account without a relay), with
@@ -86,7 +86,7 @@ struct AccountState: Sendable {
     /// This device's entries that the relay does not hold yet.
     var unconfirmedEntries: ArraySlice<LogEntry> { circle.entries[logConfirmed...] }
 
-    var deviceID: String { record.deviceID }
+    var deviceID: DeviceID { record.deviceID }
 
     /// Whether the account's genesis is this device's and not yet on the relay:
     /// a founding in progress, or one a crash or an unreachable relay interrupted.
@@ -127,14 +127,14 @@ struct AccountState: Sendable {
     /// The key held under a key ID, if the circle announced it (or there is no
     /// circle). A `whenUnlocked` account that is locked holds none, whatever
     /// memory says: the read side keeps the rule even if a writer slipped.
-    func heldKey(_ keyID: String) -> SecretKey? {
+    func heldKey(_ keyID: KeyID) -> SecretKey? {
         guard mayHoldKeys, let key = keys[keyID] else { return nil }
         if circle.isEmpty { return key }
         return circle.announced(keyID: keyID) == nil ? nil : key
     }
 
     /// The current key's ID: the circle's, or on a device without one, the vault's.
-    var currentKeyID: String? {
+    var currentKeyID: KeyID? {
         if !circle.isEmpty { return circle.current?.keyID }
         return generations.last { $0.number == record.currentGeneration }?.keyID
     }
@@ -196,14 +196,14 @@ struct AccountState: Sendable {
     /// Installs the KEK and the unwrapped secrets; answers what `Locking`
     /// decided (a back-off to clear in the vault, a wake-up).
     mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
-        var keys: [String: SecretKey] = [:]
+        var keys: [KeyID: SecretKey] = [:]
         for (slot, bytes) in secrets where slot.kind == .generationKey {
             let key = try SecretKey(secureBytes: bytes)
             // Two keys may share a generation number (and so an AAD): the key ID tells a swapped blob.
-            guard Hex.encode(key.keyID(label: Labels.keyID)) == slot.keyID else {
+            guard let keyID = slot.keyID, KeyID(of: key) == keyID else {
                 throw VaultError.corrupt("the key stored for generation \(slot.generation) does not match its key ID")
             }
-            keys[slot.keyID] = key
+            keys[keyID] = key
         }
         let seed = secrets.first { $0.key.kind == .deviceSigningKey }?.value
         let box = secrets.first { $0.key.kind == .deviceBoxKey }?.value

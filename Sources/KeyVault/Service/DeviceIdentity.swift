@@ -14,10 +14,10 @@ struct DeviceIdentity: Sendable {
         DeviceIdentity(signing: .generate(), box: .generate())
     }
 
-    var deviceID: String { Self.deviceID(signing: signing.publicKey, box: box.publicKey) }
+    var deviceID: DeviceID { Self.deviceID(signing: signing.publicKey, box: box.publicKey) }
 
-    /// BLAKE2b-128 over both public keys under `Labels.deviceID`, in hex.
-    static func deviceID(signing: SigningPublicKey, box: BoxPublicKey) -> String {
-        Hex.encode(LabeledHash.hash(label: Labels.deviceID, parts: [signing.rawRepresentation, box.rawRepresentation], outputByteCount: 16))
+    /// BLAKE2b-128 over both public keys under `Labels.deviceID` (`DeviceKeys.deviceID`).
+    static func deviceID(signing: SigningPublicKey, box: BoxPublicKey) -> DeviceID {
+        DeviceKeys(signing: signing, box: box, name: "").deviceID
     }
 }

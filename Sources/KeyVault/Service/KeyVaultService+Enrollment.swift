@@ -10,14 +10,14 @@ import KeyVaultRelayClient
 /// the requests and approves one with the pairing code both screens show.
 extension KeyVaultService {
     package struct EnrollmentTicket: Sendable {
-        package var deviceID: String
+        package var deviceID: DeviceID
         /// The code the person types on a trusted device, shown at once (pairing version 2).
         package var pairingCode: String?
         package var since: Date
     }
 
     package struct EnrollmentListing: Sendable, Codable {
-        package var deviceId: String
+        package var deviceId: DeviceID
         package var deviceName: String
         package var requestedAt: Date
         /// 2; 1 for a device that asked with the retired pairing version and must update first.
@@ -31,7 +31,7 @@ extension KeyVaultService {
     }
 
     package struct DeviceListing: Sendable, Codable {
-        package var deviceId: String
+        package var deviceId: DeviceID
         package var deviceName: String
         package var status: String
         package var lastSeen: Date?
@@ -176,7 +176,7 @@ extension KeyVaultService {
     /// request's exchange with it, waits for the new device's confirmation, and
     /// only when it verifies approves exactly that device, authenticates the
     /// approval under the exchange's key, and delivers every live generation.
-    package func approve(_ id: AccountID, deviceID: String, pairingCode: String) async throws -> String {
+    package func approve(_ id: AccountID, deviceID: DeviceID, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
         let response = try await owners.run(id) { () async throws -> PairingResponse in
@@ -274,7 +274,7 @@ extension KeyVaultService {
 
     /// A person says a request to join is not theirs: it is no longer answered,
     /// listed or approvable here, across restarts.
-    package func dismissEnrollment(_ id: AccountID, deviceID: String) async throws {
+    package func dismissEnrollment(_ id: AccountID, deviceID: DeviceID) async throws {
         try await owners.run(id) {
             let state = try existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
@@ -290,13 +290,13 @@ extension KeyVaultService {
         let state = try existing(id)
         var out = state.circle.members.values.map { member in
             let id = member.keys.deviceID
-            let acked: [String: Date] = id == state.deviceID
+            let acked: [KeyID: Date] = id == state.deviceID
                 ? Dictionary(state.generations.filter { state.keys[$0.keyID] != nil }.map { ($0.keyID, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
                 : state.promotions.acknowledgements[id]?.generations ?? [:]
             let numbers = Set(acked.keys.compactMap { state.circle.announced(keyID: $0)?.generation })
             return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
                                  lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
-                                 generations: numbers.sorted(), acknowledged: acked)
+                                 generations: numbers.sorted(), acknowledged: Dictionary(uniqueKeysWithValues: acked.map { ($0.key.hex, $0.value) }))
         }
         for request in state.enrollment.live(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {
             out.append(DeviceListing(deviceId: request.device.deviceID, deviceName: request.device.name, status: "pending",

@@ -24,18 +24,18 @@ extension KeyVaultService {
 
     struct SealedBatch: Sendable {
         var generation: Int
-        var keyID: String
+        var keyID: KeyID
         var envelopes: [[UInt8]]
     }
 
     struct OpenedBatch: Sendable {
         var plaintexts: [[UInt8]]
         /// The key IDs the batch used, in order of first use (for the audit line).
-        var keyIDs: [String]
+        var keyIDs: [KeyID]
     }
 
     /// Seals every item under one key: the current one, or the generation with `keyID`.
-    func seal(_ account: AccountID, keyID: String?, items: [BatchItem]) throws -> BatchOutcome<SealedBatch> {
+    func seal(_ account: AccountID, keyID: KeyID?, items: [BatchItem]) throws -> BatchOutcome<SealedBatch> {
         let released: ReleasedKey
         switch try envelopeKey(account, keyID.map { .keyID($0) } ?? .current, item: nil) {
         case .done(let key): released = key
@@ -61,10 +61,10 @@ extension KeyVaultService {
                 }
             }
         }
-        var keys: [[UInt8]: ReleasedKey] = [:]
-        var used: [String] = []
+        var keys: [KeyID: ReleasedKey] = [:]
+        var used: [KeyID] = []
         for (index, envelope) in envelopes.enumerated() where keys[envelope.keyID] == nil {
-            switch try envelopeKey(account, .keyID(envelope.keyIDHex), item: index) {
+            switch try envelopeKey(account, .keyID(envelope.keyID), item: index) {
             case .done(let key):
                 keys[envelope.keyID] = key
                 used.append(key.generation.keyID)

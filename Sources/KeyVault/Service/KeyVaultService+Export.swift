@@ -12,14 +12,15 @@ extension KeyVaultService {
         package struct Item: Sendable, Encodable {
             package var itemClass, service, account, accessGroup, label, kind, accessibility: String
             package var generation: Int
-            package var keyId: String
+            /// None for the device's identity items.
+            package var keyId: KeyID?
             package var synchronizable: Bool
             package var creationDate, modificationDate: Date
         }
 
         package struct Generation: Sendable, Encodable {
             package var generation: Int
-            package var keyId: String
+            package var keyId: KeyID
             package var createdAt: Date
             package var state: String
             package var current: Bool
@@ -29,14 +30,14 @@ extension KeyVaultService {
         package struct Entry: Sendable, Encodable {
             package var seq: UInt64
             package var kind: String
-            package var signer: String
+            package var signer: DeviceID
             package var createdAt: Date
             package var hash: String
             package var subject: String?
         }
 
         package var account: String
-        package var deviceId: String
+        package var deviceId: DeviceID
         package var deviceName: String
         package var createdAt: Date
         package var accessibility: String
@@ -63,9 +64,9 @@ extension KeyVaultService {
         let log = state.circle.entries.map { entry -> AccountExport.Entry in
             let subject: String?
             switch entry.body {
-            case .genesis(let device, _, _, _): subject = device.deviceID
-            case .approve(let device, _): subject = device.deviceID
-            case .revoke(let deviceID): subject = deviceID
+            case .genesis(let device, _, _, _): subject = device.deviceID.hex
+            case .approve(let device, _): subject = device.deviceID.hex
+            case .revoke(let deviceID): subject = deviceID.hex
             case .announce(let generation, _, _): subject = "generation \(generation)"
             case .promote(let generation, _): subject = "generation \(generation)"
             case .destroy: subject = nil

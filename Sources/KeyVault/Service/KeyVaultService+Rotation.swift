@@ -17,9 +17,9 @@ extension KeyVaultService {
 
     package struct RotationResult: Sendable, Codable {
         package var generation: Int
-        package var keyId: String
+        package var keyId: KeyID
         package var promoted: Bool
-        package var devices: [String]
+        package var devices: [DeviceID]
         /// The new generation is stored and served here, but has not reached
         /// the relay yet (`note` says why); it goes out once it can.
         package var queued: Bool
@@ -50,8 +50,8 @@ extension KeyVaultService {
         let reused = leftovers.first { $0.number == number }.flatMap { g in state.keys[g.keyID].map { (g, $0) } }
         let created = now()
         let key = reused?.1 ?? SecretKey.generate()
-        let keyID = key.keyID(label: Labels.keyID)
-        let generation = reused?.0 ?? KeyGeneration(number: number, keyID: Hex.encode(keyID),
+        let keyID = KeyID(of: key)
+        let generation = reused?.0 ?? KeyGeneration(number: number, keyID: keyID,
                                                     createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
@@ -81,7 +81,7 @@ extension KeyVaultService {
     }
 
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
-    func dropUnannounced(_ id: AccountID, keyID: String) async throws {
+    func dropUnannounced(_ id: AccountID, keyID: KeyID) async throws {
         try await vault.removeGeneration(account: id, keyID: keyID)
         update(id) { state in
             state.generations.removeAll { $0.keyID == keyID }
@@ -92,16 +92,16 @@ extension KeyVaultService {
     }
 
     /// Appends the promotion entry and publishes it (another device may have promoted it meanwhile).
-    func promote(_ id: AccountID, keyID: String) async throws {
+    func promote(_ id: AccountID, keyID: KeyID) async throws {
         try await owners.run(id) { try await promoteInJob(id, keyID: keyID) }
     }
 
     /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
-    private func promoteInJob(_ id: AccountID, keyID: String) async throws {
+    private func promoteInJob(_ id: AccountID, keyID: KeyID) async throws {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
-            return .promote(generation: UInt64(announced.generation), keyID: Hex.decode(keyID) ?? [])
+            return .promote(generation: UInt64(announced.generation), keyID: keyID)
         }
         guard let state = owners.state(id) else { return }
         var promotions = state.promotions
@@ -142,7 +142,7 @@ extension KeyVaultService {
 
     /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
     /// The timer is outside the account; what it does at the deadline is one of the account's jobs.
-    func schedulePromotionDeadline(_ id: AccountID, keyID: String, at deadline: Date) {
+    func schedulePromotionDeadline(_ id: AccountID, keyID: KeyID, at deadline: Date) {
         Task.detached {
             let wait = deadline.timeIntervalSince(self.now())
             if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
@@ -169,7 +169,7 @@ extension KeyVaultService {
     /// The rotation a revoke owes is read from the log (`CircleState.revokeDebt`), not
     /// from memory: a crash between the two is paid at the next start or unlock, and
     /// revoking the same device again pays it at once.
-    package func revoke(_ id: AccountID, deviceID: String) async throws -> RotationResult? {
+    package func revoke(_ id: AccountID, deviceID: DeviceID) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await owners.run(id) {
             await sync(id)

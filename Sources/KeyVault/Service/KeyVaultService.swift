@@ -157,12 +157,12 @@ package final class KeyVaultService: Sendable {
             let identity = founding ? takeIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()
-            let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: Hex.encode(generated.keyID(label: Labels.keyID)), createdAt: created, key: generated)]
+            let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
             let current = keys.map(\.number).max() ?? 1
             let generations = keys.map { KeyGeneration(number: $0.number, keyID: $0.keyID, createdAt: $0.createdAt, state: .active) }
-            let secrets: [(ItemKind, Int, String, SecureBytes)] = [
-                (.deviceSigningKey, 0, "", identity.signing.seed),
-                (.deviceBoxKey, 0, "", identity.box.secret),
+            let secrets: [(ItemKind, Int, KeyID?, SecureBytes)] = [
+                (.deviceSigningKey, 0, nil, identity.signing.seed),
+                (.deviceBoxKey, 0, nil, identity.box.secret),
             ] + keys.map { (.generationKey, $0.number, $0.keyID, $0.key.bytes) }
             let items = secrets.map { kind, number, keyID, bytes in
                 let attributes = KeychainItem.make(account: id, kind: kind, generation: number, keyID: keyID, accessibility: accessibility, at: created)
@@ -174,12 +174,12 @@ package final class KeyVaultService: Sendable {
                 currentGeneration: current, failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             // The current key: the newest of those stored, in the agreed order.
-            record.currentKeyID = generations.max { $0.precedes($1) }?.keyID ?? ""
+            record.currentKeyID = generations.max { $0.precedes($1) }?.keyID
             var snapshot = AccountSnapshot(account: record, generations: generations, items: items)
             if relay != nil, restoring == nil {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
-                    generation: 1, keyID: generated.keyID(label: Labels.keyID), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
+                    generation: 1, keyID: KeyID(of: generated), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
                 // Queued like any entry of this device's: stored first (unconfirmed), published after.
                 snapshot.circleLog = [LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing,
                                                     signerID: identity.deviceID, body: body, at: created).encoded]
@@ -409,7 +409,7 @@ package final class KeyVaultService: Sendable {
 /// One account as `status` shows it.
 package struct AccountStatus: Sendable, Codable, Equatable {
     package var account: String
-    package var deviceId: String
+    package var deviceId: DeviceID
     package var locked: Bool
     package var accessibility: String
     package var currentGeneration: Int

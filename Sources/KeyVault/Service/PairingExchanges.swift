@@ -20,12 +20,12 @@ struct PairingExchanges: Sendable {
         owners.existing(account)?.pairings.takeInitiator()
     }
 
-    func keep(_ responder: consuming CPace.Responder, for account: AccountID, device: String) {
+    func keep(_ responder: consuming CPace.Responder, for account: AccountID, device: DeviceID) {
         owners.owner(account).pairings.keep(responder, device: device)
     }
 
     /// The responder, once: its code is spent whatever the confirmation says.
-    func takeResponder(for account: AccountID, device: String) -> CPace.Responder? {
+    func takeResponder(for account: AccountID, device: DeviceID) -> CPace.Responder? {
         owners.existing(account)?.pairings.takeResponder(device: device)
     }
 
@@ -44,7 +44,7 @@ final class AccountPairings: Sendable {
     }
 
     private let initiator = Mutex<Held<CPace.Initiator>?>(nil)
-    private let responders = Mutex<[String: Held<CPace.Responder>]>([:])
+    private let responders = Mutex<[DeviceID: Held<CPace.Responder>]>([:])
 
     func keep(_ initiator: consuming CPace.Initiator) {
         let held = Held(initiator)
@@ -58,12 +58,12 @@ final class AccountPairings: Sendable {
         }
     }
 
-    func keep(_ responder: consuming CPace.Responder, device: String) {
+    func keep(_ responder: consuming CPace.Responder, device: DeviceID) {
         let held = Held(responder)
         responders.withLock { $0[device] = held }
     }
 
-    func takeResponder(device: String) -> CPace.Responder? {
+    func takeResponder(device: DeviceID) -> CPace.Responder? {
         responders.withLock { $0.removeValue(forKey: device)?.state.take() }
     }
 

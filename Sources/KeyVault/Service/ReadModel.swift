@@ -11,8 +11,8 @@ struct ReadModel: Equatable {
     var isLocked: Bool
     var membership: KeyAvailability.Membership
     var generations: [KeyGeneration]
-    var current: String?
-    var held: Set<String>
+    var current: KeyID?
+    var held: Set<KeyID>
     /// Pairing confirmations read: what an approver's wait looks for.
     var confirmations: Int
 }

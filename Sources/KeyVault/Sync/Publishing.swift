@@ -17,7 +17,7 @@ extension KeyVaultService {
     /// The relay gets it from `publishQueued`. `enqueue`: records that go to the
     /// outbox with the entry, in its transaction (they follow it to the relay).
     @discardableResult
-    func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: String, at: Date)? = nil,
+    func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: KeyID, at: Date)? = nil,
                      enqueue: (LogEntry) -> [RelayRecord] = { _ in [] },
                      _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
         try await owners.run(id) {
@@ -147,11 +147,11 @@ extension KeyVaultService {
     /// owed, sealed to the devices the (rebased) circle trusts. nil: nothing to write.
     private func queuedBatch(_ id: AccountID) -> (records: [RelayRecord], confirmedThrough: Int, settled: [OwedDelivery])? {
         struct Delivery { var owed: OwedDelivery; var key: SecretKey; var generation: KeyGeneration; var devices: [DeviceKeys] }
-        let found = owners.read(id) { state -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: String, deliveries: [Delivery], gone: [OwedDelivery]) in
+        let found = owners.read(id) { state -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: DeviceID, deliveries: [Delivery], gone: [OwedDelivery]) in
             let others = state.circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
             var deliveries: [Delivery] = []
             var gone: [OwedDelivery] = []
-            for owed in state.owedDeliveries.sorted(by: { ($0.keyID, $0.recipient) < ($1.keyID, $1.recipient) }) {
+            for owed in state.owedDeliveries.sorted(by: { ($0.keyID, $0.recipient?.hex ?? "") < ($1.keyID, $1.recipient?.hex ?? "") }) {
                 let generation = state.knownGenerations.first { $0.keyID == owed.keyID && $0.state == .active }
                 guard let generation, state.generations.contains(where: { $0.keyID == owed.keyID }) else {
                     gone.append(owed)  // shredded, or never announced: nothing left to send
@@ -160,7 +160,7 @@ extension KeyVaultService {
                 // Locked: the key is unreadable now; it is sent after the unlock.
                 guard let key = state.heldKey(owed.keyID) else { continue }
                 deliveries.append(Delivery(owed: owed, key: key, generation: generation,
-                                           devices: owed.recipient.isEmpty ? others : others.filter { $0.deviceID == owed.recipient }))
+                                           devices: owed.recipient.map { one in others.filter { $0.deviceID == one } } ?? others))
             }
             return (Array(state.unconfirmedEntries), state.logConfirmed, state.identity, state.deviceID, deliveries, gone)
         }

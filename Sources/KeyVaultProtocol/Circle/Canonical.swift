@@ -60,6 +60,17 @@ package struct FieldReader {
         return Int(value)
     }
 
+    /// A device ID as the records write it: 32 lowercase hex characters.
+    package mutating func deviceID() throws(ProtocolError) -> DeviceID {
+        guard let id = DeviceID(hex: try string()) else { throw .malformed("a device ID is 32 lowercase hex characters") }
+        return id
+    }
+
+    /// A key ID as the records write it: 16 bytes.
+    package mutating func keyID() throws(ProtocolError) -> KeyID {
+        try KeyID(bytes: try bytes(count: 16, "a key ID"))
+    }
+
     package mutating func label(_ expected: String) throws(ProtocolError) {
         guard try string() == expected else { throw .malformed("not a \(expected) record") }
     }
@@ -112,7 +123,7 @@ extension SignedEnvelope {
 package enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible {
     case malformed(String)
     case badSignature(String)
-    case untrustedSigner(String)
+    case untrustedSigner(DeviceID)
     case fork(seq: UInt64)
     case gap(expected: UInt64, got: UInt64)
     case rollback(seq: UInt64)

@@ -14,7 +14,7 @@ package struct CircleState: Sendable, Equatable {
 
     package struct Announced: Sendable, Equatable {
         package var generation: Int
-        package var keyID: String
+        package var keyID: KeyID
         package var createdAt: Date
 
         /// Generation number, then key ID: the one order every device agrees on.
@@ -23,12 +23,12 @@ package struct CircleState: Sendable, Equatable {
 
     package private(set) var account: AccountID
     package private(set) var entries: [LogEntry] = []
-    package private(set) var members: [String: Member] = [:]
+    package private(set) var members: [DeviceID: Member] = [:]
     /// Announced generations, in the agreed order. Two devices that rotated
     /// while apart may announce the same number; key IDs never repeat.
     package private(set) var generations: [Announced] = []
     /// Key IDs promoted to current, in log order (genesis promotes generation 1).
-    package private(set) var promoted: [String] = []
+    package private(set) var promoted: [KeyID] = []
     /// A destroy entry was verified: every key of the account is to be shredded.
     package private(set) var destroyed = false
 
@@ -45,8 +45,8 @@ package struct CircleState: Sendable, Equatable {
     package var nextSeq: UInt64 { UInt64(entries.count) }
     package var isEmpty: Bool { entries.isEmpty }
 
-    package func isTrusted(_ deviceID: String) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
-    package var trustedDevices: [String: Member] { members.filter { !$0.value.revoked } }
+    package func isTrusted(_ deviceID: DeviceID) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
+    package var trustedDevices: [DeviceID: Member] { members.filter { !$0.value.revoked } }
 
     /// The last promoted generation in the agreed order: every device that has
     /// verified the same entries agrees on it, whatever order they arrived in.
@@ -62,12 +62,12 @@ package struct CircleState: Sendable, Equatable {
     /// The last generation in the agreed order that carries `number`.
     package func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
 
-    package func announced(keyID: String) -> Announced? { generations.first { $0.keyID == keyID } }
+    package func announced(keyID: KeyID) -> Announced? { generations.first { $0.keyID == keyID } }
 
-    package func isPromoted(keyID: String) -> Bool { promoted.contains(keyID) }
+    package func isPromoted(keyID: KeyID) -> Bool { promoted.contains(keyID) }
 
     /// The entry that would come next on this log's head, signed by `signer`.
-    package func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: String, at date: Date) -> LogEntry {
+    package func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: DeviceID, at date: Date) -> LogEntry {
         LogEntry.make(account: account, seq: nextSeq, previousHash: headHash, signer: signer, signerID: signerID, body: body, at: date)
     }
 
@@ -76,7 +76,7 @@ package struct CircleState: Sendable, Equatable {
         entries.contains { $0.hash == hash }
     }
 
-    package func approval(of deviceID: String) -> LogEntry? {
+    package func approval(of deviceID: DeviceID) -> LogEntry? {
         entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
     }
 
@@ -85,25 +85,24 @@ package struct CircleState: Sendable, Equatable {
     /// it still does.
     package enum RevokeDebt: Sendable, Equatable {
         /// No generation was announced after the revoke: rotate, and promote at once.
-        case rotate(revoked: String)
+        case rotate(revoked: DeviceID)
         /// This device announced one after the revoke and has not promoted it: promote it now.
-        case promote(keyID: String)
+        case promote(keyID: KeyID)
     }
 
     /// What the last revoke `me` signed still owes, read from the log alone (so a
     /// crash between the revoke and its rotation, or between announce and promote,
     /// leaves the debt where a restart finds it): nil once a generation announced
     /// after that revoke is current, or when `me` is no longer trusted.
-    package func revokeDebt(signedBy me: String) -> RevokeDebt? {
+    package func revokeDebt(signedBy me: DeviceID) -> RevokeDebt? {
         guard isTrusted(me), !destroyed,
               let revoke = entries.lastIndex(where: { if case .revoke = $0.body { $0.signer == me } else { false } }),
               case .revoke(let revoked) = entries[revoke].body else { return nil }
-        var mine: String?
+        var mine: KeyID?
         for entry in entries[(revoke + 1)...] {
             guard case .announce(_, let keyID, _) = entry.body else { continue }
-            let hex = Hex.encode(keyID)
-            if current?.keyID == hex { return nil }
-            if mine == nil, entry.signer == me, !isPromoted(keyID: hex) { mine = hex }
+            if current?.keyID == keyID { return nil }
+            if mine == nil, entry.signer == me, !isPromoted(keyID: keyID) { mine = keyID }
         }
         return mine.map { .promote(keyID: $0) } ?? .rotate(revoked: revoked)
     }
@@ -128,8 +127,8 @@ package struct CircleState: Sendable, Equatable {
             }
             guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
-            next.insert(Announced(generation: 1, keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
-            next.promoted.append(Hex.encode(keyID))
+            next.insert(Announced(generation: 1, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            next.promoted.append(keyID)
         case .approve, .revoke, .announce, .promote, .destroy:
             guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
@@ -145,12 +144,12 @@ package struct CircleState: Sendable, Equatable {
             case .announce(let generation, let keyID, let keyCreatedAt):
                 // A key ID names one key: announcing it again is refused. A number may repeat
                 // (two devices rotated while apart); the key ID orders the two.
-                guard announced(keyID: Hex.encode(keyID)) == nil else {
-                    throw .invalid("the key \(Hex.encode(keyID)) is already announced")
+                guard announced(keyID: keyID) == nil else {
+                    throw .invalid("the key \(keyID) is already announced")
                 }
-                next.insert(Announced(generation: Int(generation), keyID: Hex.encode(keyID), createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+                next.insert(Announced(generation: Int(generation), keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             case .promote(let generation, let keyID):
-                guard let target = announced(keyID: Hex.encode(keyID)), target.generation == Int(generation) else {
+                guard let target = announced(keyID: keyID), target.generation == Int(generation) else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")
                 }
                 guard !promoted.contains(target.keyID) else { throw .invalid("generation \(generation) is already promoted") }

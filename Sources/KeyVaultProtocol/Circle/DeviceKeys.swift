@@ -12,8 +12,8 @@ package struct DeviceKeys: Sendable, Equatable {
     }
 
     /// BLAKE2b-128 over both public keys under `Labels.deviceID`, in hex.
-    package var deviceID: String {
-        Hex.encode(LabeledHash.hash(label: Labels.deviceID, parts: [signing.rawRepresentation, box.rawRepresentation], outputByteCount: 16))
+    package var deviceID: DeviceID {
+        DeviceID(hash: LabeledHash.hash(label: Labels.deviceID, parts: [signing.rawRepresentation, box.rawRepresentation], outputByteCount: 16))
     }
 
     package func write(to writer: inout FieldWriter) {

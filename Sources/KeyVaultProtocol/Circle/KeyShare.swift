@@ -10,12 +10,12 @@ package struct KeyShare: Sendable {
     package struct Header: Sendable, Equatable {
         package var account: AccountID
         package var generation: Int
-        package var keyID: String
+        package var keyID: KeyID
         package var createdAt: Date
-        package var sender: String
-        package var recipient: String
+        package var sender: DeviceID
+        package var recipient: DeviceID
 
-        package init(account: AccountID, generation: Int, keyID: String, createdAt: Date, sender: String, recipient: String) {
+        package init(account: AccountID, generation: Int, keyID: KeyID, createdAt: Date, sender: DeviceID, recipient: DeviceID) {
             self.account = account
             self.generation = generation
             self.keyID = keyID
@@ -29,10 +29,10 @@ package struct KeyShare: Sendable {
             w.string(Labels.share)
             w.string(account.rawValue)
             w.u64(UInt64(generation))
-            w.bytes(Hex.decode(keyID) ?? [])
+            w.bytes(keyID.bytes)
             w.u64(UInt64(createdAt.timeIntervalSince1970 * 1000))
-            w.string(sender)
-            w.string(recipient)
+            w.string(sender.hex)
+            w.string(recipient.hex)
             return w.bytes
         }
 
@@ -41,10 +41,10 @@ package struct KeyShare: Sendable {
             try r.label(Labels.share)
             guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
             let generation = try r.generation()
-            let keyID = try r.bytes(count: 16, "a key ID")
+            let keyID = try r.keyID()
             let createdAt = try r.u64()
-            let header = Header(account: account, generation: generation, keyID: Hex.encode(keyID),
-                                createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.string(), recipient: try r.string())
+            let header = Header(account: account, generation: generation, keyID: keyID,
+                                createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.deviceID(), recipient: try r.deviceID())
             try r.finish()
             return header
         }
@@ -116,7 +116,7 @@ package struct KeyShare: Sendable {
     /// Opens a sealed share and checks its signature against `senderKey(header.sender)`.
     /// Everything else (the sender was trusted, the key ID, the generation) is the caller's to check.
     package static func open(_ sealed: [UInt8], with key: BoxSecretKey,
-                            senderKey: (String) -> SigningPublicKey?) throws(ProtocolError) -> KeyShare {
+                            senderKey: (DeviceID) -> SigningPublicKey?) throws(ProtocolError) -> KeyShare {
         let plain: SecureBytes
         do { plain = try SealedBox.open(sealed, with: key) } catch { throw .malformed("the share does not open with this device's key") }
         let n = plain.count
@@ -129,12 +129,12 @@ package struct KeyShare: Sendable {
         guard signer.isValidSignature(signature, forSecret: plain.secureSlice(0..<n - 64)) else { throw .badSignature("a key share") }
         let secret: SecretKey
         do { secret = try SecretKey(secureBytes: plain.secureSlice(4 + headerLength..<n - 64)) } catch { throw .malformed("a share's key is not 32 bytes") }
-        guard Hex.encode(secret.keyID(label: Labels.keyID)) == header.keyID else { throw .invalid("a share's key does not match its key ID") }
+        guard KeyID(of: secret) == header.keyID else { throw .invalid("a share's key does not match its key ID") }
         return KeyShare(header: header, key: secret)
     }
 
     /// PROTOCOL.md "Key share", rules 1 to 8: opens `sealed` as device `deviceID` (box key pair `key`) and checks it against that device's verified `circle`.
-    package static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: String, in circle: CircleState) throws(ProtocolError) -> KeyShare {
+    package static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: DeviceID, in circle: CircleState) throws(ProtocolError) -> KeyShare {
         // Rules 1 to 6: opens, lengths, header, a trusted sender, its signature, the key's ID.
         let share = try open(sealed, with: key) { sender in circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil }
         let header = share.header
@@ -152,8 +152,8 @@ package struct KeyShare: Sendable {
 package struct ShareAck: Sendable, Equatable {
     package var account: AccountID
     package var generation: Int
-    package var keyID: String
-    package var deviceID: String
+    package var keyID: KeyID
+    package var deviceID: DeviceID
     package var receivedAt: UInt64
     package var signature: [UInt8]
 
@@ -162,13 +162,13 @@ package struct ShareAck: Sendable, Equatable {
         w.string(Labels.ack)
         w.string(account.rawValue)
         w.u64(UInt64(generation))
-        w.bytes(Hex.decode(keyID) ?? [])
-        w.string(deviceID)
+        w.bytes(keyID.bytes)
+        w.string(deviceID.hex)
         w.u64(receivedAt)
         return w.bytes
     }
 
-    package static func make(account: AccountID, generation: Int, keyID: String, deviceID: String, signer: SigningKey, at date: Date) -> ShareAck {
+    package static func make(account: AccountID, generation: Int, keyID: KeyID, deviceID: DeviceID, signer: SigningKey, at date: Date) -> ShareAck {
         var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
                            receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
         ack.signature = signer.signature(for: ack.signedBytes)
@@ -183,11 +183,11 @@ package struct ShareAck: Sendable, Equatable {
         try r.label(Labels.ack)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let generation = try r.generation()
-        let keyID = try r.bytes(count: 16, "a key ID")
-        let deviceID = try r.string()
+        let keyID = try r.keyID()
+        let deviceID = try r.deviceID()
         let at = try r.u64()
         try r.finish()
-        return ShareAck(account: account, generation: generation, keyID: Hex.encode(keyID), deviceID: deviceID, receivedAt: at, signature: signature)
+        return ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID, receivedAt: at, signature: signature)
     }
 
     package func isSigned(by key: SigningPublicKey) -> Bool { key.isValidSignature(signature, for: signedBytes) }

@@ -6,15 +6,15 @@ package import KeyVaultCrypto
 package struct LogEntry: Sendable, Equatable {
     package enum Body: Sendable, Equatable {
         /// Entry 0: the first device, self-signed, and key generation 1.
-        case genesis(device: DeviceKeys, generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        case genesis(device: DeviceKeys, generation: UInt64, keyID: KeyID, keyCreatedAt: UInt64)
         /// A new device joins; names the enrollment request it answers.
         case approve(device: DeviceKeys, requestHash: [UInt8])
         /// A device leaves.
-        case revoke(deviceID: String)
+        case revoke(deviceID: DeviceID)
         /// A new key generation exists.
-        case announce(generation: UInt64, keyID: [UInt8], keyCreatedAt: UInt64)
+        case announce(generation: UInt64, keyID: KeyID, keyCreatedAt: UInt64)
         /// An announced generation becomes current.
-        case promote(generation: UInt64, keyID: [UInt8])
+        case promote(generation: UInt64, keyID: KeyID)
         /// The account is crypto-shredded on every device; nothing may follow.
         case destroy
 
@@ -33,7 +33,7 @@ package struct LogEntry: Sendable, Equatable {
     package var account: AccountID
     package var seq: UInt64
     package var previousHash: [UInt8]
-    package var signer: String
+    package var signer: DeviceID
     package var createdAt: UInt64
     package var body: Body
     package var signature: [UInt8]
@@ -46,34 +46,34 @@ package struct LogEntry: Sendable, Equatable {
         w.string(account.rawValue)
         w.u64(seq)
         w.bytes(previousHash)
-        w.string(signer)
+        w.string(signer.hex)
         w.u64(createdAt)
         w.string(body.kind)
         switch body {
         case .genesis(let device, let generation, let keyID, let keyCreatedAt):
             device.write(to: &w)
             w.u64(generation)
-            w.bytes(keyID)
+            w.bytes(keyID.bytes)
             w.u64(keyCreatedAt)
         case .approve(let device, let requestHash):
             device.write(to: &w)
             w.bytes(requestHash)
         case .revoke(let deviceID):
-            w.string(deviceID)
+            w.string(deviceID.hex)
         case .announce(let generation, let keyID, let keyCreatedAt):
             w.u64(generation)
-            w.bytes(keyID)
+            w.bytes(keyID.bytes)
             w.u64(keyCreatedAt)
         case .promote(let generation, let keyID):
             w.u64(generation)
-            w.bytes(keyID)
+            w.bytes(keyID.bytes)
         case .destroy:
             break
         }
         return w.bytes
     }
 
-    package static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: String, body: Body, at date: Date) -> LogEntry {
+    package static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
         var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
                              createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
         entry.signature = signer.signature(for: entry.signedBytes)
@@ -93,22 +93,22 @@ package struct LogEntry: Sendable, Equatable {
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let seq = try r.u64()
         let previous = try r.bytes(count: 32, "a previous hash")
-        let signer = try r.string()
+        let signer = try r.deviceID()
         let createdAt = try r.u64()
         let body: Body
         switch try r.string() {
         case "genesis":
-            body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "approve":
             body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.bytes(count: 32, "a request hash"))
         case "revoke":
-            body = .revoke(deviceID: try r.string())
+            body = .revoke(deviceID: try r.deviceID())
         case "announce":
-            body = .announce(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"), keyCreatedAt: try r.u64())
+            body = .announce(generation: UInt64(try r.generation()), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "destroy":
             body = .destroy
         case "promote":
-            body = .promote(generation: UInt64(try r.generation()), keyID: try r.bytes(count: 16, "a key ID"))
+            body = .promote(generation: UInt64(try r.generation()), keyID: try r.keyID())
         case let other:
             throw .malformed("unknown entry kind '\(other)'")
         }

@@ -26,7 +26,7 @@ package enum PairingCode {
 package struct EnrollmentChallenge: Sendable, Equatable {
     package var account: AccountID
     package var requestHash: [UInt8]
-    package var challenger: String
+    package var challenger: DeviceID
     package var nonce: [UInt8]
     package var signature: [UInt8]
 
@@ -35,12 +35,12 @@ package struct EnrollmentChallenge: Sendable, Equatable {
         w.string(Labels.enrollChallenge)
         w.string(account.rawValue)
         w.bytes(requestHash)
-        w.string(challenger)
+        w.string(challenger.hex)
         w.bytes(nonce)
         return w.bytes
     }
 
-    package static func make(request: EnrollmentRequest, challenger: String, signer: SigningKey) -> EnrollmentChallenge {
+    package static func make(request: EnrollmentRequest, challenger: DeviceID, signer: SigningKey) -> EnrollmentChallenge {
         var c = EnrollmentChallenge(account: request.account, requestHash: request.hash, challenger: challenger, nonce: Random.bytes(32), signature: [])
         c.signature = signer.signature(for: c.signedBytes)
         return c
@@ -51,12 +51,12 @@ package struct EnrollmentChallenge: Sendable, Equatable {
     package var hash: [UInt8] { LabeledHash.hash(label: Labels.enrollChallenge, parts: [encoded]) }
 
     /// Decodes and checks the signature against the challenger's key, which the caller looks up in its circle.
-    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> EnrollmentChallenge {
+    package static func decode(_ data: [UInt8], key: (DeviceID) -> SigningPublicKey?) throws(ProtocolError) -> EnrollmentChallenge {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.enrollChallenge)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let c = EnrollmentChallenge(account: account, requestHash: try r.bytes(count: 32, "a request hash"), challenger: try r.string(),
+        let c = EnrollmentChallenge(account: account, requestHash: try r.bytes(count: 32, "a request hash"), challenger: try r.deviceID(),
                                     nonce: try r.bytes(count: 32, "a nonce"), signature: signature)
         try r.finish()
         guard let signer = key(c.challenger) else { throw .untrustedSigner(c.challenger) }

@@ -12,12 +12,12 @@ package struct RelayRecord: Sendable, Equatable {
     package var kind: Kind
     package var account: AccountID
     /// The device a share is sealed to.
-    package var recipient: String?
+    package var recipient: DeviceID?
     /// A log entry's sequence number (the relay keeps one entry per number).
     package var logSeq: UInt64?
     package var body: [UInt8]
 
-    package init(kind: Kind, account: AccountID, recipient: String?, logSeq: UInt64?, body: [UInt8]) {
+    package init(kind: Kind, account: AccountID, recipient: DeviceID?, logSeq: UInt64?, body: [UInt8]) {
         self.kind = kind
         self.account = account
         self.recipient = recipient
@@ -64,7 +64,7 @@ package struct RelayRecord: Sendable, Equatable {
     package static let maxBodyByteCount = 64 * 1024
 
     /// `sealed` is the output of `KeyShare.seal`: only ciphertext.
-    package static func share(account: AccountID, recipient: String, sealed: [UInt8]) -> RelayRecord {
+    package static func share(account: AccountID, recipient: DeviceID, sealed: [UInt8]) -> RelayRecord {
         RelayRecord(kind: .share, account: account, recipient: recipient, logSeq: nil, body: sealed)
     }
 

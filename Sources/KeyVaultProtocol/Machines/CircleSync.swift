@@ -33,7 +33,7 @@ package enum CircleSync {
     /// relay; the rest are this device's (`me`), re-signed with `signer` if a
     /// rebase needs them (nil: locked, and a rebase throws until the unlock).
     /// Throws the first entry's refusal; then nothing is adopted.
-    package static func adopt(_ entries: [LogEntry], into circle: CircleState, confirmed: Int, me: String,
+    package static func adopt(_ entries: [LogEntry], into circle: CircleState, confirmed: Int, me: DeviceID,
                              signer: SigningKey?) throws(ProtocolError) -> Outcome {
         let wasMember = circle.isTrusted(me)
         var out = Outcome(circle: circle, confirmed: confirmed, accepted: [], rewrittenFrom: nil, dropped: [], events: [], destroyed: false, joined: false)
@@ -63,7 +63,7 @@ package enum CircleSync {
         for entry in out.accepted {
             switch entry.body {
             case .approve(let device, _): out.events.append(.deviceEnrolled(device.deviceID))
-            case .announce(let generation, let keyID, _) where entry.signer != me: out.events.append(.rotated(Int(generation), Hex.encode(keyID)))
+            case .announce(let generation, let keyID, _) where entry.signer != me: out.events.append(.rotated(Int(generation), keyID))
             case .revoke(let deviceID): out.events.append(.deviceRevoked(deviceID))
             case .destroy: out.destroyed = true
             case .genesis, .announce, .promote: break
@@ -76,7 +76,7 @@ package enum CircleSync {
     /// The circle up to `entry`'s number, `entry`, then this device's entries
     /// from there again, signed anew. One that no longer applies (the device is
     /// already revoked, the key already promoted) is dropped: it is done already.
-    package static func rebase(_ circle: CircleState, after entry: LogEntry, me: String, signer: SigningKey) throws(ProtocolError) -> (CircleState, [LogEntry.Body]) {
+    package static func rebase(_ circle: CircleState, after entry: LogEntry, me: DeviceID, signer: SigningKey) throws(ProtocolError) -> (CircleState, [LogEntry.Body]) {
         var rebased = try circle.prefix(Int(entry.seq))
         try rebased.apply(entry)
         var dropped: [LogEntry.Body] = []

@@ -55,22 +55,22 @@ package struct Enrollment: Sendable {
 
     // The trusted device's side.
     /// Requests from new devices, by device ID.
-    package private(set) var requests: [String: PairingRequest] = [:]
+    package private(set) var requests: [DeviceID: PairingRequest] = [:]
     /// When this device first received each request: its own clock.
-    private var firstSeen: [String: Date] = [:]
-    package private(set) var dismissed: Set<String>
+    private var firstSeen: [DeviceID: Date] = [:]
+    package private(set) var dismissed: Set<DeviceID>
     /// Requests (by hash) this device has answered: each gets one exchange.
     private var responded: Set<[UInt8]> = []
     /// Confirmations read, by the hash of the response they answer.
     private var confirmations: [[UInt8]: PairingConfirmation] = [:]
     package var confirmationCount: Int { confirmations.count }
     /// Version 1 requests, by device ID.
-    private var retired: [String: RetiredRequest] = [:]
+    private var retired: [DeviceID: RetiredRequest] = [:]
 
     /// `joining`: the vault holds this device's request (`ownRequest` when it still decodes
     /// as version 2), and the exchange, held in memory only, ended with the last start.
     package init(joining: Bool = false, ownRequest: PairingRequest? = nil, since: Date = Date(timeIntervalSince1970: 0),
-                dismissed: Set<String> = []) {
+                dismissed: Set<DeviceID> = []) {
         self.isJoining = joining
         self.ownRequest = ownRequest
         self.joiningSince = ownRequest?.requestedDate ?? since
@@ -161,7 +161,7 @@ package struct Enrollment: Sendable {
     /// A request read from the relay. Kept (answers true) if this device is
     /// trusted, the device is not in the circle yet, and the request names a
     /// head of this circle; the first time it is seen is remembered.
-    package mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: String, at now: Date) -> Bool {
+    package mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: DeviceID, at now: Date) -> Bool {
         guard keeps(request.device.deviceID, naming: request.headHash, circle: circle, me: me, at: now) else { return false }
         requests[request.device.deviceID] = request
         return true
@@ -169,14 +169,14 @@ package struct Enrollment: Sendable {
 
     /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
     package mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
-                                               me: String, at now: Date) -> Bool {
+                                               me: DeviceID, at now: Date) -> Bool {
         guard keeps(device.deviceID, naming: headHash, circle: circle, me: me, at: now) else { return false }
         retired[device.deviceID] = RetiredRequest(device: device, requestedAt: requestedAt)
         return true
     }
 
     /// Whether a request from `deviceID` naming `headHash` is kept; if it is, when it was first seen.
-    private mutating func keeps(_ deviceID: String, naming headHash: [UInt8], circle: CircleState, me: String, at now: Date) -> Bool {
+    private mutating func keeps(_ deviceID: DeviceID, naming headHash: [UInt8], circle: CircleState, me: DeviceID, at now: Date) -> Bool {
         guard circle.isTrusted(me), circle.members[deviceID] == nil, circle.contains(hash: headHash) else { return false }
         firstSeen[deviceID] = min(firstSeen[deviceID] ?? now, now)
         return true
@@ -221,7 +221,7 @@ package struct Enrollment: Sendable {
     }
 
     /// A person typed a code for the request from `deviceID`.
-    package func answer(for deviceID: String, at now: Date, lifetime: TimeInterval) -> Answer {
+    package func answer(for deviceID: DeviceID, at now: Date, lifetime: TimeInterval) -> Answer {
         if let request = requests[deviceID], responded.contains(request.hash) { return .alreadyTried }
         guard let request = live(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) else {
             if let old = retiredLive(at: now, lifetime: lifetime).first(where: { $0.device.deviceID == deviceID }) { return .retired(old.device) }
@@ -237,7 +237,7 @@ package struct Enrollment: Sendable {
 
     /// A person says the request from `deviceID` is not theirs. Answers false
     /// if this device holds no such request.
-    package mutating func dismiss(_ deviceID: String) -> Bool {
+    package mutating func dismiss(_ deviceID: DeviceID) -> Bool {
         guard requests[deviceID] != nil || retired[deviceID] != nil else { return false }
         dismissed.insert(deviceID)
         return true

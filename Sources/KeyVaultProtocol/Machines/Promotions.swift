@@ -8,37 +8,37 @@ import KeyVaultCrypto
 package struct Promotions: Sendable, Equatable {
     /// What one device has acknowledged (by key ID, when) and when it was last heard from.
     package struct Acknowledgements: Sendable, Equatable {
-        package var generations: [String: Date] = [:]
+        package var generations: [KeyID: Date] = [:]
         package var lastSeen: Date = .distantPast
     }
 
     package enum Effect: Sendable, Equatable {
         /// Set a timer for the deadline.
-        case schedule(keyID: String, at: Date)
+        case schedule(keyID: KeyID, at: Date)
         /// Append a promote entry for this key (it is due).
-        case promote(keyID: String)
+        case promote(keyID: KeyID)
         /// Forget the deadline (vault, then memory): the key is current.
-        case clearDeadline(keyID: String)
+        case clearDeadline(keyID: KeyID)
     }
 
     /// Generations (key IDs) this device announced and will promote, with their deadlines.
-    package private(set) var deadlines: [String: Date]
+    package private(set) var deadlines: [KeyID: Date]
     /// By device ID.
-    package private(set) var acknowledgements: [String: Acknowledgements] = [:]
+    package private(set) var acknowledgements: [DeviceID: Acknowledgements] = [:]
 
-    package init(deadlines: [String: Date] = [:]) { self.deadlines = deadlines }
+    package init(deadlines: [KeyID: Date] = [:]) { self.deadlines = deadlines }
 
     /// This device announced `keyID`, to be promoted after acknowledgements or at
     /// `deadline`. The owner keeps the deadline in the vault with the announce
     /// entry itself (one transaction), then sets the timer.
-    package mutating func announced(keyID: String, deadline: Date) -> [Effect] {
+    package mutating func announced(keyID: KeyID, deadline: Date) -> [Effect] {
         deadlines[keyID] = deadline
         return [.schedule(keyID: keyID, at: deadline)]
     }
 
     /// At start: a timer for every deadline still owed, and whatever is due already. A
     /// deadline whose key was promoted before a crash could clear it is cleared.
-    package func resumed(circle: CircleState, me: String, at now: Date) -> [Effect] {
+    package func resumed(circle: CircleState, me: DeviceID, at now: Date) -> [Effect] {
         deadlines.sorted { $0.key < $1.key }.map { keyID, at in
             circle.isPromoted(keyID: keyID) ? .clearDeadline(keyID: keyID) : .schedule(keyID: keyID, at: at)
         } + due(circle: circle, me: me, at: now)
@@ -47,7 +47,7 @@ package struct Promotions: Sendable, Equatable {
     /// A verified acknowledgement (the caller checked its signature against `circle`):
     /// remembered, and whatever it makes due is promoted. A removed device's word
     /// no longer counts, not even for what it held.
-    package mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: String, at now: Date) throws(ProtocolError) -> [Effect] {
+    package mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: DeviceID, at now: Date) throws(ProtocolError) -> [Effect] {
         guard let member = circle.members[ack.deviceID], !member.revoked, ack.account == circle.account else {
             throw .untrustedSigner(ack.deviceID)
         }
@@ -61,14 +61,14 @@ package struct Promotions: Sendable, Equatable {
     }
 
     /// A deadline's timer fired: promote, unless it is done already.
-    package func deadlinePassed(keyID: String, circle: CircleState) -> [Effect] {
+    package func deadlinePassed(keyID: KeyID, circle: CircleState) -> [Effect] {
         guard deadlines[keyID] != nil, !circle.isPromoted(keyID: keyID) else { return [] }
         return [.promote(keyID: keyID)]
     }
 
     /// What is due now: every key this device owes a promotion for that every
     /// other trusted device acknowledged, or whose deadline has passed.
-    package func due(circle: CircleState, me: String, at now: Date) -> [Effect] {
+    package func due(circle: CircleState, me: DeviceID, at now: Date) -> [Effect] {
         let others = circle.trustedDevices.keys.filter { $0 != me }
         return deadlines.keys.sorted().filter { keyID in
             guard !circle.isPromoted(keyID: keyID) else { return false }
@@ -77,7 +77,7 @@ package struct Promotions: Sendable, Equatable {
     }
 
     /// `keyID` is current (promoted here or by another device).
-    package mutating func promoted(keyID: String) -> [Effect] {
+    package mutating func promoted(keyID: KeyID) -> [Effect] {
         guard deadlines.removeValue(forKey: keyID) != nil else { return [] }
         return [.clearDeadline(keyID: keyID)]
     }

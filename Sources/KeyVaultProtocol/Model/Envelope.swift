@@ -10,7 +10,7 @@ package struct Envelope: Sendable, Equatable {
     /// An envelope of an empty plaintext.
     package static let minimumByteCount = headerByteCount + AESGCM.tagByteCount
 
-    package let keyID: [UInt8]
+    package let keyID: KeyID
     package let nonce: [UInt8]
     package let sealed: AESGCM.Sealed
 
@@ -23,22 +23,21 @@ package struct Envelope: Sendable, Equatable {
     package init(parsing bytes: [UInt8]) throws(FormatError) {
         guard bytes.count >= Self.minimumByteCount else { throw .tooShort }
         guard bytes[0] == Self.version else { throw .unknownVersion(bytes[0]) }
-        keyID = Array(bytes[1..<1 + Self.keyIDByteCount])
+        keyID = KeyID(hash: Array(bytes[1..<1 + Self.keyIDByteCount]))
         nonce = Array(bytes[1 + Self.keyIDByteCount..<Self.headerByteCount])
         sealed = AESGCM.Sealed(ciphertext: Array(bytes[Self.headerByteCount..<bytes.count - AESGCM.tagByteCount]),
                                tag: Array(bytes.suffix(AESGCM.tagByteCount)))
     }
 
-    package var bytes: [UInt8] { [Self.version] + keyID + nonce + sealed.ciphertext + sealed.tag }
+    package var bytes: [UInt8] { [Self.version] + keyID.bytes + nonce + sealed.ciphertext + sealed.tag }
 
     /// The key ID as the API writes it: 32 lowercase hex characters.
-    package var keyIDHex: String { Hex.encode(keyID) }
 
     /// `field(label) || field(account) || field(0x01 || keyId) || field(caller aad)`,
     /// each `field(x) = u32be(len(x)) || x` as in docs/PROTOCOL.md.
-    package static func aad(account: AccountID, keyID: [UInt8], callerAAD: [UInt8]) -> [UInt8] {
+    package static func aad(account: AccountID, keyID: KeyID, callerAAD: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        for part in [Array(Labels.envelope.utf8), Array(account.rawValue.utf8), [version] + keyID, callerAAD] {
+        for part in [Array(Labels.envelope.utf8), Array(account.rawValue.utf8), [version] + keyID.bytes, callerAAD] {
             out += LabeledHash.lengthPrefix(part.count)
             out += part
         }
@@ -52,7 +51,7 @@ package struct Envelope: Sendable, Equatable {
 
     /// With a caller's nonce: only for the documented worked example and its test.
     package static func seal(_ plaintext: [UInt8], key: SecretKey, account: AccountID, aad: [UInt8], nonce: [UInt8]) throws -> Envelope {
-        let keyID = key.keyID(label: Labels.keyID)
+        let keyID = KeyID(of: key)
         let sealed = try AESGCM.seal(plaintext, key: key, nonce: nonce, aad: Self.aad(account: account, keyID: keyID, callerAAD: aad))
         return Envelope(keyID: keyID, nonce: nonce, sealed: sealed)
     }
@@ -63,7 +62,7 @@ package struct Envelope: Sendable, Equatable {
         try AESGCM.open(sealed, key: key, nonce: nonce, aad: Self.aad(account: account, keyID: keyID, callerAAD: aad))
     }
 
-    private init(keyID: [UInt8], nonce: [UInt8], sealed: AESGCM.Sealed) {
+    private init(keyID: KeyID, nonce: [UInt8], sealed: AESGCM.Sealed) {
         self.keyID = keyID
         self.nonce = nonce
         self.sealed = sealed

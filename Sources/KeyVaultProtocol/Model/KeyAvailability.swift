@@ -41,7 +41,7 @@ package enum KeyAvailability: Sendable {
     /// Decides a read. `generations` are in the agreed order; `current` is the
     /// current key's ID; `held` gives the key if this device holds it readable right now.
     package static func decide(
-        selector: KeySelector, generations: [KeyGeneration], current: String?, isLocked: Bool,
+        selector: KeySelector, generations: [KeyGeneration], current: KeyID?, isLocked: Bool,
         membership: Membership, held: (KeyGeneration) -> ReleasedKey?
     ) -> KeyAvailability {
         var since = Date.distantPast

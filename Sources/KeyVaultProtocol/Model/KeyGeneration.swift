@@ -5,8 +5,8 @@ import KeyVaultCrypto
 /// key ID. This is the metadata; the bytes live in the vault, wrapped.
 package struct KeyGeneration: Sendable, Equatable {
     package var number: Int
-    /// 32 lowercase hex characters: a labelled hash of the key.
-    package var keyID: String
+    /// A labelled hash of the key.
+    package var keyID: KeyID
     package var createdAt: Date
     package var state: State
 
@@ -17,7 +17,7 @@ package struct KeyGeneration: Sendable, Equatable {
         case destroyed
     }
 
-    package init(number: Int, keyID: String, createdAt: Date, state: State) {
+    package init(number: Int, keyID: KeyID, createdAt: Date, state: State) {
         self.number = number
         self.keyID = keyID
         self.createdAt = createdAt
@@ -35,5 +35,5 @@ package struct KeyGeneration: Sendable, Equatable {
 package enum KeySelector: Sendable, Equatable {
     case current
     case generation(Int)
-    case keyID(String)
+    case keyID(KeyID)
 }

@@ -26,7 +26,7 @@ package enum ItemKind: String, Sendable, Codable, CaseIterable {
 /// A synchronizable keychain item's attributes: everything about a secret
 /// except the secret, which the vault stores only wrapped.
 package struct KeychainItem: Sendable, Equatable, Codable {
-    package init(itemClass: String, service: String, account: String, accessGroup: String, label: String, kind: ItemKind, generation: Int, keyID: String, synchronizable: Bool, accessibility: Accessibility, creationDate: Date, modificationDate: Date) {
+    package init(itemClass: String, service: String, account: String, accessGroup: String, label: String, kind: ItemKind, generation: Int, keyID: KeyID?, synchronizable: Bool, accessibility: Accessibility, creationDate: Date, modificationDate: Date) {
         self.itemClass = itemClass
         self.service = service
         self.account = account
@@ -50,9 +50,9 @@ package struct KeychainItem: Sendable, Equatable, Codable {
     package var kind: ItemKind
     /// 0 for device identity items.
     package var generation: Int
-    /// A generation key's key ID ("" for device identity items): two keys may
+    /// A generation key's key ID (nil for device identity items): two keys may
     /// share a generation number after concurrent rotations, never a key ID.
-    package var keyID: String
+    package var keyID: KeyID?
     package var synchronizable: Bool
     package var accessibility: Accessibility
     package var creationDate: Date
@@ -61,7 +61,7 @@ package struct KeychainItem: Sendable, Equatable, Codable {
     package static let service = "keyvaultd"
     package static let accessGroup = "keyvaultd.keys"
 
-    package static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: String = "", accessibility: Accessibility, at date: Date) -> KeychainItem {
+    package static func make(account: AccountID, kind: ItemKind, generation: Int, keyID: KeyID? = nil, accessibility: Accessibility, at date: Date) -> KeychainItem {
         let label: String
         switch kind {
         case .generationKey: label = "\(account) key generation \(generation)"

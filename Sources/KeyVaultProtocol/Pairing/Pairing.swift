@@ -46,17 +46,17 @@ package enum Pairing {
         return w.bytes
     }
 
-    package static func initiatorData(deviceID: String) -> [UInt8] {
+    package static func initiatorData(deviceID: DeviceID) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingInitiator)
-        w.string(deviceID)
+        w.string(deviceID.hex)
         return w.bytes
     }
 
-    static func responderData(responder: String, genesisHash: [UInt8], headHash: [UInt8], headSeq: UInt64) -> [UInt8] {
+    static func responderData(responder: DeviceID, genesisHash: [UInt8], headHash: [UInt8], headSeq: UInt64) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingResponder)
-        w.string(responder)
+        w.string(responder.hex)
         w.bytes(genesisHash)
         w.bytes(headHash)
         w.u64(headSeq)

@@ -7,7 +7,7 @@ package import KeyVaultCrypto
 package struct PairingApproval: Sendable, Equatable {
     package var account: AccountID
     package var requestHash: [UInt8]
-    package var approver: String
+    package var approver: DeviceID
     package var entryHash: [UInt8]
     package var tag: [UInt8]
     package var signature: [UInt8]
@@ -17,7 +17,7 @@ package struct PairingApproval: Sendable, Equatable {
         w.string(Labels.pairingApproval)
         w.string(account.rawValue)
         w.bytes(requestHash)
-        w.string(approver)
+        w.string(approver.hex)
         w.bytes(entryHash)
         w.bytes(tag)
         return w.bytes
@@ -57,12 +57,12 @@ package struct PairingApproval: Sendable, Equatable {
     }
 
     /// Decodes and checks the signature against the approver's key, which the caller looks up in its circle.
-    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingApproval {
+    package static func decode(_ data: [UInt8], key: (DeviceID) -> SigningPublicKey?) throws(ProtocolError) -> PairingApproval {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingApproval)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let approval = PairingApproval(account: account, requestHash: try r.bytes(count: 32, "a request hash"), approver: try r.string(),
+        let approval = PairingApproval(account: account, requestHash: try r.bytes(count: 32, "a request hash"), approver: try r.deviceID(),
                                        entryHash: try r.bytes(count: 32, "an entry hash"),
                                        tag: try r.bytes(count: CPace.confirmationTagByteCount, "a tag"), signature: signature)
         try r.finish()

@@ -6,7 +6,7 @@ package import KeyVaultCrypto
 package struct PairingResponse: Sendable, Equatable {
     package var account: AccountID
     package var requestHash: [UInt8]
-    package var responder: String
+    package var responder: DeviceID
     package var share: [UInt8]
     package var genesisHash: [UInt8]
     package var headHash: [UInt8]
@@ -20,7 +20,7 @@ package struct PairingResponse: Sendable, Equatable {
         w.string(Labels.pairingResponse)
         w.string(account.rawValue)
         w.bytes(requestHash)
-        w.string(responder)
+        w.string(responder.hex)
         w.bytes(share)
         w.bytes(genesisHash)
         w.bytes(headHash)
@@ -48,7 +48,7 @@ package struct PairingResponse: Sendable, Equatable {
     }
 
     /// Answers `request` with the typed `code`, from this device's verified `circle`.
-    package static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey,
+    package static func make(to request: PairingRequest, code: String, responder: DeviceID, signer: SigningKey,
                             circle: CircleState) throws -> Started {
         try make(to: request, code: code, responder: responder, signer: signer, circle: circle) { message, inputs, data in
             try CPace.Responder(respondingTo: message, inputs: inputs, associatedData: data)
@@ -56,7 +56,7 @@ package struct PairingResponse: Sendable, Equatable {
     }
 
     /// The same with a chosen scalar: for vectors only.
-    package static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey, circle: CircleState,
+    package static func make(to request: PairingRequest, code: String, responder: DeviceID, signer: SigningKey, circle: CircleState,
                              scalarForTesting scalar: [UInt8]) throws -> Started {
         try make(to: request, code: code, responder: responder, signer: signer, circle: circle) { message, inputs, data in
             try CPace.Responder(respondingTo: message, inputs: inputs, associatedData: data,
@@ -64,7 +64,7 @@ package struct PairingResponse: Sendable, Equatable {
         }
     }
 
-    private static func make(to request: PairingRequest, code: String, responder: String, signer: SigningKey, circle: CircleState,
+    private static func make(to request: PairingRequest, code: String, responder: DeviceID, signer: SigningKey, circle: CircleState,
                              start: (CPace.Message, CPace.Inputs, [UInt8]) throws -> CPace.Responder) throws -> Started {
         precondition(Pairing.isCode(code))
         guard let genesis = circle.entries.first, let head = circle.entries.last else { throw ProtocolError.invalid("an empty circle cannot approve") }
@@ -79,13 +79,13 @@ package struct PairingResponse: Sendable, Equatable {
     }
 
     /// Decodes and checks the signature against the responder's key, which the caller looks up in its circle.
-    package static func decode(_ data: [UInt8], key: (String) -> SigningPublicKey?) throws(ProtocolError) -> PairingResponse {
+    package static func decode(_ data: [UInt8], key: (DeviceID) -> SigningPublicKey?) throws(ProtocolError) -> PairingResponse {
         let (signed, signature) = try SignedEnvelope.decode(data)
         var r = FieldReader(signed)
         try r.label(Labels.pairingResponse)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let response = PairingResponse(
-            account: account, requestHash: try r.bytes(count: 32, "a request hash"), responder: try r.string(),
+            account: account, requestHash: try r.bytes(count: 32, "a request hash"), responder: try r.deviceID(),
             share: try Pairing.element(try r.bytes(count: 32, "a share")), genesisHash: try r.bytes(count: 32, "a genesis hash"),
             headHash: try r.bytes(count: 32, "a head hash"), headSeq: try r.u64(),
             confirmation: try r.bytes(count: CPace.confirmationTagByteCount, "a confirmation"), signature: signature)

@@ -6,7 +6,7 @@ package enum RelayWire {
     /// A record as it crosses HTTP: binary as base64.
     package struct Record: Codable, Sendable, Equatable {
         package var kind: String
-        package var recipient: String?
+        package var recipient: DeviceID?
         package var logSeq: UInt64?
         package var body: String
 
@@ -27,7 +27,7 @@ package enum RelayWire {
     package struct Row: Codable, Sendable, Equatable {
         package var cursor: Int64
         package var kind: String
-        package var recipient: String?
+        package var recipient: DeviceID?
         package var logSeq: UInt64?
         package var body: String
 
@@ -97,7 +97,7 @@ package enum RelayWire {
 }
 
 extension RelayWire.Record {
-    init(kind: String, recipient: String?, logSeq: UInt64?, body: String) {
+    init(kind: String, recipient: DeviceID?, logSeq: UInt64?, body: String) {
         self.kind = kind
         self.recipient = recipient
         self.logSeq = logSeq

@@ -21,14 +21,14 @@ package struct RequestSignature: Sendable, Equatable {
     /// 16 random bytes, base64.
     package var nonce: String
     /// The signer's device ID.
-    package var keyID: String
+    package var keyID: DeviceID
 
-    package init(method: String, path: String, query: String, body: [UInt8], created: Int64, nonce: String, keyID: String) {
+    package init(method: String, path: String, query: String, body: [UInt8], created: Int64, nonce: String, keyID: DeviceID) {
         self.init(method: method, path: path, query: query, contentDigest: Self.contentDigest(of: body),
                   created: created, nonce: nonce, keyID: keyID)
     }
 
-    package init(method: String, path: String, query: String, contentDigest: String, created: Int64, nonce: String, keyID: String) {
+    package init(method: String, path: String, query: String, contentDigest: String, created: Int64, nonce: String, keyID: DeviceID) {
         self.method = method.uppercased()
         self.path = path
         self.query = query

@@ -1,0 +1,12 @@
+package import GRDB
+package import KeyVaultProtocol
+
+/// A device or key ID in a SQLite column: its 32 hex characters, as every
+/// table since the first migration stores it. A value that is not one reads as NULL.
+extension ID16: SQLExpressible, StatementBinding, DatabaseValueConvertible {
+    package var databaseValue: DatabaseValue { hex.databaseValue }
+
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        String.fromDatabaseValue(value).flatMap { Self(hex: $0) }
+    }
+}

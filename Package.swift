@@ -42,12 +42,15 @@ let package = Package(
         // The protocol: records, encodings, the circle log and the account's state machines.
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
+        // The account kernel: each account's state as a pure value (its phase, its lock, the work it owes),
+        // the machines that step it, and what a key read answers and whether it waits. No I/O.
+        .target(name: "KeyVaultAccount", dependencies: ["KeyVaultProtocol", "KeyVaultCrypto"], swiftSettings: strict),
         // A SQLite file more than one process opens: WAL switched once, migrations that race, links refused.
         .target(name: "KeyVaultSQLite", dependencies: ["KeyVaultProtocol", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         // The daemon's vault: accounts, wrapped items, the circle log and owed work, in one SQLite file.
         .target(
             name: "KeyVaultVault",
-            dependencies: ["KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KeyVaultAccount", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // The relay as both sides see it: the `Relay` interface, addresses, and the embedded SQLite relay file.
@@ -89,7 +92,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
+                "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -167,7 +170,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
+                "KeyVault", "KeyVaultAccount", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -182,7 +185,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelayService",
+            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelayService",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
@@ -191,7 +194,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "KeyVaultTestSupport", "keyvault-relay",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),

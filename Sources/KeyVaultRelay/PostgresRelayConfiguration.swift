@@ -1,4 +1,4 @@
-package import Foundation
+import Foundation
 #if canImport(Glibc)
 import Glibc
 import KeyVaultCrypto

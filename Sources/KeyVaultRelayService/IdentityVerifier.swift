@@ -44,8 +44,8 @@ struct IdentityVerifier: Sendable {
         } catch {
             throw .identity("the identity token is malformed")
         }
-        guard let keyID = header.kid, !keyID.isEmpty else { throw .identity("the identity token names no key (kid) to check it with") }
-        guard let collection = await keys.keys(for: keyID) else {
+        guard let kid = header.kid, !kid.isEmpty else { throw .identity("the identity token names no key (kid) to check it with") }
+        guard let collection = await keys.keys(for: kid) else {
             throw .identity("the identity token is signed by a key the issuer does not publish")
         }
         let claims: Claims

@@ -39,7 +39,7 @@ actor IssuerKeys {
     let refetchInterval: Duration
     private(set) var keys: JWTKeyCollection
     /// The key IDs in `keys`.
-    private(set) var keyIDs: Set<String>
+    private(set) var kids: Set<String>
     private var lastFetch: ContinuousClock.Instant
     private let logger: Logger
 
@@ -48,24 +48,24 @@ actor IssuerKeys {
         self.source = source
         self.refetchInterval = refetchInterval
         self.logger = logger
-        (keys, keyIDs) = try await Self.load(source)
+        (keys, kids) = try await Self.load(source)
         lastFetch = .now
     }
 
-    /// The keys to verify a token naming `keyID` with, fetching the set again first if
+    /// The keys to verify a token naming `kid` with, fetching the set again first if
     /// it comes from a URL, lacks that key, and was not fetched within the interval;
     /// nil if the set (still) lacks it.
-    func keys(for keyID: String) async -> JWTKeyCollection? {
-        if keyIDs.contains(keyID) { return keys }
+    func keys(for kid: String) async -> JWTKeyCollection? {
+        if kids.contains(kid) { return keys }
         guard case .url = source, ContinuousClock.now - lastFetch >= refetchInterval else { return nil }
         lastFetch = .now
         do {
-            (keys, keyIDs) = try await Self.load(source)
-            logger.notice("the identity key set was fetched again for a key it lacked", metadata: ["keys": "\(keyIDs.count)"])
+            (keys, kids) = try await Self.load(source)
+            logger.notice("the identity key set was fetched again for a key it lacked", metadata: ["keys": "\(kids.count)"])
         } catch {
             logger.warning("the identity key set could not be fetched again; the old one stays", metadata: ["why": "\(error)"])
         }
-        return keyIDs.contains(keyID) ? keys : nil
+        return kids.contains(kid) ? keys : nil
     }
 
     private static func load(_ source: Source) async throws -> (JWTKeyCollection, Set<String>) {
@@ -87,11 +87,11 @@ actor IssuerKeys {
         } catch {
             throw RelayServer.StartError(description: "--identity-jwks: not a JSON Web Key Set this relay can use (\(error))")
         }
-        let keyIDs = Set(set.keys.compactMap { $0.keyIdentifier?.string })
-        guard !keyIDs.isEmpty else {
+        let kids = Set(set.keys.compactMap { $0.keyIdentifier?.string })
+        guard !kids.isEmpty else {
             throw RelayServer.StartError(description: "--identity-jwks: the key set holds no key with a key ID (kid); tokens name the key they are signed with")
         }
-        return (keys, keyIDs)
+        return (keys, kids)
     }
 
     private static func fetch(_ url: String) async throws -> String {

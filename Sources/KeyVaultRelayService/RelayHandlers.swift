@@ -110,7 +110,7 @@ final class RelayHandlers: Sendable {
                 throw Refusal.logSeqTaken(seq)
             }
             // Our own readers at once; other instances through the store's wake-ups.
-            waiters.wake([account])
+            waiters.storeChanged(.accounts([account]))
             if toStore.contains(where: Retention.settlesSomething) { await prune(account) }
         }
         return JSON.response(RelayWire.Published(stored: toStore.count))

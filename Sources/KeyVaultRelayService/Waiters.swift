@@ -1,5 +1,6 @@
 import Foundation
 import KeyVaultProtocol
+import KeyVaultRelay
 import Synchronization
 
 /// Held reads, by account. A read takes a `mark` before it reads the store;
@@ -33,7 +34,19 @@ final class Waiters: Sendable {
     var isDraining: Bool { state.withLock { $0.draining } }
 
     /// Records of these accounts landed.
-    func wake(_ accounts: Set<AccountID>) {
+    /// The one place held reads are woken: the store changed, by a publish on this
+    /// instance or as the store's wake-up says (which covers other instances').
+    func storeChanged(_ change: RelayWake) {
+        switch change {
+        case .accounts(let accounts): wake(accounts)
+        case .any, .opened: wakeAll()
+        }
+    }
+
+    /// Graceful shutdown: every held read answers now, and none waits after.
+    func drain() { wakeAll(draining: true) }
+
+    private func wake(_ accounts: Set<AccountID>) {
         let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             var out: [CheckedContinuation<Void, Never>] = []
             for account in accounts {
@@ -46,7 +59,7 @@ final class Waiters: Sendable {
     }
 
     /// Anything may have landed (or the server stops): every held read answers.
-    func wakeAll(draining: Bool = false) {
+    private func wakeAll(draining: Bool = false) {
         let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.epoch += 1
             if draining { state.draining = true }

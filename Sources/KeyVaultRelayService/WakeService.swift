@@ -13,14 +13,9 @@ struct WakeService: Service {
     func run() async throws {
         let wakeups = relay.wakeups()
         try await withGracefulShutdownHandler {
-            for try await wake in wakeups.cancelOnGracefulShutdown() {
-                switch wake {
-                case .accounts(let accounts): waiters.wake(accounts)
-                case .any, .opened: waiters.wakeAll()
-                }
-            }
+            for try await change in wakeups.cancelOnGracefulShutdown() { waiters.storeChanged(change) }
         } onGracefulShutdown: {
-            waiters.wakeAll(draining: true)
+            waiters.drain()
         }
     }
 }

@@ -1,7 +1,7 @@
 import NIOCore
 import PostgresNIO
 import KeyVaultProtocol
-package import KeyVaultRelay
+import KeyVaultRelay
 
 /// A batch of records as parallel arrays, inserted by one statement.
 ///
@@ -18,7 +18,7 @@ struct PostgresBatchColumns {
     var kinds: [String] = []
     var accounts: [String] = []
     /// postgres-nio encodes no NULL array elements: a flag says which are absent.
-    var recipients: [String] = []
+    var recipientTexts: [String] = []
     var hasRecipient: [Bool] = []
     var logSeqs: [Int64] = []
     var hasLogSeq: [Bool] = []
@@ -28,7 +28,7 @@ struct PostgresBatchColumns {
         for record in records {
             kinds.append(record.kind.rawValue)
             accounts.append(record.account.rawValue)
-            recipients.append(record.recipient?.hex ?? "")
+            recipientTexts.append(record.recipient?.hex ?? "")
             hasRecipient.append(record.recipient != nil)
             logSeqs.append(record.logSeq.map { Int64(clamping: $0) } ?? 0)
             hasLogSeq.append(record.logSeq != nil)
@@ -39,7 +39,7 @@ struct PostgresBatchColumns {
     /// Prepared once per connection and kept (postgres-nio's prepared statements): the server
     /// plans the statement once, not at every publish.
     var insert: Insert {
-        Insert(kinds: kinds, accounts: accounts, recipients: recipients, hasRecipient: hasRecipient,
+        Insert(kinds: kinds, accounts: accounts, recipientTexts: recipientTexts, hasRecipient: hasRecipient,
                logSeqs: logSeqs, hasLogSeq: hasLogSeq, bodies: bodies)
     }
 
@@ -70,7 +70,7 @@ struct PostgresBatchColumns {
 
         var kinds: [String]
         var accounts: [String]
-        var recipients: [String]
+        var recipientTexts: [String]
         var hasRecipient: [Bool]
         var logSeqs: [Int64]
         var hasLogSeq: [Bool]
@@ -80,7 +80,7 @@ struct PostgresBatchColumns {
             var bindings = PostgresBindings(capacity: 7)
             bindings.append(kinds)
             bindings.append(accounts)
-            bindings.append(recipients)
+            bindings.append(recipientTexts)
             bindings.append(hasRecipient)
             bindings.append(logSeqs)
             bindings.append(hasLogSeq)

@@ -2,7 +2,7 @@ import Logging
 import PostgresNIO
 import KeyVaultCrypto
 import KeyVaultProtocol
-package import KeyVaultRelay
+import KeyVaultRelay
 
 /// One connection that LISTENs on the relay's channel and rings every
 /// `wakeups()` stream on each NOTIFY. When the connection is lost it

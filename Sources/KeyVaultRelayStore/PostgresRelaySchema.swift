@@ -1,6 +1,6 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
-package import KeyVaultRelay
+import KeyVaultRelay
 /// The PostgreSQL relay's tables, versioned like the vault's: each migration
 /// runs once, in its own transaction, recorded in `keyvault_relay_migrations`.
 package enum PostgresRelaySchema {

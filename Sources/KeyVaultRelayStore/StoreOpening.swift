@@ -1,4 +1,4 @@
-package import KeyVaultProtocol
+import KeyVaultProtocol
 package import KeyVaultRelay
 package import Logging
 

@@ -13,7 +13,7 @@ package struct TestIdentityIssuer: Sendable {
     let stranger: JWTKeyCollection
     package let jwksPath: String
     /// The key ID tokens are signed with now.
-    package var keyID = "test-key"
+    package var kid = "test-key"
     /// Every key published so far, as JWKS entries.
     var published: [[String: String]] = []
 
@@ -42,14 +42,14 @@ package struct TestIdentityIssuer: Sendable {
         return issuer
     }
 
-    /// The issuer rotates its signing key: a new key named `keyID` is published beside
+    /// The issuer rotates its signing key: a new key named `kid` is published beside
     /// the old ones (the key set file is rewritten), and tokens are signed with it.
-    package mutating func rotate(to keyID: String) async throws {
+    package mutating func rotate(to kid: String) async throws {
         let key = ES256PrivateKey()
         guard let point = key.parameters else { throw IssuerError.noPublicKey }
-        await keys.add(ecdsa: key, kid: JWKIdentifier(string: keyID))
-        published.append(["kty": "EC", "crv": "P-256", "x": point.x, "y": point.y, "kid": keyID, "alg": "ES256", "use": "sig"])
-        self.keyID = keyID
+        await keys.add(ecdsa: key, kid: JWKIdentifier(string: kid))
+        published.append(["kty": "EC", "crv": "P-256", "x": point.x, "y": point.y, "kid": kid, "alg": "ES256", "use": "sig"])
+        self.kid = kid
         try writeKeySet()
     }
 
@@ -71,7 +71,7 @@ package struct TestIdentityIssuer: Sendable {
                               iat: .init(value: now.addingTimeInterval(min(0, expiresIn) - 60)), exp: .init(value: now.addingTimeInterval(expiresIn)),
                               nonce: nonce)
         if namingNoKey { return try await keys.sign(payload) }
-        return try await (wronglySigned ? stranger : keys).sign(payload, kid: JWKIdentifier(string: wronglySigned ? "test-key" : keyID))
+        return try await (wronglySigned ? stranger : keys).sign(payload, kid: JWKIdentifier(string: wronglySigned ? "test-key" : kid))
     }
 }
 

@@ -3,6 +3,7 @@ import Foundation
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 #endif
 
 /// The data directory's permissions: 0700 for the folder, 0600 for its files.

@@ -1,6 +1,7 @@
 package import Foundation
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+import KeyVaultAccount
 
 /// A recovery kit (docs/FORMAT.md, "Recovery kit"): an account's key
 /// generations, encrypted under a key derived from a kit passphrase, so a

@@ -3,6 +3,7 @@ import GRDB
 import KeyVaultSQLite
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+package import KeyVaultAccount
 
 /// The local vault: one SQLite database (WAL) in the data directory. It stores
 /// public facts in the clear and every secret wrapped; it never sees a KEK or

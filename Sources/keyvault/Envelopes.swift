@@ -19,18 +19,17 @@ struct Seal: AsyncParsableCommand {
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
     @OptionGroup var aad: AADOption
-    @Option(name: .customLong("key-id"), help: "Seal under this generation's key ID instead of the current key.")
-    var keyID: String?
+    @Option(name: .customLong("key-id"), help: "Seal under this generation's key ID instead of the current key.", transform: ParsedID.parse)
+    var keyID: KeyID?
 
     func run() async throws {
         let id = try account.validated()
-        if let keyID, !HexID.isValid(keyID) { throw ValidationError("a key ID is 32 lowercase hex characters") }
         var plaintext = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
         var item: [String: String] = ["plaintext": Base64.encode(plaintext)]
         Wipe.bytes(&plaintext)
         item["aad"] = aad.base64
         var body: [String: Any] = ["items": [item]]
-        body["keyId"] = keyID
+        body["keyId"] = keyID?.hex
         let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/seal", object: body)
         guard answer.state == "ready", let envelope = (answer.object["envelopes"] as? [String])?.first else { return try answer.finish() }
         print(envelope)

@@ -48,12 +48,9 @@ struct SocketOptions: ParsableArguments {
 
 /// `--device-id`, checked before anything is sent (approve, dismiss, revoke).
 struct DeviceIDOption: ParsableArguments {
-    @Option(name: .customLong("device-id"), help: "The device's ID: 32 hex characters (from `keyvault devices` or `keyvault enrollments`).")
-    var deviceID: String
-
-    func validate() throws {
-        guard HexID.isValid(deviceID) else { throw ValidationError("a device ID is 32 lowercase hex characters") }
-    }
+    @Option(name: .customLong("device-id"), help: "The device's ID: 32 hex characters (from `keyvault devices` or `keyvault enrollments`).",
+            transform: ParsedID.parse)
+    var deviceID: DeviceID
 }
 
 /// With a relay service, the person's sign-in: an ID token read from a file (never from the command line).
@@ -194,8 +191,8 @@ struct KeyCommand: AsyncParsableCommand {
         @OptionGroup var account: AccountOption
         @Option(help: "A generation number.")
         var generation: Int?
-        @Option(name: .customLong("key-id"), help: "A key ID (32 hex characters).")
-        var keyID: String?
+        @Option(name: .customLong("key-id"), help: "A key ID (32 hex characters).", transform: ParsedID.parse)
+        var keyID: KeyID?
         @Option(help: "Seconds to wait for a key that is not here yet.")
         var wait: Int = 0
         @Option(help: "Print only the key: hex or base64.")
@@ -211,10 +208,7 @@ struct KeyCommand: AsyncParsableCommand {
             if let generation {
                 path += String(generation)
             } else if let keyID {
-                guard HexID.isValid(keyID) else {
-                    throw ValidationError("a key ID is 32 lowercase hex characters")
-                }
-                path += "id/" + keyID
+                path += "id/\(keyID)"
             } else {
                 path += "current"
             }

@@ -50,7 +50,7 @@ struct Drill: AsyncParsableCommand {
             let request = CLIRequest(socket: socket.path)
             let started = Date()
             let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])
-            guard rotated.state == "ready", let generation = rotated.object["generation"] as? Int, let keyID = rotated.field("keyId") else { return try rotated.finish() }
+            guard rotated.state == "ready", let generation = rotated.object["generation"] as? Int, let keyID = rotated.field("keyId").flatMap({ KeyID(hex: $0) }) else { return try rotated.finish() }
             if let note = rotated.field("note") { StandardError.print("keyvault: \(note)") }
             let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
             var rows: [DrillRow] = []
@@ -67,14 +67,14 @@ struct Drill: AsyncParsableCommand {
             let missed = rows.filter { !$0.acknowledged }
             if json {
                 let object: [String: Any] = ["state": missed.isEmpty ? "ready" : "pending", "generation": generation,
-                                             "keyId": keyID, "devices": rows.map(\.json), "missed": missed.map(\.deviceID)]
+                                             "keyId": keyID.hex, "devices": rows.map(\.json), "missed": missed.map { $0.deviceID?.hex ?? "?" }]
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
                 print(DrillRow.table(rows))
             }
             if !missed.isEmpty {
-                StandardError.print("keyvault: drill failed: \(missed.map { "\($0.name) (\($0.deviceID))" }.joined(separator: ", ")) did not acknowledge generation \(generation) within \(deadline)")
+                StandardError.print("keyvault: drill failed: \(missed.map { "\($0.name) (\($0.deviceID?.hex ?? "?"))" }.joined(separator: ", ")) did not acknowledge generation \(generation) within \(deadline)")
                 throw ExitCode(1)
             }
         }
@@ -82,17 +82,18 @@ struct Drill: AsyncParsableCommand {
 }
 
 struct DrillRow {
-    var deviceID: String
+    /// nil: the daemon listed a device ID that does not parse (shown as "?").
+    var deviceID: DeviceID?
     var name: String
     var acknowledged: Bool
     var timeToKey: Double?
     var lastSeen: String
 
     /// `keyID`: the drill's new key (two keys may share a generation number).
-    init(device: [String: Any], keyID: String, started: Date) {
-        deviceID = device["deviceId"] as? String ?? "?"
+    init(device: [String: Any], keyID: KeyID, started: Date) {
+        deviceID = (device["deviceId"] as? String).flatMap { DeviceID(hex: $0) }
         name = device["deviceName"] as? String ?? ""
-        let at = (device["acknowledged"] as? [String: String])?[keyID]
+        let at = (device["acknowledged"] as? [String: String])?[keyID.hex]
         acknowledged = at != nil
         lastSeen = device["lastSeen"] as? String ?? "-"
         if let at, let date = ISO8601DateFormatter.withFractions.date(from: at) {
@@ -101,7 +102,7 @@ struct DrillRow {
     }
 
     var json: [String: Any] {
-        ["deviceId": deviceID, "deviceName": name, "acknowledged": acknowledged, "timeToKeyMs": timeToKey.map { Int($0 * 1000) } as Any, "lastSeen": lastSeen]
+        ["deviceId": deviceID?.hex ?? "?", "deviceName": name, "acknowledged": acknowledged, "timeToKeyMs": timeToKey.map { Int($0 * 1000) } as Any, "lastSeen": lastSeen]
     }
 
     static func progress(_ done: Int, of total: Int) -> String {
@@ -114,7 +115,7 @@ struct DrillRow {
         var lines = ["", pad("DEVICE", 34) + pad("NAME", 16) + pad("ACKNOWLEDGED", 14) + pad("TIME TO KEY", 13) + "LAST SEEN"]
         for row in rows.sorted(by: { $0.name < $1.name }) {
             let time = row.timeToKey.map { String(format: "%.0f ms", $0 * 1000) } ?? "-"
-            lines.append(pad(row.deviceID, 34) + pad(row.name, 16) + pad(row.acknowledged ? "yes" : "NO", 14) + pad(time, 13) + row.lastSeen)
+            lines.append(pad(row.deviceID?.hex ?? "?", 34) + pad(row.name, 16) + pad(row.acknowledged ? "yes" : "NO", 14) + pad(time, 13) + row.lastSeen)
         }
         return lines.joined(separator: "\n")
     }

@@ -5,6 +5,7 @@ import KeyVaultClient
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -50,7 +51,7 @@ struct IssuerKeyRotationTests {
         // The old key is still published, and still good.
         let old = TestDevice()
         var oldIssuer = issuer
-        oldIssuer.keyID = "test-key"
+        oldIssuer.kid = "test-key"
         #expect(try await relay.candidacy("quinn", old, token: try await oldIssuer.token(for: "quinn", device: old)).status == 200)
         let fetches = try String(contentsOfFile: root + "/http.log", encoding: .utf8).components(separatedBy: "GET /jwks.json").count - 1
         #expect(fetches >= 2 && fetches <= 2 + answers.count / 8, "the set was fetched \(fetches) times")

@@ -7,6 +7,7 @@ import NIOCore
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// `keyvault-relay` as devices meet it (docs/RELAY.md): real processes, two
 /// instances on one store (SQLite file or PostgreSQL database), real ES256

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// Retention (RELAY.md) under concurrency: a share is never pruned before its
 /// recipient acknowledges it, whatever lands at the same moment.

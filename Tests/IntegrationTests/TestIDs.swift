@@ -1,4 +1,5 @@
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultCrypto
 
 extension ID16 {

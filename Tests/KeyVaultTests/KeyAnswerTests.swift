@@ -5,6 +5,7 @@ import Testing
 @testable import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// The `ready` answer for a key: its base64 goes straight into a buffer that
 /// is zeroed when released, never into a String.

@@ -3,6 +3,7 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
@@ -238,16 +239,17 @@ struct EnrollmentMachineTests {
         let approve = f.entry(circle, by: f.a, .approve(device: request.device, requestHash: request.hash))
         try circle.apply(approve)
         let e3 = joining.authenticate(in: circle)
-        #expect(!e3)
+        #expect(e3 == .waiting)
         let forged = PairingApproval.make(entry: approve, request: request, genesisHash: circle.entries[0].hash,
                                           sessionKey: CPace.SessionKey(bytes: SecureBytes(randomCount: 64)), signer: f.a.signing)
         joining.approvalArrived(forged)
         let e4 = joining.authenticate(in: circle)
-        #expect(!e4, "an approval under another key")
+        #expect(e4 == .refused(1), "an approval under another key")
+        #expect(joining.authenticate(in: circle) == .waiting, "refused once, then forgotten")
         joining.approvalArrived(PairingApproval.make(entry: approve, request: request, genesisHash: circle.entries[0].hash,
                                                      sessionKey: sessionKey, signer: f.a.signing))
         let e5 = joining.authenticate(in: circle)
-        #expect(e5)
+        #expect(e5 == .authentic)
         #expect(joining.progress == .approved && joining.trustsItsCircle)
         joining.joined()
         #expect(!joining.isJoining)

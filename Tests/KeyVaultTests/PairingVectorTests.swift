@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// docs/PAIRING.md's vectors, made by tools/protocol-vectors.py with
 /// tools/cpace_ref.py (pure Python ristretto255 and CPace, no libsodium): the

@@ -1,6 +1,7 @@
 @testable import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import Testing
 
 /// The reader of bodies that carry passphrases: JSON's grammar for a flat object,

@@ -1,4 +1,5 @@
 import KeyVaultProtocol
+import KeyVaultAccount
 
 extension ID16 {
     /// Tests only: an ID from 16 bytes the test chose.

@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 @testable import KeyVault
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// The hub's one timer for every wait: deadlines end their waits in order,
 /// whatever order they were added in; a wait removed first never ends by it;

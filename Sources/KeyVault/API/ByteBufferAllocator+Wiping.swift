@@ -1,3 +1,4 @@
+import KeyVaultAccount
 @_spi(CustomByteBufferAllocator) import NIOCore
 import KeyVaultCrypto
 

@@ -3,6 +3,7 @@ import Hummingbird
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
@@ -18,16 +19,12 @@ struct EnvelopeHandler: Sendable {
 
     func seal(_ request: Request, _ context: VaultRequestContext, _ account: AccountID) async throws -> Response {
         let body = try await RequestBody.decode(SealBody.self, shape: SealBody.shape, from: request, context: context)
-        let keyID = try body.keyId.map { text in
-            guard let id = KeyID(hex: text) else { throw Refusal.invalid("'keyId' must be 32 lowercase hex characters") }
-            return id
-        }
         try Self.checkCount(body.items.count)
         var items = try body.items.enumerated().map { index, item in
             KeyVaultService.BatchItem(bytes: try Self.base64(item.plaintext, "plaintext", index), aad: try Self.aad(item.aad, index))
         }
         defer { for i in items.indices { Wipe.bytes(&items[i].bytes) } }
-        switch try service.seal(account, keyID: keyID, items: items) {
+        switch try service.seal(account, keyID: body.keyId, items: items) {
         case .pending(let reason, let since):
             return try Self.pending(reason, since)
         case .done(let batch):

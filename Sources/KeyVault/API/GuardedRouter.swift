@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

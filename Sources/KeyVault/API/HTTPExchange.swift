@@ -1,3 +1,4 @@
+import KeyVaultAccount
 import NIOHTTP1
 
 /// One HTTP/1 connection's requests and answers, as its guard

@@ -2,6 +2,7 @@ import Foundation
 import Hummingbird
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
@@ -89,8 +90,9 @@ struct SealBody: Decodable {
         var aad: String?
     }
     var items: [Item]
-    var keyId: String?
-    static let shape = #"{"items": [{"plaintext": base64, "aad": base64 (optional)}, ...], "keyId": string (optional)}"#
+    /// Parsed with the body: a value that is not a key ID refuses the body.
+    var keyId: KeyID?
+    static let shape = #"{"items": [{"plaintext": base64, "aad": base64 (optional)}, ...], "keyId": 32 lowercase hex characters (optional)}"#
 }
 
 struct OpenBody: Decodable {

@@ -1,3 +1,4 @@
+import KeyVaultAccount
 import Synchronization
 
 /// Requests a route is handling now, counted where they enter and leave the

@@ -2,6 +2,7 @@ import Hummingbird
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// A JSON request body that carries passphrases, read so that no copy of a
 /// passphrase is left in ordinary (swappable, never wiped) memory.

@@ -6,6 +6,7 @@ import ServiceLifecycle
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

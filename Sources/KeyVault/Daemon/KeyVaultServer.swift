@@ -5,6 +5,7 @@ import NIOCore
 import NIOHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

@@ -1,3 +1,4 @@
+import KeyVaultAccount
 import CLinux
 import Foundation
 import Logging

@@ -3,6 +3,7 @@ import ServiceLifecycle
 import UnixSignals
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

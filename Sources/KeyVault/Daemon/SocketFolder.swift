@@ -1,3 +1,4 @@
+import KeyVaultAccount
 import Foundation
 #if canImport(Glibc)
 import Glibc

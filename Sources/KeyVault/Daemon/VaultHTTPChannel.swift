@@ -6,6 +6,7 @@ import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

@@ -1,5 +1,6 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

@@ -1,6 +1,7 @@
 import Foundation
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

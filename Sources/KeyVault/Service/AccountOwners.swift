@@ -1,6 +1,7 @@
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// The directory from an account to its owner. Each owner runs its account's
 /// jobs one at a time, in the order they were queued, each to its end (vault

@@ -2,6 +2,7 @@ package import Foundation
 import Logging
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

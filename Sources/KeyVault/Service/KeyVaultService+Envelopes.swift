@@ -1,6 +1,7 @@
 import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

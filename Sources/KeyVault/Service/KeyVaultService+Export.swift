@@ -1,6 +1,7 @@
 package import Foundation
 import KeyVaultCrypto
 package import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import KeyVaultCrypto
 package import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient

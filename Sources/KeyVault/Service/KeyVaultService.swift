@@ -4,6 +4,7 @@ import Synchronization
 import NIOPosix
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+package import KeyVaultAccount
 package import KeyVaultVault
 package import KeyVaultRelay
 package import KeyVaultRelayClient
@@ -334,12 +335,8 @@ package final class KeyVaultService: Sendable {
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
         try await vault.addGeneration(account: id, generation: generation, item: item)
-        update(id) { state in
-            if !state.generations.contains(where: { $0.keyID == generation.keyID }) { state.generations.append(generation) }
-            if !state.items.contains(where: { $0.slot == item.slot }) { state.items.append(item) }
-            // A lock that came first is not undone: its job ran to its end before this one began.
-            if state.mayHoldKeys { state.keys[generation.keyID] = key }
-        }
+        // A lock that came first is not undone: its job ran to its end before this one began.
+        update(id) { $0.keyStored(generation, item: item, key: key) }
     }
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).
@@ -373,7 +370,7 @@ package final class KeyVaultService: Sendable {
                 // held in memory until the daemon stops, and the answer is the one a healthy disk gives.
                 logger.error("could not record a wrong passphrase; the back-off holds in memory", metadata: ["account": "\(id)", "problem": "\(error)"])
             }
-            update(id) { $0.take(locking) }
+            update(id) { $0.throttled(locking) }
             logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(locking.throttle.failures)"])
             throw Refusal(.denied, "wrong passphrase for \(id)")
         }

@@ -1,6 +1,7 @@
 import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 
 /// The CPace states of the pairing exchanges under way on this device, in
 /// memory only (docs/PAIRING.md), each kept by its account's owner: a new

@@ -3,6 +3,7 @@ import Logging
 import ServiceLifecycle
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
@@ -253,8 +254,15 @@ extension KeyVaultService {
     /// A joining device whose approval now verifies under the exchange's key takes
     /// the shares it kept sealed until then.
     func authenticateApproval(_ account: AccountID) async {
-        let authentic = update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? false
-        guard authentic else { return }
+        let check = update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? .waiting
+        if case .refused(let count) = check {
+            // PROTOCOL.md, "Outcomes": a rejected record changes nothing and is logged.
+            logger.warning("refused relay record", metadata: [
+                "account": "\(account)", "kind": "challenge",
+                "problem": "invalid: \(count) approval(s) naming an entry of the log do not verify under this exchange's key",
+            ])
+        }
+        guard check == .authentic else { return }
         logger.notice("this device's approval is authentic", metadata: ["account": "\(account)"])
         await takeKeptShares(for: account)
     }
@@ -300,13 +308,9 @@ extension KeyVaultService {
             } else {
                 try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
-            update(account) { state in
-                state.setCircle(circle)
-                state.logConfirmed = confirmed
-            }
+            update(account) { $0.circleAdopted(circle, confirmed: confirmed) }
             if outcome.destroyed { try await shred(account) }
             for event in outcome.events { hub.announce(account, event) }
-            // Waiting reads decide again: what they ask for may be known now (an approval and a rebase are accepted entries too).
             if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
         }
     }
@@ -314,13 +318,7 @@ extension KeyVaultService {
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
     func shred(_ account: AccountID) async throws {
         try await vault.destroyKeys(account: account)
-        update(account) { state in
-            state.keys = [:]
-            state.owedDeliveries = []
-            state.promotions.shredded()
-            state.items.removeAll { $0.attributes.kind == .generationKey }
-            for i in state.generations.indices { state.generations[i].state = .destroyed }
-        }
+        update(account) { $0.shredded() }
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.announce(account, AccountEvent(name: "destroyed", fields: [:]))
     }
@@ -373,11 +371,7 @@ extension KeyVaultService {
         if state.keys[header.keyID] != nil { return }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        let joinedNow = update(account) { state -> Bool in
-            guard state.enrollment.isJoining, state.enrollment.trustsItsCircle, state.circle.isTrusted(state.deviceID) else { return false }
-            state.enrollment.joined()
-            return true
-        } ?? false
+        let joinedNow = update(account) { $0.joinedIfApproved() } ?? false
         if joinedNow {
             do { try await vault.finishEnrollment(account: account) } catch {
                 logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])

@@ -2,6 +2,7 @@ package import Foundation
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
@@ -189,10 +190,7 @@ extension KeyVaultService {
             try await vault.settle(account: id, deliveries: settled)
             // Once the relay holds this device's genesis the account stops founding, and reads
             // waiting for its keys get them (the read model changed).
-            update(id) { state in
-                state.logConfirmed = max(state.logConfirmed, min(count, state.circle.entries.count))
-                state.owedDeliveries.subtract(settled)
-            }
+            update(id) { $0.relayConfirmed(through: count, settled: settled) }
         }
     }
 

@@ -4,6 +4,7 @@ import NIOPosix
 import Synchronization
 import KeyVaultCrypto
 package import KeyVaultProtocol
+package import KeyVaultAccount
 
 /// Where key reads wait and event streams listen, each on its account's owner
 /// (`AccountWaiters`): no account's waits share a lock with another's. A

@@ -144,6 +144,11 @@ package struct OwedDelivery: Sendable, Hashable {
 package struct OutboxRecord: Sendable, Equatable {
     package var id: Int64
     package var record: RelayRecord
+
+    package init(id: Int64, record: RelayRecord) {
+        self.id = id
+        self.record = record
+    }
 }
 
 /// The key `keys/current` answers: its generation number and its key ID.

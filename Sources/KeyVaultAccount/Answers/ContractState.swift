@@ -1,6 +1,9 @@
+import Foundation
 import KeyVaultCrypto
+package import KeyVaultProtocol
+
 /// The `state` field of every answer (docs/API.md): a client can switch on it
-/// alone. Each state has one HTTP status.
+/// alone. Each state has one HTTP status (`ContractState+HTTP` in the API).
 package enum ContractState: String, Sendable, Codable, CaseIterable {
     case ready, pending, locked, unknown, revoked, forbidden, denied, throttled, destroyed, invalid
     /// What this device holds failed a check the right passphrase would have
@@ -9,23 +12,6 @@ package enum ContractState: String, Sendable, Codable, CaseIterable {
     case damaged
     /// A failure of the daemon itself; the body says nothing more.
     case error
-
-    package var httpStatus: Int {
-        switch self {
-        case .ready: return 200
-        case .pending: return 202
-        case .locked: return 423
-        case .unknown: return 404
-        case .revoked: return 403
-        case .forbidden: return 403
-        case .denied: return 401
-        case .throttled: return 429
-        case .destroyed: return 410
-        case .invalid: return 400
-        case .damaged: return 409
-        case .error: return 500
-        }
-    }
 }
 
 /// A refusal in the contract's terms: its state, a sentence for a person, and

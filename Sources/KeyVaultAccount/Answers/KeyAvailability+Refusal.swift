@@ -1,4 +1,7 @@
+import Foundation
 import KeyVaultCrypto
+package import KeyVaultProtocol
+
 extension KeyAvailability {
     /// The contract answer for a key that is neither `ready` nor `pending`
     /// (those two carry a body of their own). One mapping for key reads and envelopes.

@@ -1,5 +1,6 @@
 import Foundation
 package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// Circle sync, decided without I/O: entries read from the relay are verified
 /// against this device's log; one that takes the number of an entry this

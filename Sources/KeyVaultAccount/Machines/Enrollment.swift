@@ -1,5 +1,6 @@
 package import Foundation
 package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// Enrollment on one device under pairing version 2 (docs/PAIRING.md),
 /// decided without I/O. On a new device: its own request, the first response
@@ -116,22 +117,40 @@ package struct Enrollment: Sendable {
         approvals.append(approval)
     }
 
-    /// Answers true when this device's approval is authentic now: an approve entry of
+    /// What checking the approvals read so far found.
+    package enum ApprovalCheck: Sendable, Equatable {
+        /// An approval is authentic: this device is a member.
+        case authentic
+        /// None yet (or only approvals whose approve entry is not in the log yet).
+        case waiting
+        /// This many approvals named an entry of the log and failed under the
+        /// exchange's key: refused, and forgotten (they can never verify).
+        case refused(Int)
+    }
+
+    /// `.authentic` when this device's approval is authentic now: an approve entry of
     /// `circle` for exactly its request, authenticated under the exchange's key by
     /// an approval from the entry's signer. Then, and only then, it is a member.
-    package mutating func authenticate(in circle: CircleState) -> Bool {
-        guard case .confirmed = progress, let request = ownRequest, let sessionKey else { return false }
+    package mutating func authenticate(in circle: CircleState) -> ApprovalCheck {
+        guard case .confirmed = progress, let request = ownRequest, let sessionKey else { return .waiting }
+        var early: [PairingApproval] = []
+        var refused = 0
         for approval in approvals {
-            guard let entry = circle.entries.first(where: { $0.hash == approval.entryHash }) else { continue }
+            guard let entry = circle.entries.first(where: { $0.hash == approval.entryHash }) else {
+                early.append(approval)
+                continue
+            }
             if Pairing.isAuthenticApproval(approval, of: entry, request: request, sessionKey: sessionKey, circle: circle) {
                 progress = .approved
                 self.sessionKey = nil
                 approvals = []
                 pairingCode = nil
-                return true
+                return .authentic
             }
+            refused += 1
         }
-        return false
+        approvals = early
+        return refused > 0 ? .refused(refused) : .waiting
     }
 
     /// After a restart: the exchange's key, kept wrapped in the vault once `Ta` went

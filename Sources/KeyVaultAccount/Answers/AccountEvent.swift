@@ -1,4 +1,7 @@
+import Foundation
 import KeyVaultCrypto
+package import KeyVaultProtocol
+
 /// What `GET /v1/accounts/{user}/events` streams.
 package struct AccountEvent: Sendable, Equatable {
     package init(name: String, fields: [String: String]) {

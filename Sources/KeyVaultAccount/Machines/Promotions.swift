@@ -1,5 +1,6 @@
 package import Foundation
 import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// The second phase of a rotation, decided without I/O: a generation this
 /// device announced becomes current once every other trusted device has

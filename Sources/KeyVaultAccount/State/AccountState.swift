@@ -1,49 +1,46 @@
 import Foundation
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
+package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// What the daemon holds in memory for one account: the vault's facts, and
 /// while unlocked the KEK and the unwrapped keys. Locking drops the KEK and,
 /// for `whenUnlocked` accounts, the keys.
-struct AccountState: Sendable {
-    var record: AccountRecord
-    var generations: [KeyGeneration]
-    var items: [StoredItem]
-    var kek: SecretKey?
+package struct AccountState: Sendable {
+    package var record: AccountRecord
+    package var generations: [KeyGeneration]
+    package var items: [StoredItem]
+    package var kek: SecretKey?
     /// Generation keys readable right now, by key ID.
-    var keys: [KeyID: SecretKey] = [:]
+    package var keys: [KeyID: SecretKey] = [:]
     /// This device's signing and box keys, while unlocked.
-    var identity: DeviceIdentity?
+    package var identity: DeviceIdentity?
     /// The verified circle log (empty for an account without a relay), with
     /// this device's own entries not yet on the relay at its end.
-    var circle: CircleState
+    package var circle: CircleState
     /// How many leading entries of `circle` the relay is known to hold.
-    var logConfirmed: Int
+    package var logConfirmed: Int
     /// Shares this device owes the relay.
-    var owedDeliveries: Set<OwedDelivery>
+    package var owedDeliveries: Set<OwedDelivery>
     /// Enrollment: this device's own request while it joins, or the requests it answers.
-    var enrollment: Enrollment
+    package var enrollment: Enrollment
     /// A joining device's pairing key, wrapped under the KEK, once it confirmed an exchange:
     /// opened at unlock so an approval that arrives after a restart still authenticates.
-    var wrappedPairingKey: [UInt8]?
+    package var wrappedPairingKey: [UInt8]?
     /// Locked or not, and the unlock back-off.
-    var locking: Locking
+    package var locking: Locking
     /// Rotations this device announced and will promote, and what each device acknowledged.
-    var promotions: Promotions
+    package var promotions: Promotions
     /// The last relay cursor read for this account, and how many rows were read
     /// since the vault last kept it (it is kept with every kept record, and every
     /// so many rows: reading a row twice changes nothing).
-    var relayCursor: Int64
-    var rowsSinceStoredCursor = 0
+    package var relayCursor: Int64
+    package var rowsSinceStoredCursor = 0
     /// What the vault kept of the relay, until it is replayed at start.
-    var notesToReplay: [RelayNote]
+    package var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.
-    var keptShares: [Int64: [UInt8]] = [:]
+    package var keptShares: [Int64: [UInt8]] = [:]
 
-    init(snapshot: AccountSnapshot) {
+    package init(snapshot: AccountSnapshot) {
         record = snapshot.account
         generations = snapshot.generations
         items = snapshot.items
@@ -71,7 +68,7 @@ struct AccountState: Sendable {
     }
 
     /// Takes a verified circle; requests from devices now in it are answered.
-    mutating func setCircle(_ verified: CircleState) {
+    package mutating func setCircle(_ verified: CircleState) {
         record.setCurrent(currentKey(after: verified))
         circle = verified
         enrollment.circleChanged(verified)
@@ -79,20 +76,20 @@ struct AccountState: Sendable {
 
     /// The key `keys/current` answers once `circle` is the log: the log's current
     /// key, or (no circle yet) the one the vault names.
-    func currentKey(after circle: CircleState) -> CurrentKey {
+    package func currentKey(after circle: CircleState) -> CurrentKey {
         circle.current.map { CurrentKey(generation: $0.generation, keyID: $0.keyID) } ?? record.currentKey
     }
 
     /// This device's entries that the relay does not hold yet.
-    var unconfirmedEntries: ArraySlice<LogEntry> { circle.entries[logConfirmed...] }
+    package var unconfirmedEntries: ArraySlice<LogEntry> { circle.entries[logConfirmed...] }
 
-    var deviceID: DeviceID { record.deviceID }
+    package var deviceID: DeviceID { record.deviceID }
 
     /// Whether the account's genesis is this device's and not yet on the relay:
     /// a founding in progress, or one a crash or an unreachable relay interrupted.
-    var isFounding: Bool { logConfirmed == 0 && circle.entries.first?.signer == deviceID }
+    package var isFounding: Bool { logConfirmed == 0 && circle.entries.first?.signer == deviceID }
 
-    var membership: KeyAvailability.Membership {
+    package var membership: KeyAvailability.Membership {
         if enrollment.isJoining {
             switch enrollment.progress {
             case .approved: break
@@ -112,7 +109,7 @@ struct AccountState: Sendable {
     /// Generations this device knows of, in the agreed order. With a circle,
     /// exactly those announced (a key stored here but not announced is not
     /// served); without one, those held.
-    var knownGenerations: [KeyGeneration] {
+    package var knownGenerations: [KeyGeneration] {
         if circle.isEmpty { return generations.sorted { $0.precedes($1) } }
         return circle.generations.map { announced in
             KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt,
@@ -122,37 +119,37 @@ struct AccountState: Sendable {
 
     /// Whether keys may be in memory now: unlocked, or `afterFirstUnlock`
     /// (whose keys stay after a lock, as on Apple's platforms).
-    var mayHoldKeys: Bool { locking.mayHoldKeys }
+    package var mayHoldKeys: Bool { locking.mayHoldKeys }
 
     /// The key held under a key ID, if the circle announced it (or there is no
     /// circle). A `whenUnlocked` account that is locked holds none, whatever
     /// memory says: the read side keeps the rule even if a writer slipped.
-    func heldKey(_ keyID: KeyID) -> SecretKey? {
+    package func heldKey(_ keyID: KeyID) -> SecretKey? {
         guard mayHoldKeys, let key = keys[keyID] else { return nil }
         if circle.isEmpty { return key }
         return circle.announced(keyID: keyID) == nil ? nil : key
     }
 
     /// The current key's ID: the circle's, or on a device without one, the vault's.
-    var currentKeyID: KeyID? {
+    package var currentKeyID: KeyID? {
         if !circle.isEmpty { return circle.current?.keyID }
         return generations.last { $0.number == record.currentGeneration }?.keyID
     }
 
-    var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
+    package var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
 
-    var isLocked: Bool { !locking.isUnlocked }
+    package var isLocked: Bool { !locking.isUnlocked }
 
-    var snapshot: AccountSnapshot { AccountSnapshot(account: record, generations: generations, items: items) }
+    package var snapshot: AccountSnapshot { AccountSnapshot(account: record, generations: generations, items: items) }
 
     /// Takes the back-off `Locking` decided, as the vault now holds it.
-    mutating func take(_ locking: Locking) {
+    package mutating func take(_ locking: Locking) {
         self.locking = locking
         record.failedUnlocks = locking.throttle.failures
         record.backoffUntil = locking.throttle.until
     }
 
-    func availability(of selector: KeySelector) -> KeyAvailability {
+    package func availability(of selector: KeySelector) -> KeyAvailability {
         let current = currentKeyID
         return KeyAvailability.decide(selector: selector, generations: knownGenerations, current: current, isLocked: isLocked, membership: membership) { generation in
             heldKey(generation.keyID).map { ReleasedKey(account: record.id, generation: generation, key: $0, isCurrent: generation.keyID == current) }
@@ -160,7 +157,7 @@ struct AccountState: Sendable {
     }
 
     /// Unwraps every item under `kek`; throws `authenticationFailed` if the KEK is wrong.
-    func unwrapAll(with kek: SecretKey) throws -> [ItemSlot: SecureBytes] {
+    package func unwrapAll(with kek: SecretKey) throws -> [ItemSlot: SecureBytes] {
         var out: [ItemSlot: SecureBytes] = [:]
         for item in items {
             out[item.slot] = try WrappedSecret.unwrap(item.wrapped, under: kek, context: item.context)
@@ -171,7 +168,7 @@ struct AccountState: Sendable {
     /// Whether `kek` opens any stored item, in its own slot or in another's.
     /// When it does, the passphrase was right and whatever failed is damage (a
     /// blob altered, or moved to another slot), not a wrong guess.
-    func kekOpensAnyItem(_ kek: SecretKey) -> Bool {
+    package func kekOpensAnyItem(_ kek: SecretKey) -> Bool {
         let contexts = items.map(\.context)
         return items.contains { item in
             contexts.contains { (try? WrappedSecret.unwrap(item.wrapped, under: kek, context: $0)) != nil }
@@ -179,7 +176,7 @@ struct AccountState: Sendable {
     }
 
     /// Locks; answers what `Locking` decided, for the caller to announce.
-    mutating func lock() -> [Locking.Effect] {
+    package mutating func lock() -> [Locking.Effect] {
         let effects = locking.lock()
         for effect in effects {
             switch effect {
@@ -195,7 +192,7 @@ struct AccountState: Sendable {
 
     /// Installs the KEK and the unwrapped secrets; answers what `Locking`
     /// decided (a back-off to clear in the vault, a wake-up).
-    mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
+    package mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
         var keys: [KeyID: SecretKey] = [:]
         for (slot, bytes) in secrets where slot.kind == .generationKey {
             let key = try SecretKey(secureBytes: bytes)

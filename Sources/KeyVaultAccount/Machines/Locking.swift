@@ -1,5 +1,6 @@
 package import Foundation
 import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// Locking, decided without I/O: whether an unlock may try a passphrase now
 /// (the back-off), what a wrong or a right passphrase changes, and what a lock

@@ -1,5 +1,6 @@
 package import Foundation
 package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// The answer to "may I have this key?", as a pure value. The service decides
 /// it from what the vault holds, whether the account is unlocked and what the

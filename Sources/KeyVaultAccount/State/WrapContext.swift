@@ -1,5 +1,7 @@
+import Foundation
 package import KeyVaultCrypto
 package import KeyVaultProtocol
+
 /// What a wrapped secret is bound to: its account, its kind and its generation.
 /// The AAD makes a blob useless in any other slot (docs/FORMAT.md, "Wrapping").
 package struct WrapContext: Sendable, Equatable {

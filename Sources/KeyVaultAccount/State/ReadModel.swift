@@ -1,30 +1,30 @@
 import Foundation
 import KeyVaultCrypto
-import KeyVaultProtocol
+package import KeyVaultProtocol
 
 /// What a key read of an account can observe, derived from its state and
 /// never kept beside it: whether it is locked, where this device stands, the
 /// generations it knows and which it holds readable. When a publish changes
 /// it, the reads waiting on the account decide again (`didPublish`); when it
 /// does not, nothing a read would answer changed and none is woken.
-struct ReadModel: Equatable {
-    var isLocked: Bool
-    var membership: KeyAvailability.Membership
-    var generations: [KeyGeneration]
-    var current: KeyID?
-    var held: Set<KeyID>
+package struct ReadModel: Equatable {
+    package var isLocked: Bool
+    package var membership: KeyAvailability.Membership
+    package var generations: [KeyGeneration]
+    package var current: KeyID?
+    package var held: Set<KeyID>
     /// Pairing confirmations read: what an approver's wait looks for.
-    var confirmations: Int
+    package var confirmations: Int
 }
 
 /// A key read's answer, and whether a read allowed to wait should wait for the next change.
-struct KeyRead {
-    var availability: KeyAvailability
-    var waits: Bool
+package struct KeyRead {
+    package var availability: KeyAvailability
+    package var waits: Bool
 }
 
 extension AccountState {
-    var readModel: ReadModel {
+    package var readModel: ReadModel {
         let generations = knownGenerations
         return ReadModel(isLocked: isLocked, membership: membership, generations: generations, current: currentKeyID,
                          held: Set(generations.lazy.map(\.keyID).filter { heldKey($0) != nil }),
@@ -35,7 +35,7 @@ extension AccountState {
     /// waits for the key. With a relay, a generation or key ID not heard of yet
     /// may be announced any moment (a record under it can arrive before the
     /// announce does): it waits too. Everything else is final.
-    func read(_ selector: KeySelector, withRelay: Bool) -> KeyRead {
+    package func read(_ selector: KeySelector, withRelay: Bool) -> KeyRead {
         let availability = availability(of: selector)
         switch availability {
         case .pending: return KeyRead(availability: availability, waits: true)

@@ -1,0 +1,80 @@
+import Foundation
+package import KeyVaultCrypto
+package import KeyVaultProtocol
+
+/// The events that change an account, as named steps of its value: the owner
+/// performs the I/O an event needs (the vault first), then applies the event
+/// here and publishes the result. Nothing else mutates an `AccountState`'s
+/// facts; `docs/ARCHITECTURE.md` ("The account machine") tabulates them.
+extension AccountState {
+    /// A generation key now in the vault (made here, or from a share). It goes
+    /// into memory only if keys may be held: a lock that came first is not undone.
+    package mutating func keyStored(_ generation: KeyGeneration, item: StoredItem, key: SecretKey) {
+        if !generations.contains(where: { $0.keyID == generation.keyID }) { generations.append(generation) }
+        if !items.contains(where: { $0.slot == item.slot }) { items.append(item) }
+        if mayHoldKeys { keys[generation.keyID] = key }
+    }
+
+    /// Entries the relay now holds (through `count`), and shares it took. The
+    /// first confirmation of this device's own genesis ends founding.
+    package mutating func relayConfirmed(through count: Int, settled: [OwedDelivery]) {
+        logConfirmed = max(logConfirmed, min(count, circle.entries.count))
+        owedDeliveries.subtract(settled)
+    }
+
+    /// Verified entries adopted into the log (the relay's, or a rebase of this device's own).
+    package mutating func circleAdopted(_ verified: CircleState, confirmed: Int) {
+        setCircle(verified)
+        logConfirmed = confirmed
+    }
+
+    /// The circle destroyed the account: every key is shredded, nothing is owed.
+    package mutating func shredded() {
+        keys = [:]
+        owedDeliveries = []
+        promotions.shredded()
+        items.removeAll { $0.attributes.kind == .generationKey }
+        for i in generations.indices { generations[i].state = .destroyed }
+    }
+
+    /// A wrong passphrase (or a cleared back-off): the back-off `Locking` decided, as the vault now holds it.
+    package mutating func throttled(_ locking: Locking) {
+        take(locking)
+    }
+
+    /// This device took its first key as an approved member: it has joined.
+    /// Answers whether it had been joining (the vault's enrollment row then goes).
+    package mutating func joinedIfApproved() -> Bool {
+        guard enrollment.isJoining, enrollment.trustsItsCircle, circle.isTrusted(deviceID) else { return false }
+        enrollment.joined()
+        return true
+    }
+}
+
+/// Where an account stands on this device. Derived from the state, never
+/// kept beside it: each phase is a fact the vault already holds.
+package enum AccountPhase: Sendable, Equatable {
+    /// Its genesis is this device's and the relay does not hold it yet.
+    case founding
+    /// It asked to join and no approval is authenticated yet; `failed` once its exchange failed or ended.
+    case joining(failed: Bool)
+    /// In the circle (or a device on its own, without a relay).
+    case member
+    /// Removed from the circle: it keeps what it held and gets nothing after.
+    case revoked
+    /// The circle destroyed the account: its keys are shredded.
+    case destroyed
+}
+
+extension AccountState {
+    package var phase: AccountPhase {
+        if circle.destroyed { return .destroyed }
+        switch membership {
+        case .founding: return .founding
+        case .awaitingApproval: return .joining(failed: false)
+        case .pairingFailed: return .joining(failed: true)
+        case .revoked: return .revoked
+        case .member: return .member
+        }
+    }
+}

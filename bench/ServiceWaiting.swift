@@ -42,12 +42,14 @@ enum ServiceWaitingBench {
         var sockets: [Int32] = []
         defer { for fd in sockets { close(fd) } }
         let path = "/v1/accounts/crowd/records", query = "after=\(after)&limit=1&wait=120"
-        for _ in 0..<count {
+        // The service holds at most 512 connections per client address: these come from one
+        // loopback address per 400 (127.0.1.1, 127.0.1.2, …), as many clients would.
+        for index in 0..<count {
             let signature = RequestSignature(method: "GET", path: path, query: query, body: [], created: Int64(Date().timeIntervalSince1970),
                                              nonce: RequestSignature.randomNonce(), keyID: holder.deviceID)
             let request = "GET \(path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Digest: \(signature.contentDigest)\r\n"
                 + "Signature-Input: \(signature.signatureInputHeader)\r\nSignature: \(signature.signatureHeader(signedBy: holder.signing))\r\n\r\n"
-            let fd = try connectLoopback(port: port)
+            let fd = try connectLoopback(port: port, from: "127.0.1.\(index / 400 + 1)")
             sockets.append(fd)
             _ = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         }
@@ -58,8 +60,8 @@ enum ServiceWaitingBench {
         return Result(count: count, quiet: quiet, loaded: loaded, residentBefore: before, residentWith: with)
     }
 
-    private static func connectLoopback(port: Int) throws -> Int32 {
-        switch LoopbackSocket.connect(port: port) {
+    private static func connectLoopback(port: Int, from source: String) throws -> Int32 {
+        switch LoopbackSocket.connect(port: port, from: source) {
         case .success(let fd): return fd
         case .failure(let error): throw BenchError("\(error)")
         }
@@ -76,7 +78,7 @@ extension Report {
 
             One `keyvault-relay` (PostgreSQL store, loopback): key arrival (as in the section below: enrollment approved on \
             one device, the waiting read answered on the other) with no other device waiting, then with \(w.count) signed \
-            held reads open on another account, each its own TCP connection, measured in the same run.
+            held reads open on another account, each its own TCP connection (at most 400 from each of several loopback addresses: the service holds at most 512 per client address), measured in the same run.
 
             | | arrival p50 | arrival p99 |
             |---|---:|---:|

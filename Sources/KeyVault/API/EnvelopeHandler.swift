@@ -21,7 +21,7 @@ struct EnvelopeHandler: Sendable {
         let body = try await RequestBody.decode(SealBody.self, shape: SealBody.shape, from: request, context: context)
         try Self.checkCount(body.items.count)
         var items = try body.items.enumerated().map { index, item in
-            KeyVaultService.BatchItem(bytes: try Self.base64(item.plaintext, "plaintext", index), aad: try Self.aad(item.aad, index))
+            Envelopes.BatchItem(bytes: try Self.base64(item.plaintext, "plaintext", index), aad: try Self.aad(item.aad, index))
         }
         defer { for i in items.indices { Wipe.bytes(&items[i].bytes) } }
         switch try service.seal(account, keyID: body.keyId, items: items) {
@@ -38,7 +38,7 @@ struct EnvelopeHandler: Sendable {
         let body = try await RequestBody.decode(OpenBody.self, shape: OpenBody.shape, from: request, context: context)
         try Self.checkCount(body.items.count)
         let items = try body.items.enumerated().map { index, item in
-            KeyVaultService.BatchItem(bytes: try Self.base64(item.envelope, "envelope", index), aad: try Self.aad(item.aad, index))
+            Envelopes.BatchItem(bytes: try Self.base64(item.envelope, "envelope", index), aad: try Self.aad(item.aad, index))
         }
         switch try service.open(account, items: items) {
         case .pending(let reason, let since):

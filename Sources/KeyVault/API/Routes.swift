@@ -114,13 +114,13 @@ enum Routes {
         routes.on(.post, account: "/rotate", permission: .rotate) { request, context, account in
             // An empty body means the default, after-acks.
             let buffer = try await request.body.collect(upTo: context.maxUploadSize)
-            var promotion = KeyVaultService.Promotion.afterAcks
+            var promotion = Rotations.Promotion.afterAcks
             if buffer.readableBytes > 0 {
                 guard let body = try? JSONDecoder().decode(RotateBody.self, from: Data(buffer: buffer)) else {
                     throw Refusal.invalid("the body must be a JSON object: \(RotateBody.shape)")
                 }
                 if let raw = body.promote {
-                    guard let value = KeyVaultService.Promotion(rawValue: raw) else { throw Refusal.invalid("'promote' must be \"after-acks\" or \"now\"") }
+                    guard let value = Rotations.Promotion(rawValue: raw) else { throw Refusal.invalid("'promote' must be \"after-acks\" or \"now\"") }
                     promotion = value
                 }
             }
@@ -199,7 +199,7 @@ struct DeletedBody: Encodable {
 
 struct ExportBody: Encodable {
     var state = ContractState.ready
-    var export: KeyVaultService.AccountExport
+    var export: Exports.AccountExport
 }
 
 struct RotatedBody: Encodable {
@@ -212,7 +212,7 @@ struct RotatedBody: Encodable {
     var queued: Bool
     var note: String?
 
-    init(_ r: KeyVaultService.RotationResult) {
+    init(_ r: Rotations.RotationResult) {
         generation = r.generation
         keyId = r.keyId
         promoted = r.promoted
@@ -238,7 +238,7 @@ struct RevokedBody: Encodable {
 
 struct EnrollmentsBody: Encodable {
     var state = ContractState.ready
-    var enrollments: [KeyVaultService.EnrollmentListing]
+    var enrollments: [Enrollments.EnrollmentListing]
 }
 
 struct IdentityNonceBody: Encodable {
@@ -255,7 +255,7 @@ struct ApprovedBody: Encodable {
 
 struct DevicesBody: Encodable {
     var state = ContractState.ready
-    var devices: [KeyVaultService.DeviceListing]
+    var devices: [Enrollments.DeviceListing]
 }
 
 struct HealthBody: Encodable {

@@ -11,7 +11,9 @@ import KeyVaultRelayClient
 /// Propagation: reading the relay, verifying what it holds, taking in shares
 /// and acknowledging them. The relay is untrusted: every record is verified
 /// before it changes anything, and a refused one is logged and ignored.
-extension KeyVaultService {
+package struct Propagation: EnginePart {
+    package let service: KeyVaultService
+
     /// Runs until cancelled. At start, each account's view is rebuilt from what
     /// the vault kept of the relay (`relay_notes`), and then only what is new
     /// after the account's own cursor is read; then one pass per wake-up that
@@ -45,7 +47,7 @@ extension KeyVaultService {
     private func retryWhileUnreachable() async {
         var delay = 0.25
         while !Task.isCancelled {
-            guard relayHealth.withLock({ $0.unreachableSince != nil }) || relay?.unreachableSince != nil else {
+            guard service.relayHealth.withLock({ $0.unreachableSince != nil }) || relay?.unreachableSince != nil else {
                 delay = 0.25
                 try? await Task.sleep(for: .milliseconds(200))
                 continue

@@ -12,7 +12,9 @@ import KeyVaultRelayClient
 /// the relay is away the entries, the shares owed for them and other records
 /// wait in the vault, and go out once it is back. If another device took an
 /// entry's number meanwhile, `adopt` rebases this device's entries after it.
-extension KeyVaultService {
+package struct Publishing: EnginePart {
+    package let service: KeyVaultService
+
     /// Appends an entry signed by this device on the local head, with what it
     /// owes for it, in one vault transaction. `body` may answer nil: nothing to do.
     /// The relay gets it from `publishQueued`. `enqueue`: records that go to the
@@ -228,7 +230,7 @@ extension KeyVaultService {
     /// Its first answer after failing sends what waited for it.
     func noteRelay(_ error: (any Error)?) {
         let now = now()
-        let (wasDown, isDown) = relayHealth.withLock { health -> (Bool, Bool) in
+        let (wasDown, isDown) = service.relayHealth.withLock { health -> (Bool, Bool) in
             let was = health.unreachableSince != nil
             if let error {
                 // An answer that refuses is not an outage.
@@ -252,7 +254,7 @@ extension KeyVaultService {
 
     package var relayStatus: RelayStatus? {
         guard let relay else { return nil }
-        var health = relayHealth.withLock { $0 }
+        var health = service.relayHealth.withLock { $0 }
         // A relay that keeps connections knows of an outage before anything is sent.
         if health.unreachableSince == nil, let since = relay.unreachableSince {
             health.unreachableSince = since

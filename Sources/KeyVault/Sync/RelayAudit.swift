@@ -13,7 +13,9 @@ import KeyVaultRelayClient
 /// told the account does not exist and another daemon could found it again.
 /// So each time the relay is opened this device checks, says what is missing
 /// (`status`: relay `behind`), and publishes its own copy of the log again.
-extension KeyVaultService {
+package struct RelayAudit: EnginePart {
+    package let service: KeyVaultService
+
     /// After the relay was opened (at start, or again after a failure).
     func auditRelay() async {
         guard let relay else { return }
@@ -47,7 +49,7 @@ extension KeyVaultService {
             guard !missing.isEmpty else { return }
             logger.error("the relay lacks log entries this device knows it held; publishing this device's copy",
                          metadata: ["account": "\(id)", "missing": "\(missing)"])
-            relayHealth.withLock { $0.behind[id] = RelayBehind(account: id.rawValue, missingEntries: missing, since: now(), republished: false) }
+            service.relayHealth.withLock { $0.behind[id] = RelayBehind(account: id.rawValue, missingEntries: missing, since: now(), republished: false) }
             if state.relayCursor > 0 { try await restartReading(id) }
             var published = true
             // In order, one at a time: an entry another device published again meanwhile is left as it is.
@@ -62,7 +64,7 @@ extension KeyVaultService {
                     }
                 }
             }
-            relayHealth.withLock { $0.behind[id]?.republished = published }
+            service.relayHealth.withLock { $0.behind[id]?.republished = published }
         }
     }
 

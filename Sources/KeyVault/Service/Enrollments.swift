@@ -9,7 +9,9 @@ import KeyVaultRelayClient
 
 /// Enrollment: a new device asks to join (`enroll`), a trusted device lists
 /// the requests and approves one with the pairing code both screens show.
-extension KeyVaultService {
+package struct Enrollments: EnginePart {
+    package let service: KeyVaultService
+
     package struct EnrollmentTicket: Sendable {
         package var deviceID: DeviceID
         /// The code the person types on a trusted device, shown at once (pairing version 2).

@@ -10,7 +10,9 @@ import KeyVaultRelayClient
 /// so a sync engine never holds a key. Keys are found exactly as a key read
 /// finds them (`availability`), so locked, pending, unknown and destroyed
 /// answer the same way here as there.
-extension KeyVaultService {
+package struct Envelopes: EnginePart {
+    package let service: KeyVaultService
+
     /// One item of a batch: a plaintext to seal or an envelope to open, and the caller's AAD.
     struct BatchItem: Sendable {
         var bytes: [UInt8]

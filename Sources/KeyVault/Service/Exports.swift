@@ -8,7 +8,9 @@ import KeyVaultRelayClient
 
 /// `GET …/export`: everything this device stores about an account, as data a
 /// person can read, without key material (no keys, no wrapped blobs).
-extension KeyVaultService {
+package struct Exports: EnginePart {
+    package let service: KeyVaultService
+
     package struct AccountExport: Sendable, Encodable {
         package struct Item: Sendable, Encodable {
             package var itemClass, service, account, accessGroup, label, kind, accessibility: String
@@ -45,7 +47,7 @@ extension KeyVaultService {
         package var kdf: [String: UInt64]
         package var items: [Item]
         package var generations: [Generation]
-        package var devices: [DeviceListing]
+        package var devices: [Enrollments.DeviceListing]
         package var circleLog: [Entry]
     }
 
@@ -84,7 +86,7 @@ extension KeyVaultService {
 
 
 /// `DELETE …/accounts/{user}`: off this device, or everywhere.
-extension KeyVaultService {
+extension Exports {
     /// Removes the account from this device. With `everywhere`, first appends a
     /// signed destroy entry: every device that verifies it shreds its keys and
     /// answers `destroyed`.

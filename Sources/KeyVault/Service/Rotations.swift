@@ -8,7 +8,9 @@ import KeyVaultRelay
 import KeyVaultRelayClient
 
 /// Rotation in two phases (distribute, then promote) and revocation.
-extension KeyVaultService {
+package struct Rotations: EnginePart {
+    package let service: KeyVaultService
+
     package enum Promotion: String, Sendable {
         /// Current once every trusted device has acknowledged it, or at the policy's deadline.
         case afterAcks = "after-acks"

@@ -62,13 +62,13 @@ enum PropagationBench {
                                      after action: () async throws -> HTTPResult) async throws -> Double {
         let waiter = Task { () -> ContinuousClock.Instant in
             let reply = try await circle.request(1, "GET", waitingRead)
-            precondition(reply.status == 200, reply.text)
+            guard reply.status == 200 else { throw BenchError("the waiting read \(waitingRead) answered \(reply.status): \(reply.text)") }
             return ContinuousClock.now
         }
         try await Task.sleep(for: .milliseconds(20))  // the waiting read is parked
         let sent = ContinuousClock.now
         let answered = try await action()
-        precondition(answered.status == 200, answered.text)
+        guard answered.status == 200 else { throw BenchError("the action answered \(answered.status): \(answered.text)") }
         return Load.seconds(try await waiter.value - sent)
     }
 

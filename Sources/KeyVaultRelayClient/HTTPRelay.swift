@@ -46,6 +46,9 @@ package final class HTTPRelay: Relay {
         /// Accounts whose held read the service refused (not yet founded there, say):
         /// their watcher waits, and starts over when a request for the account succeeds.
         var refused: Set<AccountID> = []
+        /// How many requests for each account the service took: a held read refused
+        /// while one was taken (a genesis published meanwhile) is held again at once.
+        var taken: [AccountID: UInt64] = [:]
         var reconciler: Task<Void, Never>?
     }
     private let state = Mutex(State())
@@ -167,7 +170,7 @@ package final class HTTPRelay: Relay {
     private func watch(_ account: AccountID) async {
         var delay = 0.25
         while !Task.isCancelled {
-            let after = state.withLock { $0.seen[account] } ?? 0
+            let (after, takenBefore) = state.withLock { ($0.seen[account] ?? 0, $0.taken[account] ?? 0) }
             do {
                 let rows = try await read(account: account, after: after, limit: 1000, wait: Self.holdSeconds)
                 delay = 0.25
@@ -178,7 +181,14 @@ package final class HTTPRelay: Relay {
             } catch RelayError.needsUnlock {
                 return
             } catch let error as RelayError where error.isAnswer {
-                state.withLock { _ = $0.refused.insert(account) }
+                // A refusal that crossed a request the service took (the account's genesis, say:
+                // the refusal comes at least 20 ms after the read, RELAY.md) is stale: read again now.
+                let stale = state.withLock { state -> Bool in
+                    guard (state.taken[account] ?? 0) == takenBefore else { return true }
+                    state.refused.insert(account)
+                    return false
+                }
+                if stale { continue }
                 try? await Task.sleep(for: .seconds(60))
                 state.withLock { _ = $0.refused.remove(account) }
             } catch {
@@ -192,6 +202,7 @@ package final class HTTPRelay: Relay {
     /// The service took a request for the account: a held read it refused before is held again now.
     private func restartIfRefused(_ account: AccountID) {
         let old = state.withLock { state -> Task<Void, Never>? in
+            state.taken[account, default: 0] &+= 1
             guard state.refused.remove(account) != nil, let task = state.watchers[account] else { return nil }
             state.watchers[account] = Task { [weak self] in await self?.watch(account) }
             return task

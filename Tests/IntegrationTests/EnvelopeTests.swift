@@ -176,6 +176,7 @@ struct EnvelopeTests {
         #expect(shape["error"]?.contains("plaintext") == true)
         let badKeyID = try await sealBatch(daemon, "alice", [([1], nil)], keyId: "ABC")
         #expect(badKeyID.state == "invalid")
+        #expect(badKeyID["error"]?.contains("'keyId' must be 32 lowercase hex characters") == true, "\(badKeyID.object)")
         let unknownKeyID = try await sealBatch(daemon, "alice", [([1], nil)], keyId: String(repeating: "0", count: 32))
         #expect(unknownKeyID.status == 404)
         #expect(unknownKeyID.state == "unknown")

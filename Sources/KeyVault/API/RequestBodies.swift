@@ -69,6 +69,9 @@ enum RequestBody {
         let buffer = try await request.body.collect(upTo: context.maxUploadSize)
         do {
             return try JSONDecoder().decode(T.self, from: Data(buffer: buffer))
+        } catch let refusal as Refusal {
+            // A field the body's own decoding refused, with its own sentence.
+            throw refusal
         } catch {
             throw Refusal.invalid("the body must be a JSON object: \(shape)")
         }
@@ -90,9 +93,20 @@ struct SealBody: Decodable {
         var aad: String?
     }
     var items: [Item]
-    /// Parsed with the body: a value that is not a key ID refuses the body.
+    /// Parsed with the body, once: a value that is not a key ID is refused with its own sentence.
     var keyId: KeyID?
-    static let shape = #"{"items": [{"plaintext": base64, "aad": base64 (optional)}, ...], "keyId": 32 lowercase hex characters (optional)}"#
+    static let shape = #"{"items": [{"plaintext": base64, "aad": base64 (optional)}, ...], "keyId": string (optional)}"#
+
+    private enum CodingKeys: String, CodingKey { case items, keyId }
+
+    init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        items = try container.decode([Item].self, forKey: .items)
+        keyId = try container.decodeIfPresent(String.self, forKey: .keyId).map { text in
+            guard let id = KeyID(hex: text) else { throw Refusal.invalid("'keyId' must be 32 lowercase hex characters") }
+            return id
+        }
+    }
 }
 
 struct OpenBody: Decodable {

@@ -138,5 +138,7 @@ struct PropagationService: Service {
             await group.next()
             group.cancelAll()
         }
+        // No promotion deadline fires after the relay is closed.
+        service.owners.cancelTimers()
     }
 }

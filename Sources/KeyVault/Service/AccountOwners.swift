@@ -47,6 +47,11 @@ final class AccountOwners: Sendable {
 
     var heldIDs: [AccountID] { held.map(\.id) }
 
+    /// Every account's timers are cancelled: the engine is stopping.
+    func cancelTimers() {
+        for owner in owners.withLock({ Array($0.values) }) { owner.timers.cancelAll() }
+    }
+
     /// The state the account's jobs last published; nil for one this device does not hold.
     func state(_ account: AccountID) -> AccountState? {
         owners.withLock { $0[account] }?.state
@@ -98,6 +103,7 @@ final class AccountOwner: Sendable {
     let jobs = JobQueue()
     let waiters = AccountWaiters()
     let pairings = AccountPairings()
+    let timers = AccountTimers()
     private let published = Mutex<AccountState?>(nil)
     /// An identity made for the account before the person signed in (`identityNonce`),
     /// taken by the creation or enrollment that follows. Memory only.

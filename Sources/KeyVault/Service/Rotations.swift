@@ -146,9 +146,8 @@ package struct Rotations: EnginePart {
     /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
     /// The timer is outside the account; what it does at the deadline is one of the account's jobs.
     func schedulePromotionDeadline(_ id: AccountID, keyID: KeyID, at deadline: Date) {
-        Task.detached {
-            let wait = deadline.timeIntervalSince(self.now())
-            if wait > 0 { try? await Task.sleep(for: .milliseconds(Int(wait * 1000))) }
+        let wait = max(0, deadline.timeIntervalSince(now()))
+        owners.owner(id).timers.set(keyID, after: .milliseconds(Int(wait * 1000))) {
             await self.owners.run(id) {
                 guard let state = self.owners.state(id) else { return }
                 await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)

@@ -247,8 +247,8 @@ package struct Publishing: EnginePart {
         if isDown, !wasDown { logger.warning("relay unreachable: queueing", metadata: ["problem": "\(error.map { "\($0)" } ?? "")"]) }
         if wasDown, !isDown {
             logger.notice("relay reachable again")
-            // Each account's publish is one of its own jobs (detached: not part of whichever job noticed).
-            Task.detached { await self.publishAllQueued() }
+            // Each account's publish is the next of its own jobs (not part of whichever job noticed).
+            for id in owners.heldIDs { owners.enqueue(id) { _ = await self.publishQueued(id) } }
         }
     }
 

@@ -1,0 +1,37 @@
+import Foundation
+import Synchronization
+import KeyVaultProtocol
+
+/// An account's timers (a promotion's deadline), kept by its owner so that a
+/// shutdown cancels them instead of leaving them to outlive the relay. What a
+/// timer does when it fires is one of the account's jobs.
+final class AccountTimers: Sendable {
+    private struct Timer {
+        var token: UUID
+        var task: Task<Void, Never>
+    }
+    private let timers = Mutex<[KeyID: Timer]>([:])
+
+    /// Starts `body` after `delay`, replacing (and cancelling) a timer set for the same key.
+    func set(_ keyID: KeyID, after delay: Duration, _ body: @escaping @Sendable () async -> Void) {
+        let token = UUID()
+        let task = Task.detached { [weak self] in
+            if delay > .zero { try? await Task.sleep(for: delay) }
+            guard !Task.isCancelled else { return }
+            await body()
+            self?.timers.withLock { timers in
+                if timers[keyID]?.token == token { timers[keyID] = nil }
+            }
+        }
+        let replaced = timers.withLock { $0.updateValue(Timer(token: token, task: task), forKey: keyID) }
+        replaced?.task.cancel()
+    }
+
+    func cancelAll() {
+        let all = timers.withLock { timers in
+            defer { timers = [:] }
+            return Array(timers.values)
+        }
+        for timer in all { timer.task.cancel() }
+    }
+}

@@ -28,7 +28,7 @@ enum FiledRequest: Sendable {
         }
     }
 
-    var hash: [UInt8] {
+    var hash: RequestHash {
         switch self {
         case .commitReveal(let request): return request.hash
         case .pake(let request): return request.hash
@@ -36,12 +36,12 @@ enum FiledRequest: Sendable {
     }
 
     /// Which request a `reveal` row answers: a version 1 reveal or a version 2 confirmation.
-    static func requestHash(ofReveal body: [UInt8]) -> [UInt8]? {
+    static func requestHash(ofReveal body: [UInt8]) -> RequestHash? {
         SignedEnvelope.requestHash(of: body, labels: [Labels.enrollReveal, Labels.pairingConfirm])
     }
 
     /// Which request a `challenge` row concerns: a version 1 challenge, or a version 2 response or approval.
-    static func requestHash(ofChallenge body: [UInt8]) -> [UInt8]? {
+    static func requestHash(ofChallenge body: [UInt8]) -> RequestHash? {
         SignedEnvelope.requestHash(of: body, labels: [Labels.enrollChallenge, Labels.pairingResponse, Labels.pairingApproval])
     }
 

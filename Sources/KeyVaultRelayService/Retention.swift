@@ -35,7 +35,7 @@ enum Retention {
 
     static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<DeviceID>) -> [Int64] {
         var out: [Int64] = []
-        var openRequests = Set<[UInt8]>()
+        var openRequests = Set<RequestHash>()
         for row in rows where row.record.kind == .request {
             if let request = try? FiledRequest.decode(row.record.body),
                circle.members[request.deviceID] == nil, liveCandidates.contains(request.deviceID) {
@@ -63,14 +63,15 @@ enum Retention {
             return member.revoked || announced.isSubset(of: held[deviceID] ?? [])
         }
         // The device each approve entry approved, by request hash: where a pairing approval goes.
-        var approved: [[UInt8]: DeviceID] = [:]
+        var approved: [RequestHash: DeviceID] = [:]
         for entry in circle.entries {
             if case .approve(let device, let requestHash) = entry.body { approved[requestHash] = device.deviceID }
         }
         for row in rows {
             switch row.record.kind {
             case .challenge:
-                let hash = FiledRequest.requestHash(ofChallenge: row.record.body) ?? []
+                // One that names no request answers none: it goes.
+                guard let hash = FiledRequest.requestHash(ofChallenge: row.record.body) else { out.append(row.cursor); continue }
                 if SignedEnvelope.label(of: row.record.body) == Labels.pairingApproval {
                     if let device = approved[hash], !settled(device) { continue }
                     if approved[hash] == nil, openRequests.contains(hash) { continue }
@@ -79,7 +80,7 @@ enum Retention {
                     out.append(row.cursor)
                 }
             case .reveal:
-                if !openRequests.contains(FiledRequest.requestHash(ofReveal: row.record.body) ?? []) { out.append(row.cursor) }
+                if !(FiledRequest.requestHash(ofReveal: row.record.body).map(openRequests.contains) ?? false) { out.append(row.cursor) }
             case .share:
                 guard let recipient = row.record.recipient, circle.members[recipient] != nil else { continue }
                 if settled(recipient) { out.append(row.cursor) }

@@ -224,7 +224,7 @@ struct RelayServiceTests {
             let accountID = try AccountID(validating: account)
             var (first, circle) = try await f.createAccount(account, on: f.a)
             let second = TestDevice(name: "second")
-            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: [UInt8](repeating: 0, count: 32)),
+            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: RequestHash(computed: [UInt8](repeating: 0, count: 32))),
                                            signer: first.signing, signerID: first.id, at: Date())
             try circle.apply(approve)
             #expect(try await f.a.publish(account, [.log(approve)], as: first).status == 200)
@@ -314,7 +314,7 @@ struct RelayServiceTests {
             let x = try AccountID(validating: "xavier")
             let before = try await f.a.rows("xavier", as: x1)
 
-            let intrusion = xCircle.nextEntry(.approve(device: y1.keys, requestHash: [UInt8](repeating: 0, count: 32)),
+            let intrusion = xCircle.nextEntry(.approve(device: y1.keys, requestHash: RequestHash(computed: [UInt8](repeating: 0, count: 32))),
                                               signer: y1.signing, signerID: y1.id, at: Date())
             let forbidden = try await f.a.publish("xavier", [.log(intrusion)], as: y1)
             #expect(forbidden.status == 403)

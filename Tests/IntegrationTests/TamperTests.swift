@@ -36,7 +36,7 @@ struct TamperTests {
         let box = BoxSecretKey.generate()
         let keys = DeviceKeys(signing: outsider.publicKey, box: box.publicKey, name: "intruder")
         let forged = LogEntry.make(account: try AccountID(validating: "t1"), seq: 1, previousHash: genesis.hash, signer: outsider,
-                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: Random.bytes(32)), at: Date())
+                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: RequestHash(computed: Random.bytes(32))), at: Date())
         try await relay.publish(.log(forged))
 
         try await eventually { Self.refusals(a) >= 1 }
@@ -57,7 +57,7 @@ struct TamperTests {
         let outsider = SigningKey.generate()
         let keys = DeviceKeys(signing: outsider.publicKey, box: BoxSecretKey.generate().publicKey, name: "squatter")
         let forged = LogEntry.make(account: try AccountID(validating: "t9"), seq: 1, previousHash: genesis.hash, signer: outsider,
-                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: Random.bytes(32)), at: Date())
+                                   signerID: keys.deviceID, body: .approve(device: keys, requestHash: RequestHash(computed: Random.bytes(32))), at: Date())
         try await relay.publish(.log(forged))
         try await eventually { Self.refusals(a) >= 1 }
 

@@ -29,7 +29,7 @@ struct AccountFixture {
 
     /// This device's genesis of the account, signed as entry 0.
     func genesis() -> LogEntry {
-        LogEntry.make(account: account, seq: 0, previousHash: LogEntry.zeroHash, signer: me.signing, signerID: me.deviceID,
+        LogEntry.make(account: account, seq: 0, previousHash: LogHash.zero, signer: me.signing, signerID: me.deviceID,
                       body: .genesis(device: myKeys, generation: 1, keyID: KeyID(of: first), keyCreatedAt: 0), at: t0)
     }
 
@@ -67,7 +67,7 @@ struct AccountFixture {
 
     func withOther(_ state: AccountState) -> AccountState {
         var state = state
-        state.circleAdopted(next(state, by: me, .approve(device: otherKeys, requestHash: Array(repeating: 1, count: 32))), confirmed: 2)
+        state.circleAdopted(next(state, by: me, .approve(device: otherKeys, requestHash: RequestHash(computed: Array(repeating: 1, count: 32)))), confirmed: 2)
         return state
     }
 }
@@ -195,7 +195,7 @@ struct AccountMachineTests {
     @Test("12. joining, a request made: pending awaiting-approval and waits; locked wins")
     func joiningAwaits() throws {
         var circle = CircleState(account: f.account)
-        try circle.apply(LogEntry.make(account: f.account, seq: 0, previousHash: LogEntry.zeroHash, signer: f.other.signing, signerID: f.other.deviceID,
+        try circle.apply(LogEntry.make(account: f.account, seq: 0, previousHash: LogHash.zero, signer: f.other.signing, signerID: f.other.deviceID,
                                        body: .genesis(device: f.otherKeys, generation: 1, keyID: KeyID(of: f.first), keyCreatedAt: 0), at: f.t0))
         let started = try PairingRequest.make(account: f.account, device: f.myKeys, signer: f.me.signing, code: "042917", headHash: circle.headHash, at: f.t0)
         var state = try f.loaded(founded: false, confirmed: 0, joining: started.request.encoded)

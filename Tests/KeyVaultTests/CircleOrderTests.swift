@@ -25,7 +25,7 @@ struct CircleOrderTests {
         var circle = CircleState(account: account)
         let key = SecretKey.generate()
         try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: KeyID(of: key), keyCreatedAt: 0))
-        try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32)))
+        try append(&circle, by: a, .approve(device: b.keys, requestHash: RequestHash(computed: [UInt8](repeating: 7, count: 32))))
         return circle
     }
 

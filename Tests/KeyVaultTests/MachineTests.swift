@@ -39,7 +39,7 @@ struct MachineFixture {
     func circle(withB: Bool = true) throws -> CircleState {
         var circle = CircleState(account: account)
         try append(&circle, by: a, .genesis(device: a.keys, generation: 1, keyID: KeyID(of: SecretKey.generate()), keyCreatedAt: 0))
-        if withB { try append(&circle, by: a, .approve(device: b.keys, requestHash: [UInt8](repeating: 7, count: 32))) }
+        if withB { try append(&circle, by: a, .approve(device: b.keys, requestHash: RequestHash(computed: [UInt8](repeating: 7, count: 32)))) }
         return circle
     }
 
@@ -97,7 +97,7 @@ struct CircleSyncTests {
     @Test("a device sees its own approval (joined) and a destroy (shred)")
     func joinedAndDestroyed() throws {
         let onlyA = try f.circle(withB: false)
-        let approve = f.entry(onlyA, by: f.a, .approve(device: f.b.keys, requestHash: [UInt8](repeating: 1, count: 32)))
+        let approve = f.entry(onlyA, by: f.a, .approve(device: f.b.keys, requestHash: RequestHash(computed: [UInt8](repeating: 1, count: 32))))
         let joined = try CircleSync.adopt([approve], into: onlyA, confirmed: 1, me: f.b.id, signer: nil)
         #expect(joined.joined)
         #expect(joined.events == [.deviceEnrolled(f.b.id)])
@@ -108,7 +108,7 @@ struct CircleSyncTests {
     @Test("an entry that does not verify is refused with its reason, and nothing is adopted")
     func refuses() throws {
         let base = try f.circle()
-        let forged = f.entry(base, by: f.c, .approve(device: f.c.keys, requestHash: [UInt8](repeating: 3, count: 32)))
+        let forged = f.entry(base, by: f.c, .approve(device: f.c.keys, requestHash: RequestHash(computed: [UInt8](repeating: 3, count: 32))))
         #expect(throws: ProtocolError.untrustedSigner(f.c.id)) {
             try CircleSync.adopt([forged], into: base, confirmed: base.entries.count, me: f.a.id, signer: f.a.signing)
         }
@@ -138,7 +138,7 @@ struct PromotionTests {
     @Test("announced: the deadline is kept and scheduled; due once every other trusted device acknowledged; then cleared")
     func afterAcknowledgements() throws {
         var circle = try f.circle()
-        try f.append(&circle, by: f.a, .approve(device: f.c.keys, requestHash: [UInt8](repeating: 8, count: 32)))
+        try f.append(&circle, by: f.a, .approve(device: f.c.keys, requestHash: RequestHash(computed: [UInt8](repeating: 8, count: 32))))
         let keyID = KeyID(hash: [UInt8](repeating: 0x22, count: 16))
         try f.append(&circle, by: f.a, .announce(generation: 2, keyID: keyID, keyCreatedAt: 1))
         var promotions = Promotions()

@@ -182,7 +182,7 @@ package final class KeyVaultService: Sendable {
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
                     generation: 1, keyID: KeyID(of: generated), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
                 // Queued like any entry of this device's: stored first (unconfirmed), published after.
-                snapshot.circleLog = [LogEntry.make(account: id, seq: 0, previousHash: LogEntry.zeroHash, signer: identity.signing,
+                snapshot.circleLog = [LogEntry.make(account: id, seq: 0, previousHash: .zero, signer: identity.signing,
                                                     signerID: identity.deviceID, body: body, at: created).encoded]
             }
             do {

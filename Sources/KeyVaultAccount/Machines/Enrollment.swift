@@ -14,8 +14,9 @@ package struct Enrollment: Sendable {
     package enum Progress: Sendable, Equatable {
         /// The code is shown; the first response to the request is awaited.
         case awaitingResponse
-        /// `Tb` verified and `Ta` sent: the approval is awaited.
-        case confirmed(responseHash: [UInt8])
+        /// `Tb` verified and `Ta` sent: the approval is awaited. The response's hash is
+        /// nil after a restart (the vault keeps the exchange's key, not the response).
+        case confirmed(responseHash: ResponseHash?)
         /// The approval verified under the exchange's key: this device is a member.
         case approved
         /// The code did not match, the responder sees another circle, or (nil) a restart
@@ -61,9 +62,9 @@ package struct Enrollment: Sendable {
     private var firstSeen: [DeviceID: Date] = [:]
     package private(set) var dismissed: Set<DeviceID>
     /// Requests (by hash) this device has answered: each gets one exchange.
-    private var responded: Set<[UInt8]> = []
+    private var responded: Set<RequestHash> = []
     /// Confirmations read, by the hash of the response they answer.
-    private var confirmations: [[UInt8]: PairingConfirmation] = [:]
+    private var confirmations: [ResponseHash: PairingConfirmation] = [:]
     package var confirmationCount: Int { confirmations.count }
     /// Version 1 requests, by device ID.
     private var retired: [DeviceID: RetiredRequest] = [:]
@@ -158,7 +159,7 @@ package struct Enrollment: Sendable {
     package mutating func restore(sessionKey: CPace.SessionKey) {
         guard isJoining, case .failed(nil) = progress else { return }
         self.sessionKey = sessionKey
-        progress = .confirmed(responseHash: [])
+        progress = .confirmed(responseHash: nil)
     }
 
     /// This device holds a key of the circle that approved it: it has joined.
@@ -187,7 +188,7 @@ package struct Enrollment: Sendable {
     }
 
     /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
-    package mutating func retiredRequestArrived(device: DeviceKeys, headHash: [UInt8], requestedAt: Date, circle: CircleState,
+    package mutating func retiredRequestArrived(device: DeviceKeys, headHash: LogHash, requestedAt: Date, circle: CircleState,
                                                me: DeviceID, at now: Date) -> Bool {
         guard keeps(device.deviceID, naming: headHash, circle: circle, me: me, at: now) else { return false }
         retired[device.deviceID] = RetiredRequest(device: device, requestedAt: requestedAt)
@@ -195,7 +196,7 @@ package struct Enrollment: Sendable {
     }
 
     /// Whether a request from `deviceID` naming `headHash` is kept; if it is, when it was first seen.
-    private mutating func keeps(_ deviceID: DeviceID, naming headHash: [UInt8], circle: CircleState, me: DeviceID, at now: Date) -> Bool {
+    private mutating func keeps(_ deviceID: DeviceID, naming headHash: LogHash, circle: CircleState, me: DeviceID, at now: Date) -> Bool {
         guard circle.isTrusted(me), circle.members[deviceID] == nil, circle.contains(hash: headHash) else { return false }
         firstSeen[deviceID] = min(firstSeen[deviceID] ?? now, now)
         return true

@@ -110,11 +110,11 @@ extension SignedEnvelope {
     /// The request hash that an enrollment record labelled one of `labels` names (its
     /// third field, after the label and the account), without checking anything else:
     /// to find the request a challenge, reveal, response, confirmation or approval is for.
-    package static func requestHash(of data: [UInt8], labels: Set<String>) -> [UInt8]? {
+    package static func requestHash(of data: [UInt8], labels: Set<String>) -> RequestHash? {
         guard let (signed, _) = try? decode(data) else { return nil }
         var r = FieldReader(signed)
         guard let label = try? r.string(), labels.contains(label), (try? r.string()) != nil else { return nil }
-        return try? r.bytes(count: 32, "a request hash")
+        return try? r.hash32("a request hash") as RequestHash
     }
 }
 

@@ -41,7 +41,7 @@ package struct CircleState: Sendable, Equatable {
         return out
     }
 
-    package var headHash: [UInt8] { entries.last?.hash ?? LogEntry.zeroHash }
+    package var headHash: LogHash { entries.last?.hash ?? .zero }
     package var nextSeq: UInt64 { UInt64(entries.count) }
     package var isEmpty: Bool { entries.isEmpty }
 
@@ -72,7 +72,7 @@ package struct CircleState: Sendable, Equatable {
     }
 
     /// Whether `hash` names a verified entry (the zero hash names none).
-    package func contains(hash: [UInt8]) -> Bool {
+    package func contains(hash: LogHash) -> Bool {
         entries.contains { $0.hash == hash }
     }
 

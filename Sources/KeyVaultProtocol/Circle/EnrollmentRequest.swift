@@ -12,23 +12,23 @@ package struct EnrollmentRequest: Sendable, Equatable {
     /// `BLAKE2b-256("keyvault/v1/pairing-commit", secret)`.
     package var commitment: [UInt8]
     /// The circle head the new device saw: the pairing code binds to it.
-    package var headHash: [UInt8]
+    package var headHash: LogHash
     package var requestedAt: UInt64
     package var signature: [UInt8]
 
-    package static func signedBytes(account: AccountID, device: DeviceKeys, commitment: [UInt8], headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
+    package static func signedBytes(account: AccountID, device: DeviceKeys, commitment: [UInt8], headHash: LogHash, requestedAt: UInt64) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.enrollRequest)
         w.string(account.rawValue)
         device.write(to: &w)
         w.bytes(commitment)
-        w.bytes(headHash)
+        w.hash(headHash)
         w.u64(requestedAt)
         return w.bytes
     }
 
     /// `secret` is the device's pairing secret (32 random bytes), kept until it is revealed.
-    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: [UInt8], secret: [UInt8], at date: Date) -> EnrollmentRequest {
+    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: LogHash, secret: [UInt8], at date: Date) -> EnrollmentRequest {
         let commitment = PairingCode.commitment(to: secret)
         let at = UInt64(date.timeIntervalSince1970 * 1000)
         let bytes = signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at)
@@ -47,7 +47,7 @@ package struct EnrollmentRequest: Sendable, Equatable {
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let device = try DeviceKeys.read(from: &r)
         let commitment = try r.bytes(count: 32, "a commitment")
-        let head = try r.bytes(count: 32, "a head hash")
+        let head: LogHash = try r.hash32("a head hash")
         let at = try r.u64()
         try r.finish()
         guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
@@ -55,7 +55,7 @@ package struct EnrollmentRequest: Sendable, Equatable {
     }
 
     /// Identifies the request in the approval entry.
-    package var hash: [UInt8] { LabeledHash.hash(label: Labels.requestHash, parts: [encoded]) }
+    package var hash: RequestHash { RequestHash(computed: LabeledHash.hash(label: Labels.requestHash, parts: [encoded])) }
 
     package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
 }

@@ -8,7 +8,7 @@ package struct LogEntry: Sendable, Equatable {
         /// Entry 0: the first device, self-signed, and key generation 1.
         case genesis(device: DeviceKeys, generation: UInt64, keyID: KeyID, keyCreatedAt: UInt64)
         /// A new device joins; names the enrollment request it answers.
-        case approve(device: DeviceKeys, requestHash: [UInt8])
+        case approve(device: DeviceKeys, requestHash: RequestHash)
         /// A device leaves.
         case revoke(deviceID: DeviceID)
         /// A new key generation exists.
@@ -32,20 +32,18 @@ package struct LogEntry: Sendable, Equatable {
 
     package var account: AccountID
     package var seq: UInt64
-    package var previousHash: [UInt8]
+    package var previousHash: LogHash
     package var signer: DeviceID
     package var createdAt: UInt64
     package var body: Body
     package var signature: [UInt8]
-
-    package static let zeroHash = [UInt8](repeating: 0, count: 32)
 
     package var signedBytes: [UInt8] {
         var w = FieldWriter()
         w.string(Labels.logEntry)
         w.string(account.rawValue)
         w.u64(seq)
-        w.bytes(previousHash)
+        w.hash(previousHash)
         w.string(signer.hex)
         w.u64(createdAt)
         w.string(body.kind)
@@ -57,7 +55,7 @@ package struct LogEntry: Sendable, Equatable {
             w.u64(keyCreatedAt)
         case .approve(let device, let requestHash):
             device.write(to: &w)
-            w.bytes(requestHash)
+            w.hash(requestHash)
         case .revoke(let deviceID):
             w.string(deviceID.hex)
         case .announce(let generation, let keyID, let keyCreatedAt):
@@ -73,7 +71,7 @@ package struct LogEntry: Sendable, Equatable {
         return w.bytes
     }
 
-    package static func make(account: AccountID, seq: UInt64, previousHash: [UInt8], signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
+    package static func make(account: AccountID, seq: UInt64, previousHash: LogHash, signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
         var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
                              createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
         entry.signature = signer.signature(for: entry.signedBytes)
@@ -83,7 +81,7 @@ package struct LogEntry: Sendable, Equatable {
     package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
     /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
-    package var hash: [UInt8] { LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature]) }
+    package var hash: LogHash { LogHash(computed: LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature])) }
 
     /// Decodes the structure only; `CircleState.apply` verifies it.
     package static func decode(_ data: [UInt8]) throws(ProtocolError) -> LogEntry {
@@ -92,7 +90,7 @@ package struct LogEntry: Sendable, Equatable {
         try r.label(Labels.logEntry)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let seq = try r.u64()
-        let previous = try r.bytes(count: 32, "a previous hash")
+        let previous: LogHash = try r.hash32("a previous hash")
         let signer = try r.deviceID()
         let createdAt = try r.u64()
         let body: Body
@@ -100,7 +98,7 @@ package struct LogEntry: Sendable, Equatable {
         case "genesis":
             body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "approve":
-            body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.bytes(count: 32, "a request hash"))
+            body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.hash32("a request hash"))
         case "revoke":
             body = .revoke(deviceID: try r.deviceID())
         case "announce":

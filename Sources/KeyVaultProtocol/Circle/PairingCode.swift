@@ -14,8 +14,8 @@ package enum PairingCode {
 
     /// `BLAKE2b-128("keyvault/v1/pairing-code", request hash, challenge nonce, secret)`,
     /// first 8 bytes as u64be, mod 1,000,000, six digits.
-    package static func derive(requestHash: [UInt8], challenge: [UInt8], secret: [UInt8]) -> String {
-        let digest = LabeledHash.hash(label: Labels.pairingCode, parts: [requestHash, challenge, secret], outputByteCount: 16)
+    package static func derive(requestHash: RequestHash, challenge: [UInt8], secret: [UInt8]) -> String {
+        let digest = LabeledHash.hash(label: Labels.pairingCode, parts: [requestHash.bytes, challenge, secret], outputByteCount: 16)
         let number = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) } % 1_000_000
         let text = String(number)
         return String(repeating: "0", count: 6 - text.count) + text
@@ -25,7 +25,7 @@ package enum PairingCode {
 /// A trusted device's answer to a request: a fresh nonce, signed.
 package struct EnrollmentChallenge: Sendable, Equatable {
     package var account: AccountID
-    package var requestHash: [UInt8]
+    package var requestHash: RequestHash
     package var challenger: DeviceID
     package var nonce: [UInt8]
     package var signature: [UInt8]
@@ -34,7 +34,7 @@ package struct EnrollmentChallenge: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.enrollChallenge)
         w.string(account.rawValue)
-        w.bytes(requestHash)
+        w.hash(requestHash)
         w.string(challenger.hex)
         w.bytes(nonce)
         return w.bytes
@@ -56,7 +56,7 @@ package struct EnrollmentChallenge: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.enrollChallenge)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let c = EnrollmentChallenge(account: account, requestHash: try r.bytes(count: 32, "a request hash"), challenger: try r.deviceID(),
+        let c = EnrollmentChallenge(account: account, requestHash: try r.hash32("a request hash"), challenger: try r.deviceID(),
                                     nonce: try r.bytes(count: 32, "a nonce"), signature: signature)
         try r.finish()
         guard let signer = key(c.challenger) else { throw .untrustedSigner(c.challenger) }
@@ -75,7 +75,7 @@ package struct EnrollmentChallenge: Sendable, Equatable {
 /// The new device's reveal of its pairing secret, bound to the challenge it answers.
 package struct EnrollmentReveal: Sendable, Equatable {
     package var account: AccountID
-    package var requestHash: [UInt8]
+    package var requestHash: RequestHash
     package var challengeHash: [UInt8]
     package var secret: [UInt8]
     package var signature: [UInt8]
@@ -84,7 +84,7 @@ package struct EnrollmentReveal: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.enrollReveal)
         w.string(account.rawValue)
-        w.bytes(requestHash)
+        w.hash(requestHash)
         w.bytes(challengeHash)
         w.bytes(secret)
         return w.bytes
@@ -104,7 +104,7 @@ package struct EnrollmentReveal: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.enrollReveal)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let reveal = EnrollmentReveal(account: account, requestHash: try r.bytes(count: 32, "a request hash"),
+        let reveal = EnrollmentReveal(account: account, requestHash: try r.hash32("a request hash"),
                                       challengeHash: try r.bytes(count: 32, "a challenge hash"), secret: try r.bytes(count: 32, "a secret"), signature: signature)
         try r.finish()
         guard reveal.requestHash == request.hash, account == request.account else { throw .invalid("a reveal for another request") }

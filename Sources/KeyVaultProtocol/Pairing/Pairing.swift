@@ -53,12 +53,12 @@ package enum Pairing {
         return w.bytes
     }
 
-    static func responderData(responder: DeviceID, genesisHash: [UInt8], headHash: [UInt8], headSeq: UInt64) -> [UInt8] {
+    static func responderData(responder: DeviceID, genesisHash: LogHash, headHash: LogHash, headSeq: UInt64) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingResponder)
         w.string(responder.hex)
-        w.bytes(genesisHash)
-        w.bytes(headHash)
+        w.hash(genesisHash)
+        w.hash(headHash)
         w.u64(headSeq)
         return w.bytes
     }

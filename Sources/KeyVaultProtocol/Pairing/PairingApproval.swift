@@ -6,9 +6,9 @@ package import KeyVaultCrypto
 /// Signed by the approver, published with the `approve` entry as a `challenge` row.
 package struct PairingApproval: Sendable, Equatable {
     package var account: AccountID
-    package var requestHash: [UInt8]
+    package var requestHash: RequestHash
     package var approver: DeviceID
-    package var entryHash: [UInt8]
+    package var entryHash: LogHash
     package var tag: [UInt8]
     package var signature: [UInt8]
 
@@ -16,9 +16,9 @@ package struct PairingApproval: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.pairingApproval)
         w.string(account.rawValue)
-        w.bytes(requestHash)
+        w.hash(requestHash)
         w.string(approver.hex)
-        w.bytes(entryHash)
+        w.hash(entryHash)
         w.bytes(tag)
         return w.bytes
     }
@@ -34,19 +34,19 @@ package struct PairingApproval: Sendable, Equatable {
         return SHA512.secureHash([.bytes(prefix.bytes + iskLength), .secret(sessionKey.bytes)])
     }
 
-    package static func tag(_ sessionKey: CPace.SessionKey, account: AccountID, requestHash: [UInt8], entryHash: [UInt8],
-                            genesisHash: [UInt8]) -> [UInt8] {
+    package static func tag(_ sessionKey: CPace.SessionKey, account: AccountID, requestHash: RequestHash, entryHash: LogHash,
+                            genesisHash: LogHash) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingApproval)
         w.string(account.rawValue)
-        w.bytes(requestHash)
-        w.bytes(entryHash)
-        w.bytes(genesisHash)
+        w.hash(requestHash)
+        w.hash(entryHash)
+        w.hash(genesisHash)
         return HMACSHA512.authenticate(w.bytes, key: key(sessionKey))
     }
 
     /// The approval of `entry` (an `approve` entry for the request), by the device that signed it.
-    package static func make(entry: LogEntry, request: PairingRequest, genesisHash: [UInt8], sessionKey: CPace.SessionKey,
+    package static func make(entry: LogEntry, request: PairingRequest, genesisHash: LogHash, sessionKey: CPace.SessionKey,
                             signer: SigningKey) -> PairingApproval {
         var approval = PairingApproval(account: request.account, requestHash: request.hash, approver: entry.signer, entryHash: entry.hash,
                                        tag: tag(sessionKey, account: request.account, requestHash: request.hash, entryHash: entry.hash,
@@ -62,8 +62,8 @@ package struct PairingApproval: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.pairingApproval)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let approval = PairingApproval(account: account, requestHash: try r.bytes(count: 32, "a request hash"), approver: try r.deviceID(),
-                                       entryHash: try r.bytes(count: 32, "an entry hash"),
+        let approval = PairingApproval(account: account, requestHash: try r.hash32("a request hash"), approver: try r.deviceID(),
+                                       entryHash: try r.hash32("an entry hash"),
                                        tag: try r.bytes(count: CPace.confirmationTagByteCount, "a tag"), signature: signature)
         try r.finish()
         guard let signer = key(approval.approver) else { throw .untrustedSigner(approval.approver) }
@@ -72,7 +72,7 @@ package struct PairingApproval: Sendable, Equatable {
     }
 
     /// Whether the tag is the one the exchange's key gives for this entry in the circle starting at `genesisHash`.
-    package func isAuthentic(under sessionKey: CPace.SessionKey, genesisHash: [UInt8]) -> Bool {
+    package func isAuthentic(under sessionKey: CPace.SessionKey, genesisHash: LogHash) -> Bool {
         let expected = Self.tag(sessionKey, account: account, requestHash: requestHash, entryHash: entryHash, genesisHash: genesisHash)
         return ConstantTime.equal(expected, tag)
     }

@@ -5,8 +5,8 @@ package import KeyVaultCrypto
 /// that no relay can fake either. Published as a `reveal` row, once.
 package struct PairingConfirmation: Sendable, Equatable {
     package var account: AccountID
-    package var requestHash: [UInt8]
-    package var responseHash: [UInt8]
+    package var requestHash: RequestHash
+    package var responseHash: ResponseHash
     /// `Ta` (64 bytes), or empty: the code did not match on the new device.
     package var confirmation: [UInt8]
     package var signature: [UInt8]
@@ -17,8 +17,8 @@ package struct PairingConfirmation: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.pairingConfirm)
         w.string(account.rawValue)
-        w.bytes(requestHash)
-        w.bytes(responseHash)
+        w.hash(requestHash)
+        w.hash(responseHash)
         w.bytes(confirmation)
         return w.bytes
     }
@@ -38,8 +38,8 @@ package struct PairingConfirmation: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.pairingConfirm)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let c = PairingConfirmation(account: account, requestHash: try r.bytes(count: 32, "a request hash"),
-                                    responseHash: try r.bytes(count: 32, "a response hash"), confirmation: try r.bytes(), signature: signature)
+        let c = PairingConfirmation(account: account, requestHash: try r.hash32("a request hash"),
+                                    responseHash: try r.hash32("a response hash"), confirmation: try r.bytes(), signature: signature)
         try r.finish()
         guard c.confirmation.isEmpty || c.confirmation.count == CPace.confirmationTagByteCount else {
             throw .malformed("a confirmation is 64 bytes or empty")
@@ -50,7 +50,7 @@ package struct PairingConfirmation: Sendable, Equatable {
     }
 
     /// Which request a confirmation is for, without checking it (to find the request first).
-    package static func requestHash(of data: [UInt8]) -> [UInt8]? {
+    package static func requestHash(of data: [UInt8]) -> RequestHash? {
         SignedEnvelope.requestHash(of: data, labels: [Labels.pairingConfirm])
     }
 }

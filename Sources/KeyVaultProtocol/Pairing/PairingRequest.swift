@@ -12,27 +12,27 @@ package struct PairingRequest: Sendable, Equatable {
     /// CPace's `Ya`.
     package var share: [UInt8]
     /// The circle head the new device verified when it asked.
-    package var headHash: [UInt8]
+    package var headHash: LogHash
     package var requestedAt: UInt64
     package var signature: [UInt8]
 
     package static let sessionByteCount = 16
 
     package static func signedBytes(account: AccountID, device: DeviceKeys, session: [UInt8], share: [UInt8],
-                                    headHash: [UInt8], requestedAt: UInt64) -> [UInt8] {
+                                    headHash: LogHash, requestedAt: UInt64) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingRequest)
         w.string(account.rawValue)
         device.write(to: &w)
         w.bytes(session)
         w.bytes(share)
-        w.bytes(headHash)
+        w.hash(headHash)
         w.u64(requestedAt)
         return w.bytes
     }
 
     /// A request for `code`.
-    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, headHash: [UInt8],
+    package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, headHash: LogHash,
                             at date: Date) throws -> Started {
         try make(account: account, device: device, signer: signer, code: code, session: Random.bytes(sessionByteCount),
                  headHash: headHash, at: date) { inputs, data in try CPace.Initiator(inputs: inputs, associatedData: data) }
@@ -40,14 +40,14 @@ package struct PairingRequest: Sendable, Equatable {
 
     /// The same with a chosen session and scalar: for vectors only.
     package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, session: [UInt8],
-                             headHash: [UInt8], at date: Date, scalarForTesting scalar: [UInt8]) throws -> Started {
+                             headHash: LogHash, at date: Date, scalarForTesting scalar: [UInt8]) throws -> Started {
         try make(account: account, device: device, signer: signer, code: code, session: session, headHash: headHash, at: date) { inputs, data in
             try CPace.Initiator(inputs: inputs, associatedData: data,
                                 scalarForTesting: Ristretto255.Scalar(reducing: SecureBytes(copying: scalar)))
         }
     }
 
-    private static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, session: [UInt8], headHash: [UInt8],
+    private static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, code: String, session: [UInt8], headHash: LogHash,
                              at date: Date, initiator: (CPace.Inputs, [UInt8]) throws -> CPace.Initiator) throws -> Started {
         precondition(Pairing.isCode(code) && session.count == sessionByteCount)
         let started = try initiator(Pairing.inputs(code: code, account: account, device: device, session: session),
@@ -85,7 +85,7 @@ package struct PairingRequest: Sendable, Equatable {
         let device = try DeviceKeys.read(from: &r)
         let session = try r.bytes(count: sessionByteCount, "a session")
         let share = try Pairing.element(try r.bytes(count: 32, "a share"))
-        let head = try r.bytes(count: 32, "a head hash")
+        let head: LogHash = try r.hash32("a head hash")
         let at = try r.u64()
         try r.finish()
         guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
@@ -94,7 +94,7 @@ package struct PairingRequest: Sendable, Equatable {
     }
 
     /// Names the request in the response, confirmation, approval and approve entry.
-    package var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded]) }
+    package var hash: RequestHash { RequestHash(computed: LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded])) }
 
     package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
 

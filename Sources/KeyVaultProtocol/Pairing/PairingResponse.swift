@@ -5,11 +5,11 @@ package import KeyVaultCrypto
 /// (its `ADb`) and `Tb`, signed. Published as a `challenge` row.
 package struct PairingResponse: Sendable, Equatable {
     package var account: AccountID
-    package var requestHash: [UInt8]
+    package var requestHash: RequestHash
     package var responder: DeviceID
     package var share: [UInt8]
-    package var genesisHash: [UInt8]
-    package var headHash: [UInt8]
+    package var genesisHash: LogHash
+    package var headHash: LogHash
     package var headSeq: UInt64
     /// `Tb`, 64 bytes.
     package var confirmation: [UInt8]
@@ -19,11 +19,11 @@ package struct PairingResponse: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.pairingResponse)
         w.string(account.rawValue)
-        w.bytes(requestHash)
+        w.hash(requestHash)
         w.string(responder.hex)
         w.bytes(share)
-        w.bytes(genesisHash)
-        w.bytes(headHash)
+        w.hash(genesisHash)
+        w.hash(headHash)
         w.u64(headSeq)
         w.bytes(confirmation)
         return w.bytes
@@ -40,7 +40,7 @@ package struct PairingResponse: Sendable, Equatable {
     }
 
     package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
-    package var hash: [UInt8] { LabeledHash.hash(label: Labels.pairingResponse, parts: [encoded]) }
+    package var hash: ResponseHash { ResponseHash(computed: LabeledHash.hash(label: Labels.pairingResponse, parts: [encoded])) }
 
     /// CPace's `ADb`: who responds, and the circle it responds from.
     package var responderData: [UInt8] {
@@ -85,9 +85,9 @@ package struct PairingResponse: Sendable, Equatable {
         try r.label(Labels.pairingResponse)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
         let response = PairingResponse(
-            account: account, requestHash: try r.bytes(count: 32, "a request hash"), responder: try r.deviceID(),
-            share: try Pairing.element(try r.bytes(count: 32, "a share")), genesisHash: try r.bytes(count: 32, "a genesis hash"),
-            headHash: try r.bytes(count: 32, "a head hash"), headSeq: try r.u64(),
+            account: account, requestHash: try r.hash32("a request hash"), responder: try r.deviceID(),
+            share: try Pairing.element(try r.bytes(count: 32, "a share")), genesisHash: try r.hash32("a genesis hash"),
+            headHash: try r.hash32("a head hash"), headSeq: try r.u64(),
             confirmation: try r.bytes(count: CPace.confirmationTagByteCount, "a confirmation"), signature: signature)
         try r.finish()
         guard let signer = key(response.responder) else { throw .untrustedSigner(response.responder) }

@@ -34,7 +34,7 @@ enum ServiceWaitingBench {
         // The crowd: one account, founded through the service by a device whose held reads these are.
         let account = try AccountID(validating: "crowd")
         let holder = try await relay.foundAccount(account, logger: logger)
-        let after = try await holder.client.rows(account: account, after: 0, limit: 10).last?.cursor ?? 0
+        let after = try await holder.client.rows(account: account, after: .start, limit: 10).last?.cursor ?? .start
         await holder.client.shutdown()
 
         try await Task.sleep(for: .milliseconds(500))

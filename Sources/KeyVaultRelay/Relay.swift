@@ -33,14 +33,15 @@ package protocol Relay: Sendable {
     /// One account's records after `cursor`, in the relay's order, at most
     /// `limit`. Within an account, cursors commit in order, so a reader that
     /// resumes after the last cursor it saw misses nothing.
-    func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow]
-    /// The highest cursor the store has handed out (0: none). A store whose
-    /// last cursor is below one a device has read is not the store it read.
-    func lastCursor() async throws -> Int64
+    func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow]
+    /// The highest cursor the store has handed out (`start`: none), or nil for
+    /// a relay with no store-wide order. A store whose last cursor is below one
+    /// a device has read is not the store it read.
+    func lastCursor() async throws -> RelayCursor?
     /// Every account's records after `cursor`: an operator's (or a test's) view.
     /// Across accounts cursors may commit out of order, and on PostgreSQL each
     /// account numbers its own (this view orders by cursor, then account); devices read per account.
-    func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow]
+    func rows(after cursor: RelayCursor, limit: Int) async throws -> [RelayRow]
     /// Yields whenever something may have landed, and for which accounts
     /// (possibly spuriously); never polls on a timer. Nothing is dropped: the
     /// stream buffers every wake-up until it is read.
@@ -63,7 +64,7 @@ extension Relay {
     /// Every record of one kind for one account, oldest first (read by account).
     package func all(_ kind: RelayRecord.Kind, account: AccountID) async throws -> [RelayRow] {
         var out: [RelayRow] = []
-        var cursor: Int64 = 0
+        var cursor = RelayCursor.start
         while true {
             let batch = try await rows(account: account, after: cursor, limit: 1000)
             out += batch.filter { $0.record.kind == kind }

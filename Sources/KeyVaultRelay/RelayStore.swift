@@ -6,7 +6,7 @@ package import KeyVaultProtocol
 package protocol RelayStore: Relay {
     /// Deletes these rows of the account; cursors not there are ignored.
     /// Cursors are never handed out again, so a reader's cursor stays valid.
-    func remove(account: AccountID, cursors: [Int64]) async throws
+    func remove(account: AccountID, cursors: [RelayCursor]) async throws
     /// One round trip to the store that reads nothing (`GET /v1/health`).
     func ping() async throws
 }

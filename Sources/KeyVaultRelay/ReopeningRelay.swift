@@ -79,11 +79,11 @@ package final class ReopeningRelay: Relay {
 
     package func publish(_ record: RelayRecord) async throws { try await guarded { try await $0.publish(record) } }
     package func publish(batch records: [RelayRecord]) async throws { try await guarded { try await $0.publish(batch: records) } }
-    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         try await guarded { try await $0.rows(account: account, after: cursor, limit: limit) }
     }
-    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
-    package func lastCursor() async throws -> Int64 { try await guarded { try await $0.lastCursor() } }
+    package func rows(after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] { try await guarded { try await $0.rows(after: cursor, limit: limit) } }
+    package func lastCursor() async throws -> RelayCursor? { try await guarded { try await $0.lastCursor() } }
 
     private func guarded<T: Sendable>(_ operation: (any Relay) async throws -> T) async throws -> T {
         if let failure = state.withLock({ $0.coolDown.active() }) { throw failure }

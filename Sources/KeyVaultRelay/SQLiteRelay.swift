@@ -187,7 +187,7 @@ package final class SQLiteRelay: RelayStore {
         _ = try await pool.read { db in try Int.fetchOne(db, sql: "SELECT 1") }
     }
 
-    package func remove(account: AccountID, cursors: [Int64]) async throws {
+    package func remove(account: AccountID, cursors: [RelayCursor]) async throws {
         guard !cursors.isEmpty else { return }
         try checkSameFile()
         // `account_cursors` outlives the rows: a deleted cursor, even the highest, is never handed out again.
@@ -222,7 +222,7 @@ package final class SQLiteRelay: RelayStore {
     /// make a reader hold megabytes per row.
     private static let columns = "cursor, kind, account, recipient, log_seq, CASE WHEN length(body) > \(RelayRecord.maxBodyByteCount) THEN x'' ELSE body END AS body"
 
-    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?",
@@ -230,12 +230,12 @@ package final class SQLiteRelay: RelayStore {
         }
     }
 
-    package func lastCursor() async throws -> Int64 {
+    package func lastCursor() async throws -> RelayCursor? {
         try checkSameFile()
-        return try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records") ?? 0 }
+        return try await pool.read { db in try RelayCursor.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records") ?? .start }
     }
 
-    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         try checkSameFile()
         return try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE cursor > ? ORDER BY cursor, account LIMIT ?", arguments: [cursor, limit])

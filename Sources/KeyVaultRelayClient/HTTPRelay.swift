@@ -34,10 +34,10 @@ package final class HTTPRelay: Relay {
         /// out the service's own timeout; a held read that gets an answer ends it early.
         var coolDown = RelayCoolDown()
         /// The highest cursor seen per account, where a held read resumes.
-        var seen: [AccountID: Int64] = [:]
+        var seen: [AccountID: RelayCursor] = [:]
         /// What a held read was answered with, by account and the cursor it read after: the
         /// read its wake-up causes is answered from here instead of asking the service again.
-        var prefetched: [AccountID: (after: Int64, rows: [RelayRow])] = [:]
+        var prefetched: [AccountID: (after: RelayCursor, rows: [RelayRow])] = [:]
         var subscribers: [Int: AsyncStream<RelayWake>.Continuation] = [:]
         var nextSubscriber = 0
         /// Accounts this device filed its candidacy for (with a sign-in presented) in this run.
@@ -96,7 +96,7 @@ package final class HTTPRelay: Relay {
         }
     }
 
-    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         guard credentials.signer(for: account) != nil else { return [] }
         let prefetched = state.withLock { state -> [RelayRow]? in
             guard let held = state.prefetched.removeValue(forKey: account), held.after == cursor, held.rows.count <= limit else { return nil }
@@ -108,10 +108,10 @@ package final class HTTPRelay: Relay {
 
     /// The service hands out cursors per account; there is no store-wide one to compare
     /// (and no store file that could be made anew under this device).
-    package func lastCursor() async throws -> Int64 { .max }
+    package func lastCursor() async throws -> RelayCursor? { nil }
 
     /// The operator's view across accounts is not offered to devices.
-    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] { [] }
+    package func rows(after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] { [] }
 
     package func wakeups() -> AsyncStream<RelayWake> {
         let (stream, continuation) = AsyncStream<RelayWake>.makeStream()
@@ -170,7 +170,7 @@ package final class HTTPRelay: Relay {
     private func watch(_ account: AccountID) async {
         var delay = 0.25
         while !Task.isCancelled {
-            let (after, takenBefore) = state.withLock { ($0.seen[account] ?? 0, $0.taken[account] ?? 0) }
+            let (after, takenBefore) = state.withLock { ($0.seen[account] ?? .start, $0.taken[account] ?? 0) }
             do {
                 let rows = try await read(account: account, after: after, limit: 1000, wait: Self.holdSeconds)
                 delay = 0.25
@@ -214,7 +214,7 @@ package final class HTTPRelay: Relay {
         for subscriber in state.withLock({ Array($0.subscribers.values) }) { subscriber.yield(wake) }
     }
 
-    private func read(account: AccountID, after cursor: Int64, limit: Int, wait: Int) async throws -> [RelayRow] {
+    private func read(account: AccountID, after cursor: RelayCursor, limit: Int, wait: Int) async throws -> [RelayRow] {
         var query = "after=\(cursor)&limit=\(limit)"
         if wait > 0 { query += "&wait=\(wait)" }
         let body = try await send(account: account, method: .GET, path: "/v1/accounts/\(account)/records", query: query, body: [],
@@ -225,7 +225,7 @@ package final class HTTPRelay: Relay {
             return row
         }
         if let last = rows.last?.cursor {
-            state.withLock { $0.seen[account] = max($0.seen[account] ?? 0, last) }
+            state.withLock { $0.seen[account] = max($0.seen[account] ?? .start, last) }
         }
         return rows
     }

@@ -123,7 +123,7 @@ final class RelayHandlers: Sendable {
         for name in ["after", "limit", "wait"] where query[values: name[...]].count > 1 {
             throw Refusal.invalid("\(name) is given more than once")
         }
-        let after = try Self.number(query["after"], "after", default: 0, in: 0...Int64.max)
+        let after = RelayCursor(try Self.number(query["after"], "after", default: 0, in: 0...Int64.max))
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
         let (signed, _) = try await Self.signed(request, now: Date())
@@ -200,7 +200,7 @@ final class RelayHandlers: Sendable {
     private func prune(_ account: AccountID) async {
         do {
             var rows: [RelayRow] = []
-            var cursor: Int64 = 0
+            var cursor = RelayCursor.start
             while true {
                 let batch = try await store { try await relay.rows(account: account, after: cursor, limit: Self.maxBatch) }
                 rows += batch.filter { $0.record.kind != .log }
@@ -225,7 +225,7 @@ final class RelayHandlers: Sendable {
     }
 
     /// The rows the reader may see after `after`, skipping past rows it may not see.
-    private func visibleRows(account: AccountID, after: Int64, limit: Int, reader: DeviceID,
+    private func visibleRows(account: AccountID, after: RelayCursor, limit: Int, reader: DeviceID,
                              standing: Authorization.Standing) async throws -> [RelayRow] {
         var cursor = after
         while true {

@@ -33,8 +33,8 @@ enum Retention {
         }
     }
 
-    static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<DeviceID>) -> [Int64] {
-        var out: [Int64] = []
+    static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<DeviceID>) -> [RelayCursor] {
+        var out: [RelayCursor] = []
         var openRequests = Set<RequestHash>()
         for row in rows where row.record.kind == .request {
             if let request = try? FiledRequest.decode(row.record.body),

@@ -13,7 +13,7 @@ import KeyVaultRelayStore
 actor VerifiedViews {
     private struct View {
         var circle: CircleState
-        var cursor: Int64
+        var cursor: RelayCursor
         var used: UInt64 = 0
     }
 
@@ -34,7 +34,7 @@ actor VerifiedViews {
 
     /// The account's verified circle as of now (empty: no account).
     func circle(of account: AccountID) async throws -> CircleState {
-        var view = views[account] ?? View(circle: CircleState(account: account), cursor: 0)
+        var view = views[account] ?? View(circle: CircleState(account: account), cursor: .start)
         while true {
             let rows = try await relay.rows(account: account, after: view.cursor, limit: 1000)
             for row in rows where row.record.kind == .log {

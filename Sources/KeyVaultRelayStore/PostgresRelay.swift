@@ -90,11 +90,11 @@ package final class PostgresRelay: RelayStore {
         }
     }
 
-    package func rows(account: AccountID, after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
-                WHERE account = \(account.rawValue) AND cursor > \(cursor) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
+                WHERE account = \(account.rawValue) AND cursor > \(cursor.value) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
                 """, logger: logger))
         }
     }
@@ -105,30 +105,30 @@ package final class PostgresRelay: RelayStore {
         }
     }
 
-    package func remove(account: AccountID, cursors: [Int64]) async throws {
+    package func remove(account: AccountID, cursors: [RelayCursor]) async throws {
         guard !cursors.isEmpty else { return }
         try await perform { client, logger in
             // Keyed by account as every query here is, so a table partitioned by account prunes one partition.
-            let query: PostgresQuery = "DELETE FROM keyvault_records WHERE account = \(account.rawValue) AND cursor = ANY(\(cursors))"
+            let query: PostgresQuery = "DELETE FROM keyvault_records WHERE account = \(account.rawValue) AND cursor = ANY(\(cursors.map(\.value)))"
             for try await _ in try await client.query(query, logger: logger) {}
         }
     }
 
-    package func lastCursor() async throws -> Int64 {
+    package func lastCursor() async throws -> RelayCursor? {
         try await perform { client, logger in
             var last: Int64 = 0
             for try await value in try await client.query("SELECT coalesce(max(cursor), 0) FROM keyvault_records", logger: logger).decode(Int64.self) {
                 last = value
             }
-            return last
+            return RelayCursor(last)
         }
     }
 
-    package func rows(after cursor: Int64, limit: Int) async throws -> [RelayRow] {
+    package func rows(after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
         try await perform { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
-                WHERE cursor > \(cursor) ORDER BY cursor, account LIMIT \(Int64(max(limit, 0)))
+                WHERE cursor > \(cursor.value) ORDER BY cursor, account LIMIT \(Int64(max(limit, 0)))
                 """, logger: logger))
         }
     }
@@ -140,7 +140,7 @@ package final class PostgresRelay: RelayStore {
                 guard let kind = RelayRecord.Kind(rawValue: kind), let account = try? AccountID(validating: account) else { continue }
                 let parsedRecipient = recipient.flatMap { DeviceID(hex: $0) }
                 guard parsedRecipient != nil || recipient == nil else { continue }
-                out.append(RelayRow(cursor: cursor, record: RelayRecord(
+                out.append(RelayRow(cursor: RelayCursor(cursor), record: RelayRecord(
                     kind: kind, account: account, recipient: parsedRecipient, logSeq: seq.map { UInt64(max($0, 0)) },
                     body: Array(body.readableBytesView))))
             }

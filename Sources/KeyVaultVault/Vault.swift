@@ -57,7 +57,7 @@ package final class Vault: Sendable {
                 for row in try Row.fetchAll(db, sql: "SELECT key_id, deadline FROM promotion_deadlines WHERE account = ?", arguments: [account.id.rawValue]) {
                     snapshot.promotionDeadlines[try row.id("key_id")] = Date(timeIntervalSince1970: row["deadline"])
                 }
-                snapshot.relayCursor = try Int64.fetchOne(db, sql: "SELECT relay_cursor FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? 0
+                snapshot.relayCursor = try RelayCursor.fetchOne(db, sql: "SELECT relay_cursor FROM accounts WHERE id = ?", arguments: [account.id.rawValue]) ?? .start
                 snapshot.relayNotes = try Row.fetchAll(db, sql: "SELECT cursor, kind, body, seen_at FROM relay_notes WHERE account = ? ORDER BY cursor",
                                                        arguments: [account.id.rawValue]).compactMap { row in
                     guard let kind = RelayRecord.Kind(rawValue: row["kind"]) else { return nil }
@@ -164,7 +164,7 @@ package final class Vault: Sendable {
 
     /// Moves the account's relay cursor on, keeping the records this device
     /// needs to rebuild its view at start, in one transaction. The cursor only grows.
-    package func advanceRelayCursor(account: AccountID, to cursor: Int64, keep notes: [RelayNote]) async throws {
+    package func advanceRelayCursor(account: AccountID, to cursor: RelayCursor, keep notes: [RelayNote]) async throws {
         try await pool.write { db in
             for note in notes {
                 try db.execute(sql: "INSERT OR IGNORE INTO relay_notes (account, cursor, kind, body, seen_at) VALUES (?, ?, ?, ?, ?)",
@@ -191,7 +191,7 @@ package final class Vault: Sendable {
     }
 
     /// Forgets kept relay records that are done with (a share taken in, a request answered).
-    package func dropRelayNotes(account: AccountID, cursors: [Int64]) async throws {
+    package func dropRelayNotes(account: AccountID, cursors: [RelayCursor]) async throws {
         guard !cursors.isEmpty else { return }
         try await pool.write { db in
             for cursor in cursors {

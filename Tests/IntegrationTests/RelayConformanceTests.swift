@@ -54,7 +54,7 @@ struct RelayConformanceTests {
             let records = (0..<7).map { record(.ack, "acct", body: [UInt8($0)]) }
             try await relay.publish(batch: Array(records[0..<4]))
             try await relay.publish(batch: Array(records[4...]))
-            var cursor: Int64 = 0
+            var cursor = RelayCursor.start
             var pages: [[RelayRecord]] = []
             while true {
                 let page = try await relay.rows(after: cursor, limit: 3)

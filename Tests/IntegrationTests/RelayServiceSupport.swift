@@ -145,13 +145,13 @@ final class RelayServiceProcess: @unchecked Sendable {
         return try await send("POST", "/v1/accounts/\(account)/records", body: body, as: device)
     }
 
-    func read(_ account: String, after: Int64 = 0, wait: Int? = nil, as device: TestDevice) async throws -> Answer {
+    func read(_ account: String, after: RelayCursor = .start, wait: Int? = nil, as device: TestDevice) async throws -> Answer {
         let query = "after=\(after)&limit=1000" + (wait.map { "&wait=\($0)" } ?? "")
         return try await send("GET", "/v1/accounts/\(account)/records", query: query, as: device)
     }
 
     /// The rows, or a failure saying what answered instead.
-    func rows(_ account: String, after: Int64 = 0, wait: Int? = nil, as device: TestDevice) async throws -> [RelayRow] {
+    func rows(_ account: String, after: RelayCursor = .start, wait: Int? = nil, as device: TestDevice) async throws -> [RelayRow] {
         let answer = try await read(account, after: after, wait: wait, as: device)
         guard answer.status == 200 else { throw TestFailure("read \(account): \(answer.status) \(answer.text)") }
         let account = try AccountID(validating: account)

@@ -14,7 +14,7 @@ import KeyVaultRelayStore
 /// trusts an injected device or serves a changed key.
 @Suite("A tampering relay")
 struct TamperTests {
-    static func logEntries(_ relay: any Relay, account: String) async throws -> [(cursor: Int64, entry: LogEntry)] {
+    static func logEntries(_ relay: any Relay, account: String) async throws -> [(cursor: RelayCursor, entry: LogEntry)] {
         try await relay.rows(after: 0, limit: 1000).filter { $0.record.kind == .log && $0.record.account.rawValue == account }
             .map { ($0.cursor, try LogEntry.decode($0.record.body)) }
     }

@@ -345,7 +345,7 @@ package struct Propagation: EnginePart {
     /// unlock), and forgets them once taken.
     func takeKeptShares(for account: AccountID) async {
         let kept = owners.read(account, { $0.keptShares }) ?? [:]
-        var done: [Int64] = []
+        var done: [RelayCursor] = []
         for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
             // Locked again meanwhile, or still joining with no authentic approval: they stay sealed.
             guard owners.read(account, { $0.identity != nil && $0.enrollment.trustsItsCircle }) ?? false else { break }

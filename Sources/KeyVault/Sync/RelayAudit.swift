@@ -21,8 +21,12 @@ package struct RelayAudit: EnginePart {
         guard let relay else { return }
         do {
             // A store whose last cursor is below one this device read is not that store: read it from its start.
-            let last = try await relay.lastCursor()
-            let ahead = owners.held.filter { ($0.read { $0.relayCursor } ?? 0) > last }.map(\.id)
+            let ahead: [AccountID]
+            if let last = try await relay.lastCursor() {
+                ahead = owners.held.filter { ($0.read { $0.relayCursor } ?? .start) > last }.map(\.id)
+            } else {
+                ahead = []
+            }
             for id in ahead.sorted() {
                 await owners.run(id) {
                     do { try await restartReading(id) } catch {
@@ -50,7 +54,7 @@ package struct RelayAudit: EnginePart {
             logger.error("the relay lacks log entries this device knows it held; publishing this device's copy",
                          metadata: ["account": "\(id)", "missing": "\(missing)"])
             service.relayHealth.withLock { $0.behind[id] = RelayBehind(account: id.rawValue, missingEntries: missing, since: now(), republished: false) }
-            if state.relayCursor > 0 { try await restartReading(id) }
+            if state.relayCursor > .start { try await restartReading(id) }
             var published = true
             // In order, one at a time: an entry another device published again meanwhile is left as it is.
             for seq in missing {
@@ -72,9 +76,9 @@ package struct RelayAudit: EnginePart {
     func restartReading(_ id: AccountID) async throws {
         let shift = try await vault.restartRelayReading(account: id)
         update(id) { state in
-            state.relayCursor = 0
+            state.relayCursor = .start
             state.rowsSinceStoredCursor = 0
-            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.map { ($0.key - shift, $0.value) })
+            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.map { ($0.key.lowered(by: shift), $0.value) })
         }
     }
 }

@@ -65,7 +65,7 @@ package struct ItemSlot: Sendable, Hashable {
 
 /// Everything the vault holds about one account.
 package struct AccountSnapshot: Sendable {
-    package init(account: AccountRecord, generations: [KeyGeneration], items: [StoredItem], circleLog: [[UInt8]] = [], enrollment: [UInt8]? = nil, pairingSecret: [UInt8]? = nil, approvalFailures: [DeviceID: Int] = [:], logConfirmed: Int = 0, outbox: [OutboxRecord] = [], owedDeliveries: [OwedDelivery] = [], promotionDeadlines: [KeyID: Date] = [:], relayCursor: Int64 = 0, relayNotes: [RelayNote] = [], dismissedRequests: Set<DeviceID> = []) {
+    package init(account: AccountRecord, generations: [KeyGeneration], items: [StoredItem], circleLog: [[UInt8]] = [], enrollment: [UInt8]? = nil, pairingSecret: [UInt8]? = nil, approvalFailures: [DeviceID: Int] = [:], logConfirmed: Int = 0, outbox: [OutboxRecord] = [], owedDeliveries: [OwedDelivery] = [], promotionDeadlines: [KeyID: Date] = [:], relayCursor: RelayCursor = .start, relayNotes: [RelayNote] = [], dismissedRequests: Set<DeviceID> = []) {
         self.account = account
         self.generations = generations
         self.items = items
@@ -103,7 +103,7 @@ package struct AccountSnapshot: Sendable {
     /// Generations this device announced and will promote, with their deadlines.
     package var promotionDeadlines: [KeyID: Date] = [:]
     /// The last relay cursor this device has read for the account.
-    package var relayCursor: Int64 = 0
+    package var relayCursor: RelayCursor = .start
     /// Relay records kept to rebuild the account's view at start, oldest first.
     package var relayNotes: [RelayNote] = []
     /// Requests to join that a person dismissed here, by device ID.
@@ -115,12 +115,12 @@ package struct AccountSnapshot: Sendable {
 /// A relay record this device keeps (docs/FORMAT.md, `relay_notes`): it was
 /// verified when it arrived, and is replayed at start instead of re-reading the relay.
 package struct RelayNote: Sendable, Equatable {
-    package var cursor: Int64
+    package var cursor: RelayCursor
     package var kind: RelayRecord.Kind
     package var body: [UInt8]
     package var seenAt: Date
 
-    package init(cursor: Int64, kind: RelayRecord.Kind, body: [UInt8], seenAt: Date) {
+    package init(cursor: RelayCursor, kind: RelayRecord.Kind, body: [UInt8], seenAt: Date) {
         self.cursor = cursor
         self.kind = kind
         self.body = body

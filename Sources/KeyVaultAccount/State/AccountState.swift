@@ -33,12 +33,12 @@ package struct AccountState: Sendable {
     /// The last relay cursor read for this account, and how many rows were read
     /// since the vault last kept it (it is kept with every kept record, and every
     /// so many rows: reading a row twice changes nothing).
-    package var relayCursor: Int64
+    package var relayCursor: RelayCursor
     package var rowsSinceStoredCursor = 0
     /// What the vault kept of the relay, until it is replayed at start.
     package var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.
-    package var keptShares: [Int64: [UInt8]] = [:]
+    package var keptShares: [RelayCursor: [UInt8]] = [:]
 
     package init(snapshot: AccountSnapshot) {
         record = snapshot.account

@@ -75,10 +75,10 @@ package struct RelayRecord: Sendable, Equatable {
 
 /// A record as the relay stored it, with its place in the relay's order.
 package struct RelayRow: Sendable, Equatable {
-    package var cursor: Int64
+    package var cursor: RelayCursor
     package var record: RelayRecord
 
-    package init(cursor: Int64, record: RelayRecord) {
+    package init(cursor: RelayCursor, record: RelayRecord) {
         self.cursor = cursor
         self.record = record
     }

@@ -25,7 +25,7 @@ package enum RelayWire {
     }
 
     package struct Row: Codable, Sendable, Equatable {
-        package var cursor: Int64
+        package var cursor: RelayCursor
         package var kind: String
         package var recipient: DeviceID?
         package var logSeq: UInt64?

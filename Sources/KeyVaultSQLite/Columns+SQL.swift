@@ -10,3 +10,12 @@ extension ID16: SQLExpressible, StatementBinding, DatabaseValueConvertible {
         String.fromDatabaseValue(value).flatMap { Self(hex: $0) }
     }
 }
+
+/// A relay cursor in a SQLite column: its integer.
+extension RelayCursor: SQLExpressible, StatementBinding, DatabaseValueConvertible {
+    package var databaseValue: DatabaseValue { value.databaseValue }
+
+    package static func fromDatabaseValue(_ value: DatabaseValue) -> Self? {
+        Int64.fromDatabaseValue(value).map { RelayCursor($0) }
+    }
+}

@@ -39,14 +39,14 @@ enum ServiceAppendsBench {
         let batches = try await withThrowingTaskGroup(of: Int.self) { group in
             for (client, first, signing, deviceID) in devices {
                 group.addTask {
-                    var circle = first, count = 0, generation: UInt64 = 2
+                    var circle = first, count = 0, generation: Generation = 2
                     while ContinuousClock.now < deadline {
                         let entry = circle.nextEntry(.announce(generation: generation, keyID: KeyID(hash: Random.bytes(16)), keyCreatedAt: 0),
                                                      signer: signing, signerID: deviceID, at: Date())
                         try circle.apply(entry)
                         try await client.publish(batch: [.log(entry), .share(account: circle.account, recipient: recipients[0], sealed: share),
                                                          .share(account: circle.account, recipient: recipients[1], sealed: share)])
-                        generation += 1
+                        generation = generation.next
                         count += 1
                     }
                     return count

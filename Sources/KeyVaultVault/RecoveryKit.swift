@@ -12,15 +12,15 @@ import KeyVaultAccount
 /// and `sealed = XChaCha20-Poly1305(Argon2id(kit passphrase, salt), AAD = header)`
 /// of `u32be(count) || count × (u32be generation || u64be createdAt ms || keyID 16 || key 32)`.
 package enum RecoveryKit {
-    package struct Generation: Sendable {
-        package init(number: Int, keyID: KeyID, createdAt: Date, key: SecretKey) {
+    package struct KeptKey: Sendable {
+        package init(number: Generation, keyID: KeyID, createdAt: Date, key: SecretKey) {
             self.number = number
             self.keyID = keyID
             self.createdAt = createdAt
             self.key = key
         }
 
-        package var number: Int
+        package var number: Generation
         package var keyID: KeyID
         package var createdAt: Date
         package var key: SecretKey
@@ -28,7 +28,7 @@ package enum RecoveryKit {
 
     package static let recordLength = 4 + 8 + 16 + 32
 
-    package static func seal(account: AccountID, generations: [Generation], passphrase: SecureBytes, parameters: KDFParameters) throws -> [UInt8] {
+    package static func seal(account: AccountID, generations: [KeptKey], passphrase: SecureBytes, parameters: KDFParameters) throws -> [UInt8] {
         let salt = Random.bytes(KDFParameters.saltByteCount)
         var h = FieldWriter()
         h.string(Labels.recoveryKit)
@@ -46,7 +46,7 @@ package enum RecoveryKit {
             }
             put(LabeledHash.lengthPrefix(generations.count))
             for g in generations {
-                put(LabeledHash.lengthPrefix(g.number))
+                put(LabeledHash.lengthPrefix(g.number.value))
                 let ms = UInt64((g.createdAt.timeIntervalSince1970 * 1000).rounded())
                 put((0..<8).map { UInt8((ms >> UInt64(56 - 8 * $0)) & 0xff) })
                 put(g.keyID.bytes)
@@ -76,7 +76,7 @@ package enum RecoveryKit {
     }
 
     /// Throws `authenticationFailed` on a wrong passphrase or a changed kit.
-    package static func open(_ kit: [UInt8], passphrase: SecureBytes) throws -> (AccountID, [Generation]) {
+    package static func open(_ kit: [UInt8], passphrase: SecureBytes) throws -> (AccountID, [KeptKey]) {
         var outer = FieldReader(kit)
         let header = try outer.bytes()
         let sealed = try outer.bytes()
@@ -92,15 +92,15 @@ package enum RecoveryKit {
         guard plain.count >= 4 else { throw ProtocolError.malformed("a recovery kit is cut short") }
         let count = plain.publicBytes(0..<4).reduce(0) { $0 << 8 | Int($1) }
         guard plain.count == 4 + count * recordLength else { throw ProtocolError.malformed("a recovery kit's length does not match its count") }
-        var out: [Generation] = []
+        var out: [KeptKey] = []
         for i in 0..<count {
             let base = 4 + i * recordLength
             let number = plain.publicBytes(base..<base + 4).reduce(0) { $0 << 8 | Int($1) }
             let ms = plain.publicBytes(base + 4..<base + 12).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
             let keyID = try KeyID(bytes: plain.publicBytes(base + 12..<base + 28))
             let key = try SecretKey(secureBytes: plain.secureSlice(base + 28..<base + recordLength))
-            guard number >= 1, KeyID(of: key) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
-            out.append(Generation(number: number, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(ms) / 1000), key: key))
+            guard let number = Generation(number), KeyID(of: key) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
+            out.append(KeptKey(number: number, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(ms) / 1000), key: key))
         }
         return (account, out)
     }

@@ -92,7 +92,7 @@ package final class Vault: Sendable {
                 VALUES (?, ?, 'argon2id13', ?, ?, ?, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?)
                 """, arguments: [a.id.rawValue, a.createdAt.timeIntervalSince1970, Int64(a.kdf.opsLimit), Int64(a.kdf.memLimitBytes),
                                  Data(a.salt), a.accessibility.rawValue, a.deviceID, Data(a.signingPublicKey.rawRepresentation),
-                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration, a.deviceName, snapshot.logConfirmed, a.currentKeyID?.hex ?? ""])
+                                 Data(a.boxPublicKey.rawRepresentation), a.currentGeneration?.value ?? 0, a.deviceName, snapshot.logConfirmed, a.currentKeyID?.hex ?? ""])
             for generation in snapshot.generations { try Self.insert(generation, account: a.id, db: db) }
             for item in snapshot.items { try Self.insert(item, db: db) }
             for (seq, entry) in snapshot.circleLog.enumerated() {
@@ -253,7 +253,7 @@ package final class Vault: Sendable {
 
     private static func setCurrent(_ current: CurrentKey, account: AccountID, db: Database) throws {
         try db.execute(sql: "UPDATE accounts SET current_generation = ?, current_key_id = ? WHERE id = ?",
-                       arguments: [current.generation, current.keyID?.hex ?? "", account.rawValue])
+                       arguments: [current.generation?.value ?? 0, current.keyID?.hex ?? "", account.rawValue])
     }
 
     private static func setConfirmed(_ count: Int, account: AccountID, db: Database) throws {
@@ -318,7 +318,7 @@ package final class Vault: Sendable {
     package func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem) async throws {
         try await pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
-                           arguments: [account.rawValue, generation.number, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
+                           arguments: [account.rawValue, generation.number.value, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",
                                  arguments: [account.rawValue, item.attributes.kind.rawValue, item.attributes.generation, item.attributes.keyID?.hex ?? ""]) != true {
                 try Self.insert(item, db: db)
@@ -371,7 +371,7 @@ package final class Vault: Sendable {
 
     private static func insert(_ g: KeyGeneration, account: AccountID, db: Database) throws {
         try db.execute(sql: "INSERT INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
-                       arguments: [account.rawValue, g.number, g.keyID, g.createdAt.timeIntervalSince1970, g.state.rawValue])
+                       arguments: [account.rawValue, g.number.value, g.keyID, g.createdAt.timeIntervalSince1970, g.state.rawValue])
     }
 
     private static func insert(_ item: StoredItem, db: Database) throws {
@@ -399,18 +399,27 @@ package final class Vault: Sendable {
             deviceID: try row.id("device_id"),
             signingPublicKey: try SigningPublicKey(rawRepresentation: [UInt8](row["signing_public_key"] as Data)),
             boxPublicKey: try BoxPublicKey(rawRepresentation: [UInt8](row["box_public_key"] as Data)),
-            currentGeneration: row["current_generation"],
+            currentGeneration: try currentGeneration(row),
             failedUnlocks: row["failed_unlocks"],
             backoffUntil: Date(timeIntervalSince1970: row["backoff_until"]),
             deviceName: row["device_name"],
             currentKeyID: try row.optionalID("current_key_id"))
     }
 
+    /// `current_generation`: 0 before the account holds a key.
+    private static func currentGeneration(_ row: Row) throws -> Generation? {
+        let number: Int64 = row["current_generation"]
+        if number == 0 { return nil }
+        guard let generation = Generation(number) else { throw VaultError.corrupt("the current generation is out of range") }
+        return generation
+    }
+
     private static func generation(_ row: Row) throws -> KeyGeneration {
         guard let state = KeyGeneration.State(rawValue: row["state"]) else {
             throw VaultError.corrupt("a generation has an unknown state")
         }
-        return KeyGeneration(number: row["generation"], keyID: try row.id("key_id"),
+        guard let number = Generation(row["generation"] as Int64) else { throw VaultError.corrupt("a generation number is out of range") }
+        return KeyGeneration(number: number, keyID: try row.id("key_id"),
                              createdAt: Date(timeIntervalSince1970: row["created_at"]), state: state)
     }
 

@@ -68,7 +68,7 @@ enum VaultCheck {
         let snapshot = try #require(try Vault(directory: directory).snapshot(of: AccountID(validating: account)))
         let kek = try PasswordKDF.deriveKey(passphrase: SecureBytes(copying: Array(passphrase.utf8)),
                                             salt: snapshot.account.salt, parameters: snapshot.account.kdf)
-        guard let item = snapshot.items.first(where: { $0.attributes.kind == .generationKey && $0.attributes.generation == snapshot.account.currentGeneration }) else { return nil }
+        guard let item = snapshot.items.first(where: { $0.attributes.kind == .generationKey && $0.attributes.generation == snapshot.account.currentGeneration?.value }) else { return nil }
         return try WrappedSecret.unwrap(item.wrapped, under: kek, context: item.context).base64EncodedString()
     }
 }

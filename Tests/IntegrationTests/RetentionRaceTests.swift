@@ -37,7 +37,7 @@ struct RetentionRaceTests {
             let rounds = 150
             for round in 1...rounds {
                 let key = SecretKey.generate()
-                let announce = circle.nextEntry(.announce(generation: UInt64(held.generation + 1), keyID: KeyID(of: key),
+                let announce = circle.nextEntry(.announce(generation: held.generation.next, keyID: KeyID(of: key),
                                                           keyCreatedAt: UInt64(Date().timeIntervalSince1970 * 1000)),
                                                 signer: first.signing, signerID: first.id, at: Date())
                 try circle.apply(announce)

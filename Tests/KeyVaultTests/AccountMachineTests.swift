@@ -18,7 +18,7 @@ struct AccountFixture {
     var myKeys: DeviceKeys { DeviceKeys(signing: me.signing.publicKey, box: me.box.publicKey, name: "me") }
     var otherKeys: DeviceKeys { DeviceKeys(signing: other.signing.publicKey, box: other.box.publicKey, name: "other") }
 
-    func generation(_ number: Int, _ key: SecretKey) -> KeyGeneration {
+    func generation(_ number: Generation, _ key: SecretKey) -> KeyGeneration {
         KeyGeneration(number: number, keyID: KeyID(of: key), createdAt: t0, state: .active)
     }
 

@@ -87,7 +87,7 @@ struct EnvelopeHandler: Sendable {
 struct SealedBody: Encodable {
     var state = ContractState.ready
     var account: String
-    var generation: Int
+    var generation: Generation
     var keyId: KeyID
     var envelopes: [String]
 }

@@ -164,7 +164,7 @@ enum Routes {
             let selector: KeySelector
             if raw == "current" {
                 selector = .current
-            } else if let number = Int(raw), number >= 1, raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) {
+            } else if raw.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }), let number = Int(raw).flatMap({ Generation($0) }) {
                 selector = .generation(number)
             } else {
                 throw Refusal.invalid("a key is read as keys/current, keys/GENERATION (a number from 1) or keys/id/KEYID")
@@ -204,7 +204,7 @@ struct ExportBody: Encodable {
 
 struct RotatedBody: Encodable {
     var state = ContractState.ready
-    var generation: Int
+    var generation: Generation
     var keyId: KeyID
     var promoted: Bool
     var devices: [DeviceID]
@@ -233,7 +233,7 @@ struct RevokedBody: Encodable {
     var state = ContractState.ready
     var deviceId: DeviceID
     /// The generation the revocation rotated to, if the policy rotates on revoke.
-    var rotatedTo: Int?
+    var rotatedTo: Generation?
 }
 
 struct EnrollmentsBody: Encodable {

@@ -38,7 +38,7 @@ package struct Enrollments: EnginePart {
         package var deviceName: String
         package var status: String
         package var lastSeen: Date?
-        package var generations: [Int]
+        package var generations: [Generation]
         /// When the device acknowledged each generation it holds, by key ID.
         package var acknowledged: [String: Date]
     }
@@ -89,7 +89,7 @@ package struct Enrollments: EnginePart {
             }
             var record = AccountRecord(
                 id: id, createdAt: created, kdf: parameters, salt: salt, accessibility: .whenUnlocked, deviceID: identity.deviceID,
-                signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey, currentGeneration: 0,
+                signingPublicKey: identity.signing.publicKey, boxPublicKey: identity.box.publicKey, currentGeneration: nil,
                 failedUnlocks: 0, backoffUntil: Date(timeIntervalSince1970: 0))
             record.deviceName = deviceName
             let snapshot = AccountSnapshot(account: record, generations: [], items: items,

@@ -26,7 +26,7 @@ package struct Envelopes: EnginePart {
     }
 
     struct SealedBatch: Sendable {
-        var generation: Int
+        var generation: Generation
         var keyID: KeyID
         var envelopes: [[UInt8]]
     }

@@ -21,8 +21,8 @@ package struct Exports: EnginePart {
             package var creationDate, modificationDate: Date
         }
 
-        package struct Generation: Sendable, Encodable {
-            package var generation: Int
+        package struct GenerationEntry: Sendable, Encodable {
+            package var generation: Generation
             package var keyId: KeyID
             package var createdAt: Date
             package var state: String
@@ -46,7 +46,7 @@ package struct Exports: EnginePart {
         package var accessibility: String
         package var kdf: [String: UInt64]
         package var items: [Item]
-        package var generations: [Generation]
+        package var generations: [GenerationEntry]
         package var devices: [Enrollments.DeviceListing]
         package var circleLog: [Entry]
     }
@@ -61,7 +61,7 @@ package struct Exports: EnginePart {
                                       synchronizable: a.synchronizable, creationDate: a.creationDate, modificationDate: a.modificationDate)
         }
         let generations = state.knownGenerations.map { g in
-            AccountExport.Generation(generation: g.number, keyId: g.keyID, createdAt: g.createdAt, state: g.state.rawValue,
+            AccountExport.GenerationEntry(generation: g.number, keyId: g.keyID, createdAt: g.createdAt, state: g.state.rawValue,
                                      current: g.keyID == current, heldHere: state.heldKey(g.keyID) != nil || state.generations.contains { $0.keyID == g.keyID })
         }
         let log = state.circle.entries.map { entry -> AccountExport.Entry in

@@ -81,7 +81,7 @@ package final class KeyVaultService: Sendable {
                                   authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
         let named = try checkKitHeader(kit)
         try authorize(named)
-        let (account, generations): (AccountID, [RecoveryKit.Generation])
+        let (account, generations): (AccountID, [RecoveryKit.KeptKey])
         do {
             (account, generations) = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
         } catch CryptoError.authenticationFailed {
@@ -102,7 +102,7 @@ package final class KeyVaultService: Sendable {
         let state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
         let generations = state.knownGenerations.compactMap { g in
-            state.heldKey(g.keyID).map { RecoveryKit.Generation(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
+            state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
         }
         let parameters = policy.current.kdf
         return try await NIOThreadPool.singleton.runIfActive {
@@ -146,7 +146,7 @@ package final class KeyVaultService: Sendable {
     }
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
-                       restoring: [RecoveryKit.Generation]?, identityToken: String? = nil) async throws -> AccountStatus {
+                       restoring: [RecoveryKit.KeptKey]?, identityToken: String? = nil) async throws -> AccountStatus {
         try await owners.run(id) {
             if (owners.holding(id) != nil) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let founding = relay != nil && restoring == nil
@@ -158,13 +158,14 @@ package final class KeyVaultService: Sendable {
             let identity = founding ? takeIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()
-            let keys = restoring ?? [RecoveryKit.Generation(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
-            let current = keys.map(\.number).max() ?? 1
+            let keys = restoring ?? [RecoveryKit.KeptKey(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
+            let current = keys.map(\.number).max() ?? .first
             let generations = keys.map { KeyGeneration(number: $0.number, keyID: $0.keyID, createdAt: $0.createdAt, state: .active) }
+            // An item's generation is 0 for the device's identity items (docs/FORMAT.md).
             let secrets: [(ItemKind, Int, KeyID?, SecureBytes)] = [
                 (.deviceSigningKey, 0, nil, identity.signing.seed),
                 (.deviceBoxKey, 0, nil, identity.box.secret),
-            ] + keys.map { (.generationKey, $0.number, $0.keyID, $0.key.bytes) }
+            ] + keys.map { (.generationKey, $0.number.value, $0.keyID, $0.key.bytes) }
             let items = secrets.map { kind, number, keyID, bytes in
                 let attributes = KeychainItem.make(account: id, kind: kind, generation: number, keyID: keyID, accessibility: accessibility, at: created)
                 return StoredItem(attributes: attributes, wrapped: WrappedSecret.wrap(bytes, under: kek, context: WrapContext(account: id, kind: kind, generation: number)))
@@ -331,9 +332,9 @@ package final class KeyVaultService: Sendable {
     /// that landed during the vault write is not undone (the vault has the key,
     /// and the next unlock reads it).
     func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility) async throws {
-        let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number, keyID: generation.keyID,
+        let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number.value, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
-                              wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number)))
+                              wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number.value)))
         try await vault.addGeneration(account: id, generation: generation, item: item)
         // A lock that came first is not undone: its job ran to its end before this one began.
         update(id) { $0.keyStored(generation, item: item, key: key) }
@@ -417,6 +418,6 @@ extension AccountStatus {
     init(_ state: AccountState) {
         self.init(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
                   accessibility: state.record.accessibility.rawValue,
-                  currentGeneration: state.currentGeneration ?? 0, generations: state.generations.count)
+                  currentGeneration: state.currentGeneration?.value ?? 0, generations: state.generations.count)
     }
 }

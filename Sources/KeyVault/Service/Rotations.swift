@@ -19,7 +19,7 @@ package struct Rotations: EnginePart {
     }
 
     package struct RotationResult: Sendable, Codable {
-        package var generation: Int
+        package var generation: Generation
         package var keyId: KeyID
         package var promoted: Bool
         package var devices: [DeviceID]
@@ -45,7 +45,7 @@ package struct Rotations: EnginePart {
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
         guard !state.circle.destroyed else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
-        let number = (state.circle.latestGeneration ?? 0) + 1
+        let number = state.circle.latestGeneration?.next ?? .first
         // A key stored by a rotation that died before its announce: announced now rather
         // than replaced, if it still has the next number; otherwise dropped (never served).
         let leftovers = state.generations.filter { state.circle.announced(keyID: $0.keyID) == nil && state.keys[$0.keyID] != nil }
@@ -68,7 +68,7 @@ package struct Rotations: EnginePart {
         let deadline = (keyID: generation.keyID,
                         at: promoteNow ? now() : now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
         try await appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
-            .announce(generation: UInt64(number), keyID: keyID, keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded()))
+            .announce(generation: number, keyID: keyID, keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded()))
         }
         if promoteNow {
             try await promoteInJob(id, keyID: generation.keyID)
@@ -104,7 +104,7 @@ package struct Rotations: EnginePart {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
-            return .promote(generation: UInt64(announced.generation), keyID: keyID)
+            return .promote(generation: announced.generation, keyID: keyID)
         }
         guard let state = owners.state(id) else { return }
         var promotions = state.promotions

@@ -12,12 +12,12 @@ package struct AccountEvent: Sendable, Equatable {
     package var name: String
     package var fields: [String: String]
 
-    package static func keyReady(_ generation: Int, _ keyID: KeyID) -> AccountEvent {
-        AccountEvent(name: "key-ready", fields: ["generation": String(generation), "keyId": keyID.hex])
+    package static func keyReady(_ generation: Generation, _ keyID: KeyID) -> AccountEvent {
+        AccountEvent(name: "key-ready", fields: ["generation": generation.description, "keyId": keyID.hex])
     }
     package static func deviceEnrolled(_ deviceID: DeviceID) -> AccountEvent { AccountEvent(name: "device-enrolled", fields: ["deviceId": deviceID.hex]) }
-    package static func rotated(_ generation: Int, _ keyID: KeyID) -> AccountEvent {
-        AccountEvent(name: "rotated", fields: ["generation": String(generation), "keyId": keyID.hex])
+    package static func rotated(_ generation: Generation, _ keyID: KeyID) -> AccountEvent {
+        AccountEvent(name: "rotated", fields: ["generation": generation.description, "keyId": keyID.hex])
     }
     package static func deviceRevoked(_ deviceID: DeviceID) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID.hex]) }
     /// A pairing exchange ended without an approval (docs/PAIRING.md): on the new device, and on

@@ -64,7 +64,7 @@ package enum CircleSync {
         for entry in out.accepted {
             switch entry.body {
             case .approve(let device, _): out.events.append(.deviceEnrolled(device.deviceID))
-            case .announce(let generation, let keyID, _) where entry.signer != me: out.events.append(.rotated(Int(generation), keyID))
+            case .announce(let generation, let keyID, _) where entry.signer != me: out.events.append(.rotated(generation, keyID))
             case .revoke(let deviceID): out.events.append(.deviceRevoked(deviceID))
             case .destroy: out.destroyed = true
             case .genesis, .announce, .promote: break

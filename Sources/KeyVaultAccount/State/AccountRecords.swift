@@ -4,7 +4,7 @@ package import KeyVaultProtocol
 
 /// An account's row: public facts and the KDF's salt and cost.
 package struct AccountRecord: Sendable, Equatable {
-    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: DeviceID, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Int, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: KeyID? = nil) {
+    package init(id: AccountID, createdAt: Date, kdf: KDFParameters, salt: [UInt8], accessibility: Accessibility, deviceID: DeviceID, signingPublicKey: SigningPublicKey, boxPublicKey: BoxPublicKey, currentGeneration: Generation?, failedUnlocks: Int, backoffUntil: Date, deviceName: String = "", currentKeyID: KeyID? = nil) {
         self.id = id
         self.createdAt = createdAt
         self.kdf = kdf
@@ -28,7 +28,8 @@ package struct AccountRecord: Sendable, Equatable {
     package var deviceID: DeviceID
     package var signingPublicKey: SigningPublicKey
     package var boxPublicKey: BoxPublicKey
-    package var currentGeneration: Int
+    /// The current key's generation as the vault last wrote it; nil before the account holds one.
+    package var currentGeneration: Generation?
     package var failedUnlocks: Int
     package var backoffUntil: Date
     package var deviceName: String = ""
@@ -153,10 +154,10 @@ package struct OutboxRecord: Sendable, Equatable {
 
 /// The key `keys/current` answers: its generation number and its key ID.
 package struct CurrentKey: Sendable, Equatable {
-    package var generation: Int
+    package var generation: Generation?
     package var keyID: KeyID?
 
-    package init(generation: Int, keyID: KeyID?) {
+    package init(generation: Generation?, keyID: KeyID?) {
         self.generation = generation
         self.keyID = keyID
     }

@@ -136,7 +136,7 @@ package struct AccountState: Sendable {
         return generations.last { $0.number == record.currentGeneration }?.keyID
     }
 
-    package var currentGeneration: Int? { circle.currentGeneration ?? (record.currentGeneration > 0 ? record.currentGeneration : nil) }
+    package var currentGeneration: Generation? { circle.currentGeneration ?? record.currentGeneration }
 
     package var isLocked: Bool { !locking.isUnlocked }
 

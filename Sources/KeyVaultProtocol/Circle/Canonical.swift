@@ -15,6 +15,8 @@ package struct FieldWriter {
 
     package mutating func string(_ value: String) { bytes(Array(value.utf8)) }
 
+    package mutating func generation(_ generation: Generation) { u64(UInt64(generation.value)) }
+
     package mutating func u64(_ value: UInt64) {
         var out: [UInt8] = []
         for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8((value >> UInt64(shift)) & 0xff)) }
@@ -54,10 +56,9 @@ package struct FieldReader {
 
     /// A generation number: an 8-byte integer from 1 to 2^31 − 1 (anything
     /// larger is refused here, before it could overflow an `Int`).
-    package mutating func generation() throws(ProtocolError) -> Int {
-        let value = try u64()
-        guard value >= 1, value <= UInt64(Int32.max) else { throw .malformed("a generation number out of range") }
-        return Int(value)
+    package mutating func generation() throws(ProtocolError) -> Generation {
+        guard let generation = Generation(try u64()) else { throw .malformed("a generation number out of range") }
+        return generation
     }
 
     /// A device ID as the records write it: 32 lowercase hex characters.

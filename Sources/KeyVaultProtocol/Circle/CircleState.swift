@@ -13,7 +13,7 @@ package struct CircleState: Sendable, Equatable {
     }
 
     package struct Announced: Sendable, Equatable {
-        package var generation: Int
+        package var generation: Generation
         package var keyID: KeyID
         package var createdAt: Date
 
@@ -54,13 +54,13 @@ package struct CircleState: Sendable, Equatable {
         generations.last { promoted.contains($0.keyID) }
     }
 
-    package var currentGeneration: Int? { current?.generation }
+    package var currentGeneration: Generation? { current?.generation }
 
     /// The highest announced generation number (promoted or not).
-    package var latestGeneration: Int? { generations.last?.generation }
+    package var latestGeneration: Generation? { generations.last?.generation }
 
     /// The last generation in the agreed order that carries `number`.
-    package func announced(_ number: Int) -> Announced? { generations.last { $0.generation == number } }
+    package func announced(_ number: Generation) -> Announced? { generations.last { $0.generation == number } }
 
     package func announced(keyID: KeyID) -> Announced? { generations.first { $0.keyID == keyID } }
 
@@ -147,9 +147,9 @@ package struct CircleState: Sendable, Equatable {
                 guard announced(keyID: keyID) == nil else {
                     throw .invalid("the key \(keyID) is already announced")
                 }
-                next.insert(Announced(generation: Int(generation), keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+                next.insert(Announced(generation: generation, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             case .promote(let generation, let keyID):
-                guard let target = announced(keyID: keyID), target.generation == Int(generation) else {
+                guard let target = announced(keyID: keyID), target.generation == generation else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")
                 }
                 guard !promoted.contains(target.keyID) else { throw .invalid("generation \(generation) is already promoted") }

@@ -9,13 +9,13 @@ package import KeyVaultCrypto
 package struct KeyShare: Sendable {
     package struct Header: Sendable, Equatable {
         package var account: AccountID
-        package var generation: Int
+        package var generation: Generation
         package var keyID: KeyID
         package var createdAt: Date
         package var sender: DeviceID
         package var recipient: DeviceID
 
-        package init(account: AccountID, generation: Int, keyID: KeyID, createdAt: Date, sender: DeviceID, recipient: DeviceID) {
+        package init(account: AccountID, generation: Generation, keyID: KeyID, createdAt: Date, sender: DeviceID, recipient: DeviceID) {
             self.account = account
             self.generation = generation
             self.keyID = keyID
@@ -28,7 +28,7 @@ package struct KeyShare: Sendable {
             var w = FieldWriter()
             w.string(Labels.share)
             w.string(account.rawValue)
-            w.u64(UInt64(generation))
+            w.generation(generation)
             w.bytes(keyID.bytes)
             w.u64(UInt64(createdAt.timeIntervalSince1970 * 1000))
             w.string(sender.hex)
@@ -151,7 +151,7 @@ package struct KeyShare: Sendable {
 /// A device's signed receipt for a generation it now holds.
 package struct ShareAck: Sendable, Equatable {
     package var account: AccountID
-    package var generation: Int
+    package var generation: Generation
     package var keyID: KeyID
     package var deviceID: DeviceID
     package var receivedAt: UInt64
@@ -161,14 +161,14 @@ package struct ShareAck: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.ack)
         w.string(account.rawValue)
-        w.u64(UInt64(generation))
+        w.generation(generation)
         w.bytes(keyID.bytes)
         w.string(deviceID.hex)
         w.u64(receivedAt)
         return w.bytes
     }
 
-    package static func make(account: AccountID, generation: Int, keyID: KeyID, deviceID: DeviceID, signer: SigningKey, at date: Date) -> ShareAck {
+    package static func make(account: AccountID, generation: Generation, keyID: KeyID, deviceID: DeviceID, signer: SigningKey, at date: Date) -> ShareAck {
         var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
                            receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
         ack.signature = signer.signature(for: ack.signedBytes)

@@ -6,15 +6,15 @@ package import KeyVaultCrypto
 package struct LogEntry: Sendable, Equatable {
     package enum Body: Sendable, Equatable {
         /// Entry 0: the first device, self-signed, and key generation 1.
-        case genesis(device: DeviceKeys, generation: UInt64, keyID: KeyID, keyCreatedAt: UInt64)
+        case genesis(device: DeviceKeys, generation: Generation, keyID: KeyID, keyCreatedAt: UInt64)
         /// A new device joins; names the enrollment request it answers.
         case approve(device: DeviceKeys, requestHash: RequestHash)
         /// A device leaves.
         case revoke(deviceID: DeviceID)
         /// A new key generation exists.
-        case announce(generation: UInt64, keyID: KeyID, keyCreatedAt: UInt64)
+        case announce(generation: Generation, keyID: KeyID, keyCreatedAt: UInt64)
         /// An announced generation becomes current.
-        case promote(generation: UInt64, keyID: KeyID)
+        case promote(generation: Generation, keyID: KeyID)
         /// The account is crypto-shredded on every device; nothing may follow.
         case destroy
 
@@ -50,7 +50,7 @@ package struct LogEntry: Sendable, Equatable {
         switch body {
         case .genesis(let device, let generation, let keyID, let keyCreatedAt):
             device.write(to: &w)
-            w.u64(generation)
+            w.generation(generation)
             w.bytes(keyID.bytes)
             w.u64(keyCreatedAt)
         case .approve(let device, let requestHash):
@@ -59,11 +59,11 @@ package struct LogEntry: Sendable, Equatable {
         case .revoke(let deviceID):
             w.string(deviceID.hex)
         case .announce(let generation, let keyID, let keyCreatedAt):
-            w.u64(generation)
+            w.generation(generation)
             w.bytes(keyID.bytes)
             w.u64(keyCreatedAt)
         case .promote(let generation, let keyID):
-            w.u64(generation)
+            w.generation(generation)
             w.bytes(keyID.bytes)
         case .destroy:
             break
@@ -96,17 +96,17 @@ package struct LogEntry: Sendable, Equatable {
         let body: Body
         switch try r.string() {
         case "genesis":
-            body = .genesis(device: try DeviceKeys.read(from: &r), generation: UInt64(try r.generation()), keyID: try r.keyID(), keyCreatedAt: try r.u64())
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "approve":
             body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.hash32("a request hash"))
         case "revoke":
             body = .revoke(deviceID: try r.deviceID())
         case "announce":
-            body = .announce(generation: UInt64(try r.generation()), keyID: try r.keyID(), keyCreatedAt: try r.u64())
+            body = .announce(generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "destroy":
             body = .destroy
         case "promote":
-            body = .promote(generation: UInt64(try r.generation()), keyID: try r.keyID())
+            body = .promote(generation: try r.generation(), keyID: try r.keyID())
         case let other:
             throw .malformed("unknown entry kind '\(other)'")
         }

@@ -4,7 +4,7 @@ import KeyVaultCrypto
 /// One of an account's keys: 32 random bytes known by generation number and
 /// key ID. This is the metadata; the bytes live in the vault, wrapped.
 package struct KeyGeneration: Sendable, Equatable {
-    package var number: Int
+    package var number: Generation
     /// A labelled hash of the key.
     package var keyID: KeyID
     package var createdAt: Date
@@ -17,7 +17,7 @@ package struct KeyGeneration: Sendable, Equatable {
         case destroyed
     }
 
-    package init(number: Int, keyID: KeyID, createdAt: Date, state: State) {
+    package init(number: Generation, keyID: KeyID, createdAt: Date, state: State) {
         self.number = number
         self.keyID = keyID
         self.createdAt = createdAt
@@ -34,6 +34,6 @@ package struct KeyGeneration: Sendable, Equatable {
 /// Which key a read asks for.
 package enum KeySelector: Sendable, Equatable {
     case current
-    case generation(Int)
+    case generation(Generation)
     case keyID(KeyID)
 }

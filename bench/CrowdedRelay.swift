@@ -198,7 +198,7 @@ func concurrentlyOnRelay(_ count: Int, workers: Int, _ body: @escaping @Sendable
 
 extension RelayRecord {
     /// A record of any kind with the bytes given, only to fill a relay.
-    static func raw(_ kind: Kind, account: AccountID, recipient: DeviceID? = nil, logSeq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
+    static func raw(_ kind: Kind, account: AccountID, recipient: DeviceID? = nil, logSeq: LogSeq? = nil, body: [UInt8]) -> RelayRecord {
         RelayRecord(kind: kind, account: account, recipient: recipient, logSeq: logSeq, body: body)
     }
 }

@@ -91,7 +91,7 @@ enum AppendBench {
             let logBody = Random.bytes(logBytes), shareBody = Random.bytes(shareBytes)
             @Sendable func batch(_ writer: Int, _ seq: UInt64) -> [RelayRecord] {
                 let account = accounts[writer]
-                return [.raw(.log, account: account, logSeq: seq, body: logBody),
+                return [.raw(.log, account: account, logSeq: LogSeq(seq), body: logBody),
                         .share(account: account, recipient: Self.deviceB, sealed: shareBody),
                         .share(account: account, recipient: Self.deviceC, sealed: shareBody)]
             }

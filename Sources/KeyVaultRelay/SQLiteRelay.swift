@@ -173,7 +173,7 @@ package final class SQLiteRelay: RelayStore {
                         ON CONFLICT \(Self.identity) WHERE kind <> 'log' DO NOTHING
                         """,
                                    arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
-                                               record.logSeq.map { Int64($0) }, Data(record.body), now])
+                                               record.logSeq.map(\.stored), Data(record.body), now])
                 }
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
@@ -251,7 +251,7 @@ package final class SQLiteRelay: RelayStore {
         let recipient = recipientText.flatMap { DeviceID(hex: $0) }
         guard recipient != nil || recipientText == nil else { return nil }
         return RelayRow(cursor: row["cursor"], record: RelayRecord(
-            kind: kind, account: account, recipient: recipient, logSeq: seq.map { UInt64(max($0, 0)) },
+            kind: kind, account: account, recipient: recipient, logSeq: seq.map(LogSeq.init(stored:)),
             body: [UInt8](row["body"] as Data)))
     }
 

@@ -12,7 +12,7 @@ enum Authorization {
         /// Revoked by the log entry `through`: it reads the log up to that entry (how it
         /// learns it was revoked) and nothing else, and writes nothing. A candidacy it
         /// still holds does not count: a revoked device comes back only with new keys.
-        case revoked(SigningPublicKey, through: UInt64)
+        case revoked(SigningPublicKey, through: LogSeq)
 
         var key: SigningPublicKey {
             switch self {
@@ -27,7 +27,7 @@ enum Authorization {
                     if case .revoke(let deviceID) = entry.body { return deviceID == keyID }
                     return false
                 }
-                return .revoked(member.keys.signing, through: revocation?.seq ?? 0)
+                return .revoked(member.keys.signing, through: revocation?.seq ?? .genesis)
             }
             if let candidate = candidates.first(where: { $0.deviceID == keyID }) { return .candidate(candidate.signing) }
             return nil
@@ -57,7 +57,7 @@ enum Authorization {
                     throw .invalid("logSeq or the account differs from the encoded entry's")
                 }
                 if entry.seq < circle.nextSeq {
-                    guard circle.entries[Int(entry.seq)].hash == entry.hash else { throw .logSeqTaken(entry.seq) }
+                    guard circle.entries[entry.seq.index].hash == entry.hash else { throw .logSeqTaken(entry.seq) }
                     continue
                 }
                 if entry.seq == 0 {
@@ -105,7 +105,7 @@ enum Authorization {
     static func mayRead(_ record: RelayRecord, reader keyID: DeviceID, standing: Standing) -> Bool {
         switch standing {
         case .member: return true
-        case .revoked(_, let through): return record.kind == .log && (record.logSeq ?? .max) <= through
+        case .revoked(_, let through): return record.kind == .log && (record.logSeq.map { $0 <= through } ?? false)
         case .candidate:
             switch record.kind {
             case .log, .challenge, .reveal: return true

@@ -11,7 +11,7 @@ struct Refusal: HTTPResponseError, Sendable {
     let wire: RelayWire.Refusal
     var retryAfter: Int?
 
-    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: UInt64? = nil, retryAfter: Int? = nil) {
+    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: LogSeq? = nil, retryAfter: Int? = nil) {
         self.status = status
         self.wire = RelayWire.Refusal(error: error, reason: reason, seq: seq)
         self.retryAfter = retryAfter
@@ -22,7 +22,7 @@ struct Refusal: HTTPResponseError, Sendable {
     static func identity(_ reason: String) -> Refusal { Refusal(.unauthorized, "identity", reason) }
     /// One answer for "not allowed" and "no such account": a stranger learns nothing.
     static let forbidden = Refusal(.forbidden, "forbidden", "this signer may not do that to this account")
-    static func logSeqTaken(_ seq: UInt64) -> Refusal {
+    static func logSeqTaken(_ seq: LogSeq) -> Refusal {
         Refusal(.conflict, "log-seq-taken", "log entry \(seq) is taken", seq: seq)
     }
     static let tooLarge = Refusal(.contentTooLarge, "too-large", "the body is over 1 MiB")

@@ -30,7 +30,7 @@ struct PostgresBatchColumns {
             accounts.append(record.account.rawValue)
             recipientTexts.append(record.recipient?.hex ?? "")
             hasRecipient.append(record.recipient != nil)
-            logSeqs.append(record.logSeq.map { Int64(clamping: $0) } ?? 0)
+            logSeqs.append(record.logSeq?.stored ?? 0)
             hasLogSeq.append(record.logSeq != nil)
             bodies.append(ByteBuffer(bytes: record.body))
         }

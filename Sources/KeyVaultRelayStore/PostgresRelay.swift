@@ -141,7 +141,7 @@ package final class PostgresRelay: RelayStore {
                 let parsedRecipient = recipient.flatMap { DeviceID(hex: $0) }
                 guard parsedRecipient != nil || recipient == nil else { continue }
                 out.append(RelayRow(cursor: RelayCursor(cursor), record: RelayRecord(
-                    kind: kind, account: account, recipient: parsedRecipient, logSeq: seq.map { UInt64(max($0, 0)) },
+                    kind: kind, account: account, recipient: parsedRecipient, logSeq: seq.map(LogSeq.init(stored:)),
                     body: Array(body.readableBytesView))))
             }
             return out

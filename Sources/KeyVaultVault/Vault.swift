@@ -140,7 +140,7 @@ package final class Vault: Sendable {
     /// This device's own new entry comes with what it owes for it (shares of an
     /// announced key, a promotion deadline), in the same transaction.
     /// `current`: the key the log now makes current (docs/FORMAT.md, `current_generation`, `current_key_id`).
-    package func appendLog(account: AccountID, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
+    package func appendLog(account: AccountID, entries: [(seq: LogSeq, bytes: [UInt8])], confirmed: Int? = nil, current: CurrentKey? = nil,
                           owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: KeyID, at: Date)? = nil,
                           enqueue records: [RelayRecord] = []) async throws {
         try await pool.write { db in
@@ -148,7 +148,7 @@ package final class Vault: Sendable {
             _ = try Self.enqueue(records, account: account, db: db)
             for entry in entries {
                 try db.execute(sql: "INSERT OR IGNORE INTO circle_log (account, seq, entry) VALUES (?, ?, ?)",
-                               arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+                               arguments: [account.rawValue, entry.seq.stored, Data(entry.bytes)])
             }
             if let confirmed { try Self.setConfirmed(confirmed, account: account, db: db) }
             for owed in deliveries {
@@ -240,12 +240,12 @@ package final class Vault: Sendable {
 
     /// A rebase: replaces the entries from `seq` on (this device's own, not on
     /// the relay) with `entries`, in one transaction.
-    package func replaceLog(account: AccountID, from seq: UInt64, entries: [(seq: UInt64, bytes: [UInt8])], confirmed: Int, current: CurrentKey? = nil) async throws {
+    package func replaceLog(account: AccountID, from seq: LogSeq, entries: [(seq: LogSeq, bytes: [UInt8])], confirmed: Int, current: CurrentKey? = nil) async throws {
         try await pool.write { db in
             if let current { try Self.setCurrent(current, account: account, db: db) }
-            try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, Int64(seq)])
+            try db.execute(sql: "DELETE FROM circle_log WHERE account = ? AND seq >= ?", arguments: [account.rawValue, seq.stored])
             for entry in entries {
-                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [account.rawValue, Int64(entry.seq), Data(entry.bytes)])
+                try db.execute(sql: "INSERT INTO circle_log (account, seq, entry) VALUES (?, ?, ?)", arguments: [account.rawValue, entry.seq.stored, Data(entry.bytes)])
             }
             try db.execute(sql: "UPDATE accounts SET log_confirmed = ? WHERE id = ?", arguments: [confirmed, account.rawValue])
         }

@@ -297,7 +297,7 @@ struct RelayConformanceTests {
 
 // MARK: helpers
 
-private func record(_ kind: RelayRecord.Kind, _ account: String, recipient: String? = nil, seq: UInt64? = nil, body: [UInt8]) -> RelayRecord {
+private func record(_ kind: RelayRecord.Kind, _ account: String, recipient: String? = nil, seq: LogSeq? = nil, body: [UInt8]) -> RelayRecord {
     RelayRecord(kind: kind, account: try! AccountID(validating: account), recipient: recipient.map(DeviceID.init(naming:)), logSeq: seq, body: body)
 }
 

@@ -76,7 +76,7 @@ struct CircleSyncTests {
         try f.append(&mine, by: f.a, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 0xa, count: 16)), keyCreatedAt: 1))
         let theirs = f.entry(base, by: f.b, .announce(generation: 2, keyID: KeyID([UInt8](repeating: 0xb, count: 16)), keyCreatedAt: 1))
         let outcome = try CircleSync.adopt([theirs], into: mine, confirmed: confirmed, me: f.a.id, signer: f.a.signing)
-        #expect(outcome.rewrittenFrom == UInt64(confirmed))
+        #expect(outcome.rewrittenFrom == LogSeq(index: confirmed))
         #expect(outcome.circle.entries[confirmed] == theirs)
         #expect(outcome.circle.entries.count == confirmed + 2)
         #expect(outcome.circle.entries[confirmed + 1].signer == f.a.id)

@@ -111,7 +111,7 @@ struct ProtocolVectorTests {
         for c in v.cases {
             var circle = CircleState(account: account)
             for prior in c.log { try circle.apply(LogEntry.decode(Vectors.hex(prior))) }
-            try #require(circle.nextSeq == UInt64(c.log.count), "\(c.name): its log does not apply")
+            try #require(circle.nextSeq == LogSeq(index: c.log.count), "\(c.name): its log does not apply")
             let got: String
             do {
                 switch c.record {

@@ -31,7 +31,7 @@ package struct Exports: EnginePart {
         }
 
         package struct Entry: Sendable, Encodable {
-            package var seq: UInt64
+            package var seq: LogSeq
             package var kind: String
             package var signer: DeviceID
             package var createdAt: Date

@@ -301,7 +301,7 @@ package struct Propagation: EnginePart {
             let circle = outcome.circle, confirmed = outcome.confirmed
             let current = state.currentKey(after: circle)
             if let from = outcome.rewrittenFrom {
-                try await vault.replaceLog(account: account, from: from, entries: circle.entries[Int(from)...].map { ($0.seq, $0.encoded) },
+                try await vault.replaceLog(account: account, from: from, entries: circle.entries[from.index...].map { ($0.seq, $0.encoded) },
                                            confirmed: confirmed, current: current)
                 logger.notice("rebased this device's queued entries after another device's", metadata: ["account": "\(account)", "seq": "\(from)"])
                 for body in outcome.dropped {

@@ -54,7 +54,7 @@ package struct Publishing: EnginePart {
         return await owners.run(id) {
             // Only an answer from the relay says it is reachable: nothing to send says nothing.
             var answered = false
-            var taken: UInt64?
+            var taken: LogSeq?
             do {
                 // Pairing approvals queued with their approve entry ride in the entry's write, so the new
                 // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
@@ -85,16 +85,16 @@ package struct Publishing: EnginePart {
                         }
                         taken = seq
                         // A genesis taken by another's is not retried: this device's founding is abandoned below.
-                        if seq == 0, isFounding(id) { break }
+                        if seq == .genesis, isFounding(id) { break }
                         continue
                     }
                     try await confirm(id, through: confirmedThrough, settled: settled)
                     try await vault.dequeue(ids: riding.map(\.id))
                     if !riding.isEmpty { riders = [] }
                 }
-                if taken == 0, isFounding(id) {
+                if taken == .genesis, isFounding(id) {
                     try await abandonFounding(id, because: "another device founded it on the relay first")
-                    return .blocked(seq: 0)
+                    return .blocked(seq: .genesis)
                 }
                 if try await sendOutbox(id, relay: relay) { answered = true }
                 if answered { noteRelay(nil) }
@@ -141,7 +141,7 @@ package struct Publishing: EnginePart {
         let entries = batch.filter { $0.kind == .log }
         guard !entries.isEmpty, let state = owners.state(id) else { return false }
         return entries.allSatisfy { record in
-            guard let seq = record.logSeq.map(Int.init), seq < state.logConfirmed, seq < state.circle.entries.count else { return false }
+            guard let seq = record.logSeq?.index, seq < state.logConfirmed, seq < state.circle.entries.count else { return false }
             return state.circle.entries[seq].encoded == record.body
         }
     }
@@ -282,7 +282,7 @@ enum PublishOutcome: Sendable, Equatable {
     /// held by a record that does not verify (tampering, or a device this one
     /// cannot follow): the entry waits here, and is tried again at the next
     /// publish (a change to the account, an unlock, a start, the relay coming back).
-    case blocked(seq: UInt64)
+    case blocked(seq: LogSeq)
     /// The relay service answered and refused (an identity token, a membership): nothing of it is stored there.
     case refused(RelayError)
 

@@ -49,7 +49,7 @@ package struct RelayAudit: EnginePart {
             // A device still joining does not vouch for the log it was shown: it republishes nothing.
             guard let state = owners.state(id), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
             let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
-            let missing = (0..<state.logConfirmed).filter { !held.contains(UInt64($0)) }
+            let missing = (0..<state.logConfirmed).filter { !held.contains(LogSeq(index: $0)) }
             guard !missing.isEmpty else { return }
             logger.error("the relay lacks log entries this device knows it held; publishing this device's copy",
                          metadata: ["account": "\(id)", "missing": "\(missing)"])
@@ -63,7 +63,7 @@ package struct RelayAudit: EnginePart {
                 } catch RelayError.logSeqTaken {
                     // Published again by another device meanwhile, byte for byte, or taken by something else.
                     let now = try await relay.all(.log, account: id)
-                    if !now.contains(where: { $0.record.logSeq == UInt64(seq) && $0.record.body == state.circle.entries[seq].encoded }) {
+                    if !now.contains(where: { $0.record.logSeq == LogSeq(index: seq) && $0.record.body == state.circle.entries[seq].encoded }) {
                         published = false
                     }
                 }

@@ -16,7 +16,7 @@ package enum CircleSync {
         /// Entries this log did not have.
         package var accepted: [LogEntry]
         /// This device's own entries were rebased: the stored log is rewritten from this number.
-        package var rewrittenFrom: UInt64?
+        package var rewrittenFrom: LogSeq?
         /// This device's queued entries that another device's had made moot (dropped in the rebase).
         package var dropped: [LogEntry.Body]
         /// What waiting reads and event streams hear.
@@ -39,10 +39,10 @@ package enum CircleSync {
         let wasMember = circle.isTrusted(me)
         var out = Outcome(circle: circle, confirmed: confirmed, accepted: [], rewrittenFrom: nil, dropped: [], events: [], destroyed: false, joined: false)
         for entry in entries {
-            if entry.seq < out.circle.nextSeq, out.circle.entries[Int(entry.seq)].hash != entry.hash, entry.seq >= UInt64(out.confirmed) {
+            if entry.seq < out.circle.nextSeq, out.circle.entries[entry.seq.index].hash != entry.hash, entry.seq.index >= out.confirmed {
                 // A genesis is never rebased: another device founded the account first, and this
                 // device's own founding is abandoned (the owner drops it), never joined to theirs.
-                guard entry.seq > 0 else {
+                guard entry.seq > .genesis else {
                     throw .invalid("another device founded this account first; this device's founding of it is abandoned")
                 }
                 guard let signer else {
@@ -59,7 +59,7 @@ package enum CircleSync {
                 if out.circle.nextSeq > before { out.accepted.append(entry) }
             }
             // The relay holds this entry, so every entry before it too.
-            out.confirmed = max(out.confirmed, Int(entry.seq) + 1)
+            out.confirmed = max(out.confirmed, entry.seq.index + 1)
         }
         for entry in out.accepted {
             switch entry.body {
@@ -78,10 +78,10 @@ package enum CircleSync {
     /// from there again, signed anew. One that no longer applies (the device is
     /// already revoked, the key already promoted) is dropped: it is done already.
     package static func rebase(_ circle: CircleState, after entry: LogEntry, me: DeviceID, signer: SigningKey) throws(ProtocolError) -> (CircleState, [LogEntry.Body]) {
-        var rebased = try circle.prefix(Int(entry.seq))
+        var rebased = try circle.prefix(entry.seq.index)
         try rebased.apply(entry)
         var dropped: [LogEntry.Body] = []
-        for mine in circle.entries[Int(entry.seq)...] {
+        for mine in circle.entries[entry.seq.index...] {
             let again = rebased.nextEntry(mine.body, signer: signer, signerID: me, at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
             do { try rebased.apply(again) } catch { dropped.append(mine.body) }
         }

@@ -125,9 +125,9 @@ package enum ProtocolError: Error, Sendable, Equatable, CustomStringConvertible 
     case malformed(String)
     case badSignature(String)
     case untrustedSigner(DeviceID)
-    case fork(seq: UInt64)
-    case gap(expected: UInt64, got: UInt64)
-    case rollback(seq: UInt64)
+    case fork(seq: LogSeq)
+    case gap(expected: LogSeq, got: LogSeq)
+    case rollback(seq: LogSeq)
     case invalid(String)
 
     package var description: String {

@@ -42,7 +42,7 @@ package struct CircleState: Sendable, Equatable {
     }
 
     package var headHash: LogHash { entries.last?.hash ?? .zero }
-    package var nextSeq: UInt64 { UInt64(entries.count) }
+    package var nextSeq: LogSeq { LogSeq(index: entries.count) }
     package var isEmpty: Bool { entries.isEmpty }
 
     package func isTrusted(_ deviceID: DeviceID) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
@@ -112,7 +112,7 @@ package struct CircleState: Sendable, Equatable {
     package mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
         guard entry.account == account else { throw .invalid("an entry for another account") }
         if entry.seq < nextSeq {
-            guard entries[Int(entry.seq)].hash == entry.hash else { throw .fork(seq: entry.seq) }
+            guard entries[entry.seq.index].hash == entry.hash else { throw .fork(seq: entry.seq) }
             return
         }
         guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }
@@ -130,7 +130,7 @@ package struct CircleState: Sendable, Equatable {
             next.insert(Announced(generation: 1, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             next.promoted.append(keyID)
         case .approve, .revoke, .announce, .promote, .destroy:
-            guard entry.seq > 0 else { throw .invalid("entry 0 must be a genesis") }
+            guard entry.seq > .genesis else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
             guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
             switch entry.body {

@@ -31,7 +31,7 @@ package struct LogEntry: Sendable, Equatable {
     }
 
     package var account: AccountID
-    package var seq: UInt64
+    package var seq: LogSeq
     package var previousHash: LogHash
     package var signer: DeviceID
     package var createdAt: UInt64
@@ -42,7 +42,7 @@ package struct LogEntry: Sendable, Equatable {
         var w = FieldWriter()
         w.string(Labels.logEntry)
         w.string(account.rawValue)
-        w.u64(seq)
+        w.u64(seq.value)
         w.hash(previousHash)
         w.string(signer.hex)
         w.u64(createdAt)
@@ -71,7 +71,7 @@ package struct LogEntry: Sendable, Equatable {
         return w.bytes
     }
 
-    package static func make(account: AccountID, seq: UInt64, previousHash: LogHash, signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
+    package static func make(account: AccountID, seq: LogSeq, previousHash: LogHash, signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
         var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
                              createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
         entry.signature = signer.signature(for: entry.signedBytes)
@@ -89,7 +89,7 @@ package struct LogEntry: Sendable, Equatable {
         var r = FieldReader(signed)
         try r.label(Labels.logEntry)
         guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
-        let seq = try r.u64()
+        let seq = LogSeq(try r.u64())
         let previous: LogHash = try r.hash32("a previous hash")
         let signer = try r.deviceID()
         let createdAt = try r.u64()

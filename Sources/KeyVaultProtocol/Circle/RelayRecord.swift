@@ -14,10 +14,10 @@ package struct RelayRecord: Sendable, Equatable {
     /// The device a share is sealed to.
     package var recipient: DeviceID?
     /// A log entry's sequence number (the relay keeps one entry per number).
-    package var logSeq: UInt64?
+    package var logSeq: LogSeq?
     package var body: [UInt8]
 
-    package init(kind: Kind, account: AccountID, recipient: DeviceID?, logSeq: UInt64?, body: [UInt8]) {
+    package init(kind: Kind, account: AccountID, recipient: DeviceID?, logSeq: LogSeq?, body: [UInt8]) {
         self.kind = kind
         self.account = account
         self.recipient = recipient
@@ -86,7 +86,7 @@ package struct RelayRow: Sendable, Equatable {
 
 package enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another device appended a log entry with that number first.
-    case logSeqTaken(UInt64)
+    case logSeqTaken(LogSeq)
     case unreachable(String)
     case badAddress(String)
     /// The relay service would not take this device's identity token: the sentence says why.

@@ -53,13 +53,13 @@ package enum Pairing {
         return w.bytes
     }
 
-    static func responderData(responder: DeviceID, genesisHash: LogHash, headHash: LogHash, headSeq: UInt64) -> [UInt8] {
+    static func responderData(responder: DeviceID, genesisHash: LogHash, headHash: LogHash, headSeq: LogSeq) -> [UInt8] {
         var w = FieldWriter()
         w.string(Labels.pairingResponder)
         w.string(responder.hex)
         w.hash(genesisHash)
         w.hash(headHash)
-        w.u64(headSeq)
+        w.u64(headSeq.value)
         return w.bytes
     }
 }

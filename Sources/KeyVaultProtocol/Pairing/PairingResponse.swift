@@ -10,7 +10,7 @@ package struct PairingResponse: Sendable, Equatable {
     package var share: [UInt8]
     package var genesisHash: LogHash
     package var headHash: LogHash
-    package var headSeq: UInt64
+    package var headSeq: LogSeq
     /// `Tb`, 64 bytes.
     package var confirmation: [UInt8]
     package var signature: [UInt8]
@@ -24,7 +24,7 @@ package struct PairingResponse: Sendable, Equatable {
         w.bytes(share)
         w.hash(genesisHash)
         w.hash(headHash)
-        w.u64(headSeq)
+        w.u64(headSeq.value)
         w.bytes(confirmation)
         return w.bytes
     }
@@ -87,7 +87,7 @@ package struct PairingResponse: Sendable, Equatable {
         let response = PairingResponse(
             account: account, requestHash: try r.hash32("a request hash"), responder: try r.deviceID(),
             share: try Pairing.element(try r.bytes(count: 32, "a share")), genesisHash: try r.hash32("a genesis hash"),
-            headHash: try r.hash32("a head hash"), headSeq: try r.u64(),
+            headHash: try r.hash32("a head hash"), headSeq: LogSeq(try r.u64()),
             confirmation: try r.bytes(count: CPace.confirmationTagByteCount, "a confirmation"), signature: signature)
         try r.finish()
         guard let signer = key(response.responder) else { throw .untrustedSigner(response.responder) }

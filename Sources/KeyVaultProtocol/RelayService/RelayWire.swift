@@ -7,7 +7,7 @@ package enum RelayWire {
     package struct Record: Codable, Sendable, Equatable {
         package var kind: String
         package var recipient: DeviceID?
-        package var logSeq: UInt64?
+        package var logSeq: LogSeq?
         package var body: String
 
         package init(_ record: RelayRecord) {
@@ -28,7 +28,7 @@ package enum RelayWire {
         package var cursor: RelayCursor
         package var kind: String
         package var recipient: DeviceID?
-        package var logSeq: UInt64?
+        package var logSeq: LogSeq?
         package var body: String
 
         package init(_ row: RelayRow) {
@@ -87,8 +87,8 @@ package enum RelayWire {
     package struct Refusal: Codable, Sendable, Error {
         package var error: String
         package var reason: String
-        package var seq: UInt64?
-        package init(error: String, reason: String, seq: UInt64? = nil) {
+        package var seq: LogSeq?
+        package init(error: String, reason: String, seq: LogSeq? = nil) {
             self.error = error
             self.reason = reason
             self.seq = seq
@@ -97,7 +97,7 @@ package enum RelayWire {
 }
 
 extension RelayWire.Record {
-    init(kind: String, recipient: DeviceID?, logSeq: UInt64?, body: String) {
+    init(kind: String, recipient: DeviceID?, logSeq: LogSeq?, body: String) {
         self.kind = kind
         self.recipient = recipient
         self.logSeq = logSeq

@@ -1,4 +1,4 @@
-package import KeyVaultCrypto
+import KeyVaultCrypto
 
 /// A 32-byte hash of its own kind: what a log entry chains to, or what an
 /// approval names. Sized once, where it is read or computed; `Kind` keeps an

@@ -1,7 +1,7 @@
 /// An entry's place in its account's circle log: 0 for the genesis, one more
 /// for each entry after it. The records write it as an 8-byte integer, JSON
 /// and SQL as its number.
-package struct LogSeq: Hashable, Comparable, Sendable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+package struct LogSeq: NumberValue, ExpressibleByIntegerLiteral {
     package let value: UInt64
 
     package init(_ value: UInt64) { self.value = value }
@@ -25,16 +25,4 @@ package struct LogSeq: Hashable, Comparable, Sendable, Codable, CustomStringConv
     /// Its position in a log held in memory. A number too large for one (read
     /// from outside) comes out as `Int.max`, past the end of every log.
     package var index: Int { Int(clamping: value) }
-
-    package static func < (a: Self, b: Self) -> Bool { a.value < b.value }
-    package var description: String { String(value) }
-
-    package init(from decoder: any Decoder) throws {
-        value = try decoder.singleValueContainer().decode(UInt64.self)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(value)
-    }
 }

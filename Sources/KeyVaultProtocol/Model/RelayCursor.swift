@@ -2,7 +2,7 @@
 /// increasing order, and a reader asks for those after the last it kept.
 /// Only the relay makes one; a device keeps and compares them. JSON and SQL
 /// hold it as its integer.
-package struct RelayCursor: Hashable, Comparable, Sendable, Codable, CustomStringConvertible, ExpressibleByIntegerLiteral {
+package struct RelayCursor: NumberValue, ExpressibleByIntegerLiteral {
     package let value: Int64
 
     package init(_ value: Int64) { self.value = value }
@@ -12,20 +12,8 @@ package struct RelayCursor: Hashable, Comparable, Sendable, Codable, CustomStrin
     /// Before every row.
     package static let start = RelayCursor(0)
 
-    package static func < (a: Self, b: Self) -> Bool { a.value < b.value }
-
     /// Where a row kept from a store a device no longer trusts goes when it reads
     /// the store from its start again: below `start`, so it neither collides with
     /// nor follows a cursor the store hands out next (the vault moves them all alike).
     package func lowered(by shift: Int64) -> RelayCursor { RelayCursor(value - shift) }
-    package var description: String { String(value) }
-
-    package init(from decoder: any Decoder) throws {
-        value = try decoder.singleValueContainer().decode(Int64.self)
-    }
-
-    package func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(value)
-    }
 }

@@ -15,15 +15,19 @@ final class AccountTimers: Sendable {
     /// Starts `body` after `delay`, replacing (and cancelling) a timer set for the same key.
     func set(_ keyID: KeyID, after delay: Duration, _ body: @escaping @Sendable () async -> Void) {
         let token = UUID()
-        let task = Task.detached { [weak self] in
-            if delay > .zero { try? await Task.sleep(for: delay) }
-            guard !Task.isCancelled else { return }
-            await body()
-            self?.timers.withLock { timers in
-                if timers[keyID]?.token == token { timers[keyID] = nil }
+        // Started and recorded under one lock: a timer that ends at once still finds
+        // itself recorded, and removes its entry instead of leaving it behind.
+        let replaced = timers.withLock { timers in
+            let task = Task.detached { [weak self] in
+                if delay > .zero { try? await Task.sleep(for: delay) }
+                guard !Task.isCancelled else { return }
+                await body()
+                self?.timers.withLock { timers in
+                    if timers[keyID]?.token == token { timers[keyID] = nil }
+                }
             }
+            return timers.updateValue(Timer(token: token, task: task), forKey: keyID)
         }
-        let replaced = timers.withLock { $0.updateValue(Timer(token: token, task: task), forKey: keyID) }
         replaced?.task.cancel()
     }
 

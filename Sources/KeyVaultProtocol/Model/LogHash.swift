@@ -18,12 +18,6 @@ package struct Hash32<Kind: Hash32Kind>: Hashable, Sendable, CustomStringConvert
         bytes = hash
     }
 
-    /// 64 lowercase hex characters.
-    package init?(hex: some StringProtocol) {
-        guard hex.utf8.count == 64, let bytes = Hex.decode(String(hex)), Hex.encode(bytes) == String(hex) else { return nil }
-        self.bytes = bytes
-    }
-
     package var hex: String { Hex.encode(bytes) }
     package var description: String { hex }
 }

@@ -13,6 +13,8 @@ let package = Package(
         .executable(name: "keyvaultd", targets: ["keyvaultd"]),
         .executable(name: "keyvault", targets: ["keyvault"]),
         .executable(name: "keyvault-relay", targets: ["keyvault-relay"]),
+        // What an app's sync engine links: the socket API's client, and nothing of the daemon.
+        .library(name: "KeyVaultClient", targets: ["KeyVaultClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -28,6 +30,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-structured-headers.git", from: "1.7.0"),
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        // Already in the graph under jwt-kit; the example sync engine seals its records with it, as an app would.
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Already in the graph under SwiftNIO; its Heap holds the waits' deadlines.
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
     ],
@@ -140,12 +144,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The HTTP-over-Unix-socket client the CLI, the tests and the bench share.
+        // The client library apps link (docs/CLIENT.md): async-http-client over the Unix socket,
+        // the socket's peer checked first, typed answers, resumable events. Nothing of the daemon.
         .target(
             name: "KeyVaultClient",
             dependencies: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict
@@ -177,10 +182,24 @@ let package = Package(
             path: "bench",
             swiftSettings: strict
         ),
-        // A local OpenID Connect issuer for the tests and the bench (never linked by what ships).
+        // An app's sync engine, as small as it can be (examples/SyncEngine): run by a test against real daemons.
+        .executableTarget(
+            name: "example-sync-engine",
+            dependencies: ["KeyVaultClient", .product(name: "Crypto", package: "swift-crypto")],
+            path: "examples/SyncEngine",
+            swiftSettings: strict
+        ),
+        // A local OpenID Connect issuer for the tests and the bench, and a raw one-connection HTTP
+        // client for what must be said on one connection (never linked by what ships).
         .target(
             name: "KeyVaultTestSupport",
-            dependencies: [.product(name: "JWTKit", package: "jwt-kit")],
+            dependencies: [
+                "KeyVaultClient",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
@@ -195,7 +214,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
-                           "KeyVaultTestSupport", "keyvault-relay",
+                           "KeyVaultTestSupport", "keyvault-relay", "example-sync-engine",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),
                            .product(name: "NIOCore", package: "swift-nio"),

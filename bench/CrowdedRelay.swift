@@ -8,6 +8,7 @@ import KeyVaultRelay
 import KeyVaultRelayClient
 import KeyVaultRelayStore
 import KeyVaultClient
+import KeyVaultTestSupport
 import Logging
 
 /// Restart and key arrival on a relay crowded with other accounts' records,

@@ -1,6 +1,7 @@
 import Foundation
 import KeyVault
 import KeyVaultClient
+import KeyVaultTestSupport
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol

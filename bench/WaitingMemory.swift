@@ -1,6 +1,7 @@
 import Foundation
 import KeyVault
 import KeyVaultClient
+import KeyVaultTestSupport
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -315,8 +315,11 @@ package final class Vault: Sendable {
     }
 
     /// Stores a generation (received, or made here): its metadata and its wrapped key, in one transaction.
-    package func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem) async throws {
+    /// `makingCurrent`: the account's current key becomes this one in the same
+    /// transaction (a device with no relay, which has no log to promote it in).
+    package func addGeneration(account: AccountID, generation: KeyGeneration, item: StoredItem, makingCurrent: Bool = false) async throws {
         try await pool.write { db in
+            if makingCurrent { try Self.setCurrent(CurrentKey(generation: generation.number, keyID: generation.keyID), account: account, db: db) }
             try db.execute(sql: "INSERT OR IGNORE INTO generations (account, generation, key_id, created_at, state) VALUES (?, ?, ?, ?, ?)",
                            arguments: [account.rawValue, generation.number.value, generation.keyID, generation.createdAt.timeIntervalSince1970, generation.state.rawValue])
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM items WHERE account = ? AND kind = ? AND generation = ? AND key_id = ?",

@@ -8,42 +8,62 @@ import KeyVaultProtocol
 struct CLIRequest {
     let socket: String
 
-    func send(_ method: String, _ path: String, json: [String: String]? = nil) async throws -> CLIAnswer {
-        try await send(method, path, object: json)
+    func send(_ method: String, _ path: String, json: [String: String]? = nil, timeout: Duration = .seconds(60)) async throws -> CLIAnswer {
+        try await send(method, path, object: json, timeout: timeout)
     }
 
     /// A body with nested values (arrays of objects).
-    func send(_ method: String, _ path: String, object: [String: Any]?) async throws -> CLIAnswer {
+    func send(_ method: String, _ path: String, object: [String: Any]?, headers: [(String, String)] = [],
+              timeout: Duration = .seconds(60)) async throws -> CLIAnswer {
         let body = try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
         do {
-            let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body, expectedPeerUID: try Self.daemonUID())
+            let result = try await client().send(method, path, body: body, headers: headers, timeout: timeout)
             return CLIAnswer(result: result)
-        } catch let error as SocketHTTPError {
-            StandardError.print("keyvault: \(error)")
-            throw ExitCode(1)
+        } catch let error as KeyVaultClientError {
+            throw Self.exit(error)
         }
+    }
+
+    /// The library's client, told which uid the daemon must run as.
+    func client() throws -> KeyVaultClient {
+        KeyVaultClient(socketPath: socket, daemonUID: try Self.daemonUID())
+    }
+
+    /// Says why the daemon was not reached; 2 when nothing answers (a script may try again), else 1.
+    static func exit(_ error: KeyVaultClientError) -> ExitCode {
+        StandardError.print("keyvault: \(error)")
+        if case .unreachable = error { return ExitCode(CLIExit.unreachable) }
+        return ExitCode(CLIExit.other)
     }
 }
 
+/// The exit statuses, documented in `keyvault --help` and the README.
+enum CLIExit {
+    static let ready: Int32 = 0
+    static let other: Int32 = 1
+    static let unreachable: Int32 = 2
+    static let usage: Int32 = 64
+    static let pending: Int32 = 75
+}
+
 extension CLIRequest {
-    /// The uid the daemon must run as: `$KEYVAULT_DAEMON_UID` (set by `--daemon-uid`; a uid or a user name), else this user's own.
-    /// A socket served by any other uid is refused before a byte is sent.
-    static func daemonUID() throws -> UInt32 {
-        guard let text = ProcessInfo.processInfo.environment["KEYVAULT_DAEMON_UID"], !text.isEmpty else { return geteuid() }
-        if let uid = UInt32(text) { return uid }
-        guard let user = getpwnam(text) else {
+    /// The uid the daemon must run as: `$KEYVAULT_DAEMON_UID` (set by `--daemon-uid`; a uid or a user name),
+    /// else the library's default (this user's own, or the owner of a socket only it or root could have placed).
+    static func daemonUID() throws -> DaemonUID {
+        guard let text = ProcessInfo.processInfo.environment["KEYVAULT_DAEMON_UID"], !text.isEmpty else { return .ownOrSocketOwner }
+        guard let uid = DaemonUID(text) else {
             StandardError.print("keyvault: --daemon-uid (or $KEYVAULT_DAEMON_UID) must be a uid or a user name; there is no user '\(text)'")
-            throw ExitCode(64)
+            throw ExitCode(CLIExit.usage)
         }
-        return user.pointee.pw_uid
+        return uid
     }
 }
 
 struct CLIAnswer {
-    let result: HTTPResult
+    let result: DaemonResponse
     let object: [String: Any]
 
-    init(result: HTTPResult) {
+    init(result: DaemonResponse) {
         self.result = result
         self.object = (try? JSONSerialization.jsonObject(with: Data(result.body))) as? [String: Any] ?? [:]
     }
@@ -59,12 +79,17 @@ struct CLIAnswer {
         } else {
             print(result.text)
         }
+        try exitByState()
+    }
+
+    /// 0 for `ready`, 75 for `pending`, else 1 with the daemon's sentence on standard error.
+    func exitByState() throws {
         switch state {
         case "ready": return
-        case "pending": throw ExitCode(75)
+        case "pending": throw ExitCode(CLIExit.pending)
         default:
             StandardError.print("keyvault: \(state): \(field("error") ?? "HTTP \(result.status)")")
-            throw ExitCode(1)
+            throw ExitCode(CLIExit.other)
         }
     }
 }

@@ -98,7 +98,7 @@ enum KeyWait {
         while answer.state == "pending" {
             let reason = answer.field("reason") ?? "pending"
             let left = Int((deadline - ContinuousClock.now).components.seconds)
-            if reason != lastReason {
+            if reason != lastReason, Terminal.standardErrorIsOne {
                 StandardError.print("waiting: \(reason) since \(answer.field("since") ?? "?") (up to \(max(left, 0)) s more)")
                 lastReason = reason
             }

@@ -47,7 +47,7 @@ struct Open: AsyncParsableCommand {
         let id = try account.validated()
         let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
         let envelope = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !envelope.isEmpty else { throw ValidationError("no envelope on standard input") }
+        guard !envelope.isEmpty else { throw UsageError("no envelope on standard input") }
         var item = ["envelope": envelope]
         item["aad"] = aad.base64
         let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/open", object: ["items": [item]])

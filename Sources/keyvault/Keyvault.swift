@@ -10,8 +10,11 @@ struct Keyvault: AsyncParsableCommand {
         commandName: "keyvault",
         abstract: "Talk to keyvaultd over its Unix socket.",
         discussion: """
-            Answers print as JSON on standard output. The exit status is 0 for `ready`, \
-            75 for `pending`, and 1 for any other state (the sentence goes to standard error).
+            Answers print as JSON on standard output; the daemon's sentence for anything but `ready` \
+            goes to standard error.
+            Exit status: 0 ready; 75 pending (the key is not here yet: wait and ask again); \
+            2 the daemon cannot be reached (not running, or the wrong socket); 64 a usage error; \
+            1 anything else (locked, unknown, revoked, forbidden, a refused peer…).
             Passphrases are read without echo from the terminal, or from --passphrase-file, \
             or from standard input; never from the command line.
             --socket PATH may come before the subcommand (keyvault --socket PATH key get …) or after it.
@@ -20,7 +23,7 @@ struct Keyvault: AsyncParsableCommand {
             named with --daemon-uid UID (before the subcommand) or $KEYVAULT_DAEMON_UID.
             """,
         version: KeyVaultVersion.string,
-        subcommands: [Status.self, AccountCommand.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self,
+        subcommands: [Status.self, Health.self, Server.self, Metrics.self, AccountCommand.self, Delete.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self, Events.self,
                       Seal.self, Open.self,
                       Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self, KDFCommand.self])
 
@@ -32,7 +35,35 @@ struct Keyvault: AsyncParsableCommand {
         } catch {
             exit(withError: ValidationError("\(error)"))
         }
-        await main(arguments)
+        do {
+            var command = try parseAsRoot(arguments)
+            if var async = command as? any AsyncParsableCommand {
+                try await async.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as UsageError {
+            StandardError.print("keyvault: \(error.message)")
+            Foundation.exit(error.status)
+        } catch {
+            exit(withError: error)
+        }
+    }
+}
+
+/// A problem found while running (a file that cannot be read, two passphrases that
+/// differ): the sentence alone, not the usage of every command, and 64.
+struct UsageError: Error {
+    var message: String
+    var status: Int32 = CLIExit.usage
+
+    init(_ message: String) { self.message = message }
+
+    /// Not the caller's mistake: 1.
+    static func other(_ message: String) -> UsageError {
+        var error = UsageError(message)
+        error.status = CLIExit.other
+        return error
     }
 }
 
@@ -62,10 +93,10 @@ struct IdentityTokenOption: ParsableArguments {
     func read() throws -> String? {
         guard let path = identityTokenFile else { return nil }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw ValidationError("cannot read --identity-token-file \(path)")
+            throw UsageError("cannot read --identity-token-file \(path)")
         }
         let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !token.isEmpty else { throw ValidationError("--identity-token-file \(path) is empty") }
+        guard !token.isEmpty else { throw UsageError("--identity-token-file \(path) is empty") }
         return token
     }
 }
@@ -74,14 +105,20 @@ struct AccountOption: ParsableArguments {
     @Option(name: [.short, .long], help: "The account (user ID).")
     var account: String
 
-    /// Percent-encoding is not needed: a valid ID is already URL-safe, and an
-    /// invalid one is refused here with the daemon's own words.
-    func validated() throws -> String {
+    /// An invalid ID is a usage error (64), said with the daemon's own words
+    /// before anything is sent, under the subcommand's own usage.
+    func validate() throws {
         do throws(InvalidInput) {
-            return try AccountID(validating: account).rawValue
+            _ = try AccountID(validating: account)
         } catch {
             throw ValidationError(error.message)
         }
+    }
+
+    /// Percent-encoding is not needed: a valid ID is already URL-safe.
+    func validated() throws -> String {
+        try validate()
+        return account
     }
 }
 
@@ -193,13 +230,20 @@ struct KeyCommand: AsyncParsableCommand {
         var generation: Int?
         @Option(name: .customLong("key-id"), help: "A key ID (32 hex characters).", transform: ParsedID.parse)
         var keyID: KeyID?
-        @Option(help: "Seconds to wait for a key that is not here yet.")
-        var wait: Int = 0
-        @Option(help: "Print only the key: hex or base64.")
+        // Unconditional, so that `--wait -5` is refused for its value rather than read as an option.
+        @Option(parsing: .unconditional, help: "Seconds (a whole number from 0) to wait for a key that is not here yet.")
+        var wait: String = "0"
+        @Option(help: "Print only the key, hex or base64, and nothing at all on standard output unless it is ready.")
         var raw: RawEncoding?
 
         func validate() throws {
             if generation != nil && keyID != nil { throw ValidationError("give --generation or --key-id, not both") }
+            guard waitSeconds != nil else { throw ValidationError("--wait takes a whole number of seconds from 0, not '\(wait)'") }
+        }
+
+        var waitSeconds: Int? {
+            guard !wait.isEmpty, wait.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else { return nil }
+            return Int(wait)
         }
 
         func run() async throws {
@@ -212,13 +256,18 @@ struct KeyCommand: AsyncParsableCommand {
             } else {
                 path += "current"
             }
-            let answer = try await KeyWait.read(socket: socket.path, path: path, seconds: wait)
-            guard let raw, answer.state == "ready", let key = answer.field("key") else { return try answer.finish() }
+            let answer = try await KeyWait.read(socket: socket.path, path: path, seconds: waitSeconds ?? 0)
+            guard let raw else { return try answer.finish() }
+            // A script's `KEY=$(keyvault key get --raw hex)` gets a key or nothing; the exit status says which.
+            guard answer.state == "ready", let key = answer.field("key") else {
+                if answer.state == "pending" { StandardError.print("keyvault: pending: \(answer.field("reason") ?? "the key is not here yet")") }
+                return try answer.exitByState()
+            }
             switch raw {
             case .base64:
                 print(key)
             case .hex:
-                guard let bytes = Base64.decode(key) else { throw ValidationError("the daemon's key is not base64") }
+                guard let bytes = Base64.decode(key) else { throw UsageError.other("the daemon's key is not base64") }
                 print(Hex.encode(bytes))
             }
         }
@@ -238,9 +287,9 @@ struct KDFCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let seconds = DurationText.seconds(target), seconds > 0 else {
-                throw ValidationError("--target takes a duration such as 500ms, 1s or 1.5s")
+                throw UsageError("--target takes a duration such as 500ms, 1s or 1.5s")
             }
-            guard (8...65536).contains(memoryMib) else { throw ValidationError("--memory-mib must be between 8 and 65536") }
+            guard (8...65536).contains(memoryMib) else { throw UsageError("--memory-mib must be between 8 and 65536") }
             print("Measuring Argon2id on this machine (target \(target))…")
             let proposal = try KDFCalibration.propose(targetSeconds: seconds, memoryMiB: memoryMib)
             for m in proposal.measurements {

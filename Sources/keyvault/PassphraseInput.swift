@@ -13,19 +13,19 @@ enum PassphraseInput {
     static func read(file: String?, prompt: String, confirm: Bool) throws -> String {
         if let file {
             guard let data = FileManager.default.contents(atPath: file), let text = String(data: data, encoding: .utf8) else {
-                throw ValidationError("cannot read the passphrase file \(file)")
+                throw UsageError("cannot read the passphrase file \(file)")
             }
             return try nonEmpty(firstLine(text))
         }
         if isatty(STDIN_FILENO) == 1 {
             let first = try fromTerminal(prompt)
             if confirm {
-                guard try fromTerminal("Again: ") == first else { throw ValidationError("the two passphrases differ") }
+                guard try fromTerminal("Again: ") == first else { throw UsageError("the two passphrases differ") }
             }
             return try nonEmpty(first)
         }
         guard let line = Swift.readLine(strippingNewline: true) else {
-            throw ValidationError("no passphrase on standard input")
+            throw UsageError("no passphrase on standard input")
         }
         return try nonEmpty(line)
     }
@@ -35,7 +35,7 @@ enum PassphraseInput {
     }
 
     private static func nonEmpty(_ text: String) throws -> String {
-        guard !text.isEmpty else { throw ValidationError("the passphrase is empty") }
+        guard !text.isEmpty else { throw UsageError("the passphrase is empty") }
         return text
     }
 
@@ -51,7 +51,7 @@ enum PassphraseInput {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
             FileHandle.standardError.write(Data("\n".utf8))
         }
-        guard let line = Swift.readLine(strippingNewline: true) else { throw ValidationError("no passphrase entered") }
+        guard let line = Swift.readLine(strippingNewline: true) else { throw UsageError("no passphrase entered") }
         return line
     }
 }

@@ -22,7 +22,7 @@ struct Export: AsyncParsableCommand {
         let answer = try await request.send("POST", "/v1/accounts/\(id)/recovery-kit", json: ["kitPassphrase": passphrase])
         guard answer.state == "ready", let kit = answer.field("kit").flatMap(Base64.decode) else { return try answer.finish() }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
-        guard fd >= 0 else { throw ValidationError("cannot create \(path) (it must not exist yet)") }
+        guard fd >= 0 else { throw UsageError("cannot create \(path) (it must not exist yet)") }
         _ = kit.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         close(fd)
         StandardError.print("Recovery kit for \(id) written to \(path) (mode 0600). Keep it and its passphrase apart.")
@@ -42,7 +42,7 @@ struct Import: AsyncParsableCommand {
     var deviceName: String = "restored device"
 
     func run() async throws {
-        guard let kit = FileManager.default.contents(atPath: recoveryKit) else { throw ValidationError("cannot read \(recoveryKit)") }
+        guard let kit = FileManager.default.contents(atPath: recoveryKit) else { throw UsageError("cannot read \(recoveryKit)") }
         let kitPassphrase = try PassphraseInput.read(file: kitPassphraseFile, prompt: "Kit passphrase: ", confirm: false)
         let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for this device: ", confirm: true)
         try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/import", json: [

@@ -46,7 +46,7 @@ struct Drill: AsyncParsableCommand {
 
         func run() async throws {
             let id = try account.validated()
-            guard let seconds = DurationText.seconds(deadline), seconds > 0 else { throw ValidationError("--deadline takes a duration such as 60s") }
+            guard let seconds = DurationText.seconds(deadline), seconds > 0 else { throw UsageError("--deadline takes a duration such as 60s") }
             let request = CLIRequest(socket: socket.path)
             let started = Date()
             let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])
@@ -54,12 +54,18 @@ struct Drill: AsyncParsableCommand {
             if let note = rotated.field("note") { StandardError.print("keyvault: \(note)") }
             let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
             var rows: [DrillRow] = []
+            var shown = ""
             while true {
                 let answer = try await request.send("GET", "/v1/accounts/\(id)/devices")
                 let devices = (answer.object["devices"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "trusted" }
                 rows = devices.map { DrillRow(device: $0, keyID: keyID, started: started) }
                 let done = rows.filter(\.acknowledged).count
-                if !json { StandardError.print("\r" + DrillRow.progress(done, of: rows.count) + "  generation \(generation)") }
+                // Progress is for a person watching: on a terminal, and only when it changes.
+                let line = DrillRow.progress(done, of: rows.count) + "  generation \(generation)"
+                if !json, Terminal.standardErrorIsOne, line != shown {
+                    StandardError.print(line)
+                    shown = line
+                }
                 if done == rows.count || ContinuousClock.now >= end { break }
                 // A local socket and an answer from memory: polling often keeps a healthy drill near the arrival latency.
                 try await Task.sleep(for: .milliseconds(10))

@@ -117,9 +117,13 @@ final class DaemonProcess: @unchecked Sendable {
             }
         }
         let body = try json.map { [UInt8](try JSONSerialization.data(withJSONObject: $0)) }
-        let result = try await SocketHTTPClient.request(socket: socket, method, path, body: body, headers: headers)
+        let result = try await client.send(method, path, body: body, headers: headers)
+        APIRecord.shared?.append(method: method, path: path, result)
         return Reply(result)
     }
+
+    /// The client library, as apps use it.
+    var client: KeyVaultClient { KeyVaultClient(socketPath: socket) }
 
     /// The account a creation or an enrollment names (nil: another request).
     private static func signInAccount(path: String, fields: [String: Any]) -> String? {

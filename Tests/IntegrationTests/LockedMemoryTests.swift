@@ -1,5 +1,6 @@
 import Foundation
 import KeyVaultClient
+import KeyVaultTestSupport
 import Testing
 import KeyVaultCrypto
 

@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HTTPTypes
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -9,12 +10,13 @@ import KeyVaultRelay
 import KeyVaultRelayClient
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
-/// `locked`, `unlocked`…), each `event: NAME` and one JSON `data:` line.
+/// `locked`, `unlocked`…), each `id: EPOCH-N`, `event: NAME` and one JSON
+/// `data:` line; a client resumes with `Last-Event-ID` (`EventBacklog`).
 /// A comment line every 15 s keeps idle connections open. The stream ends
 /// when the client goes away, or, after a last `forbidden` event, when a
 /// policy reload no longer allows the caller to follow the account.
 enum EventStream {
-    static func response(_ events: AsyncStream<AccountEvent>, held: HeldRequest) -> Response {
+    static func response(_ events: AsyncStream<NumberedEvent>, held: HeldRequest) -> Response {
         let body = ResponseBody { writer in
             defer { held.release() }
             try await writer.write(ByteBuffer(string: ": keyvaultd events\n\n"))
@@ -44,9 +46,17 @@ enum EventStream {
         return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-store"], body: body)
     }
 
-    static func render(_ event: AccountEvent) -> String {
+    static func render(_ numbered: NumberedEvent) -> String {
+        let event = numbered.event
         let data = (try? JSONSerialization.data(withJSONObject: event.fields, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
-        return "event: \(event.name)\ndata: \(data)\n\n"
+        return "id: \(numbered.id)\nevent: \(event.name)\ndata: \(data)\n\n"
+    }
+
+    /// The `Last-Event-ID` a resuming client sent. One longer than any id this
+    /// daemon makes is not kept: it is malformed, and answered with `resync`.
+    static func lastEventID(_ request: Request) -> String? {
+        guard let name = HTTPField.Name("Last-Event-ID"), let value = request.headers[name] else { return nil }
+        return value.utf8.count <= 64 ? value : ""
     }
 
     /// The last event of a stream the policy no longer allows, in the contract's shape.

@@ -141,9 +141,10 @@ enum Routes {
         routes.on(.get, account: "/export", permission: .export) { _, _, account in
             try APIResponse.ready(ExportBody(export: try service.export(account)))
         }
-        routes.on(.get, account: "/events", permission: .subscribe) { _, context, account in
+        routes.on(.get, account: "/events", permission: .subscribe) { request, context, account in
             _ = try service.existing(account)
-            return EventStream.response(service.hub.events(account), held: context.connection.hold(.eventStream, account: account, needs: [.subscribe]))
+            let events = service.hub.events(account, after: EventStream.lastEventID(request))
+            return EventStream.response(events, held: context.connection.hold(.eventStream, account: account, needs: [.subscribe]))
         }
 
         let envelopes = EnvelopeHandler(service: service, audit: audit)

@@ -76,8 +76,9 @@ extension EnginePart {
     var relayStatus: RelayStatus? { service.publishing.relayStatus }
     var accountIDs: [AccountID] { service.propagation.accountIDs }
 
-    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility) async throws {
-        try await service.storeKey(id, generation, key: key, kek: kek, accessibility: accessibility)
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility,
+                  makingCurrent: Bool = false) async throws {
+        try await service.storeKey(id, generation, key: key, kek: kek, accessibility: accessibility, makingCurrent: makingCurrent)
     }
 
     // Propagation.propagate

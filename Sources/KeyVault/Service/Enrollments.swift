@@ -161,6 +161,8 @@ package struct Enrollments: EnginePart {
     /// Requests that this device may approve: live (not dismissed, not expired, not tried here).
     package func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
         let state = try existing(id)
+        // A device with no relay has no circle to join: no one can be asking.
+        if relay == nil && state.circle.isEmpty { return [] }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
         let current = state.enrollment.live(at: now(), lifetime: requestLifetime).map {
             EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate, pairingVersion: 2)

@@ -331,13 +331,17 @@ package final class KeyVaultService: Sendable {
     /// The key goes into memory only if the account is still unlocked: a `lock`
     /// that landed during the vault write is not undone (the vault has the key,
     /// and the next unlock reads it).
-    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility) async throws {
+    func storeKey(_ id: AccountID, _ generation: KeyGeneration, key: SecretKey, kek: SecretKey, accessibility: Accessibility,
+                  makingCurrent: Bool = false) async throws {
         let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number.value, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number.value)))
-        try await vault.addGeneration(account: id, generation: generation, item: item)
+        try await vault.addGeneration(account: id, generation: generation, item: item, makingCurrent: makingCurrent)
         // A lock that came first is not undone: its job ran to its end before this one began.
-        update(id) { $0.keyStored(generation, item: item, key: key) }
+        update(id) { state in
+            state.keyStored(generation, item: item, key: key)
+            if makingCurrent { state.madeCurrent(generation) }
+        }
     }
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).

@@ -35,8 +35,28 @@ package struct Rotations: EnginePart {
     /// relay unreachable it rotates here and queues the rest (`queued`); if
     /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
     package func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        guard relay != nil else { throw Refusal.invalid("this daemon has no relay: rotation is announced through the circle log") }
+        guard relay != nil else { return try await owners.run(id) { try await rotateAlone(id) } }
         return try await owners.run(id) { try await rotateLocked(id, promotion: promotion) }
+    }
+
+    /// A device with no relay is its account's only device, and keeps no log:
+    /// the new generation is stored and made current in one vault transaction.
+    func rotateAlone(_ id: AccountID) async throws -> RotationResult {
+        let state = try existing(id)
+        guard state.circle.isEmpty else {
+            throw Refusal.invalid("the account \(id) has a circle of devices, kept through a relay: start the daemon with its --relay to rotate")
+        }
+        guard let kek = state.kek else { throw Refusal.locked(id) }
+        guard state.generations.allSatisfy({ $0.state != .destroyed }) else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
+        let number = state.generations.map(\.number).max()?.next ?? .first
+        let key = SecretKey.generate()
+        let created = now()
+        let generation = KeyGeneration(number: number, keyID: KeyID(of: key),
+                                       createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
+        try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, makingCurrent: true)
+        hub.announce(id, .rotated(number, generation.keyID))
+        logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "1"])
+        return RotationResult(generation: number, keyId: generation.keyID, promoted: true, devices: [], queued: false, note: nil)
     }
 
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {

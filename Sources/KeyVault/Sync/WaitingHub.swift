@@ -3,8 +3,8 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import KeyVaultCrypto
-package import KeyVaultProtocol
-package import KeyVaultAccount
+import KeyVaultProtocol
+import KeyVaultAccount
 
 /// Where key reads wait and event streams listen, each on its account's owner
 /// (`AccountWaiters`): no account's waits share a lock with another's. A
@@ -60,9 +60,10 @@ package final class WaitingHub: Sendable {
         }
     }
 
-    /// The account's events until the stream is dropped.
-    package func events(_ account: AccountID) -> AsyncStream<AccountEvent> {
-        owners.owner(account).waiters.listen()
+    /// The account's events until the stream is dropped, after those a
+    /// resuming stream missed (`Last-Event-ID`; see `EventBacklog`).
+    func events(_ account: AccountID, after lastEventID: String?) -> AsyncStream<NumberedEvent> {
+        owners.owner(account).waiters.listen(after: lastEventID)
     }
 }
 
@@ -75,7 +76,14 @@ final class AccountWaiters: Sendable {
     }
 
     private let slots = Mutex<[UUID: Slot]>([:])
-    private let listeners = Mutex<[UUID: AsyncStream<AccountEvent>.Continuation]>([:])
+    /// The backlog and the listeners share one lock: a listener is registered
+    /// and given what it missed in one step, so no event falls between the two.
+    private struct Streams {
+        var backlog = EventBacklog()
+        var listeners: [UUID: AsyncStream<NumberedEvent>.Continuation] = [:]
+    }
+
+    private let streams = Mutex(Streams())
 
     func arm() -> UUID {
         let id = UUID()
@@ -138,18 +146,24 @@ final class AccountWaiters: Sendable {
     }
 
     func announce(_ event: AccountEvent) {
-        listeners.withLock { for listener in $0.values { listener.yield(event) } }
+        streams.withLock { streams in
+            let numbered = streams.backlog.append(event)
+            for listener in streams.listeners.values { listener.yield(numbered) }
+        }
     }
 
-    func listen() -> AsyncStream<AccountEvent> {
+    func listen(after lastEventID: String?) -> AsyncStream<NumberedEvent> {
         let id = UUID()
-        let (stream, continuation) = AsyncStream<AccountEvent>.makeStream(bufferingPolicy: .bufferingNewest(64))
-        continuation.onTermination = { [weak self] _ in _ = self?.listeners.withLock { $0.removeValue(forKey: id) } }
-        listeners.withLock { $0[id] = continuation }
+        let (stream, continuation) = AsyncStream<NumberedEvent>.makeStream(bufferingPolicy: .bufferingNewest(EventBacklog.capacity))
+        continuation.onTermination = { [weak self] _ in _ = self?.streams.withLock { $0.listeners.removeValue(forKey: id) } }
+        streams.withLock { streams in
+            for missed in streams.backlog.replay(after: lastEventID) { continuation.yield(missed) }
+            streams.listeners[id] = continuation
+        }
         return stream
     }
 
     var counts: (waiters: Int, listeners: Int) {
-        (slots.withLock { $0.count }, listeners.withLock { $0.count })
+        (slots.withLock { $0.count }, streams.withLock { $0.listeners.count })
     }
 }

@@ -15,6 +15,11 @@ extension AccountState {
         if mayHoldKeys { keys[generation.keyID] = key }
     }
 
+    /// A device with no relay rotated: the key it stored is current at once.
+    package mutating func madeCurrent(_ generation: KeyGeneration) {
+        record.setCurrent(CurrentKey(generation: generation.number, keyID: generation.keyID))
+    }
+
     /// Entries the relay now holds (through `count`), and shares it took. The
     /// first confirmation of this device's own genesis ends founding.
     package mutating func relayConfirmed(through count: Int, settled: [OwedDelivery]) {

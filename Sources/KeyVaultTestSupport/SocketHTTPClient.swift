@@ -1,22 +1,18 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+package import KeyVaultClient
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// One HTTP/1.1 answer from the daemon.
-package struct HTTPResult: Sendable {
-    package var status: Int
-    package var headers: [(name: String, value: String)]
-    package var body: [UInt8]
+/// One HTTP/1.1 answer from the daemon, as the client library gives it.
+package typealias HTTPResult = DaemonResponse
 
-    package func header(_ name: String) -> String? {
-        headers.first { $0.name.lowercased() == name.lowercased() }?.value
-    }
-
-    package var text: String { String(decoding: body, as: UTF8.self) }
-}
+// What follows speaks HTTP/1.1 by hand on one connection, in order: for the tests and
+// benches that must say several things on one connection (keep-alive, a held read
+// beside a second request). Everything else, the CLI and apps included, uses
+// `KeyVaultClient`, over async-http-client.
 
 package enum SocketHTTPError: Error, CustomStringConvertible {
     case connectionClosed

@@ -1,0 +1,95 @@
+import Foundation
+
+/// An event of an account (docs/API.md, "Events"): `key-ready`, `rotated`,
+/// `device-enrolled`, `device-revoked`, `pairing-failed`, `locked`,
+/// `unlocked`, or `resync`: events may have been missed (the daemon
+/// restarted, or the client was away too long), so read the state again.
+public struct AccountEvent: Sendable, Equatable {
+    /// The stream's id for it: what a stream resumed later starts after.
+    public var id: String?
+    public var name: String
+    public var fields: [String: String]
+}
+
+/// An account's events as they happen, for as long as the caller iterates.
+///
+/// A dropped connection (the daemon restarting, say) is made again, resuming
+/// after the last event seen (`Last-Event-ID`), so no event is lost without a
+/// `resync` saying so. The sequence ends by throwing a `Refusal` (the account
+/// is unknown, or the policy no longer lets the caller follow it), a
+/// `KeyVaultClientError` about the socket's peer, or one saying the first
+/// connection could not be made; never by a connection dropped later.
+public struct AccountEvents: AsyncSequence, Sendable {
+    public typealias Element = AccountEvent
+
+    let client: KeyVaultClient
+    let account: String
+    let lastEventID: String?
+
+    public func makeAsyncIterator() -> AsyncThrowingStream<AccountEvent, any Error>.Iterator {
+        let (stream, continuation) = AsyncThrowingStream<AccountEvent, any Error>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        let follow = Task { [client, account, lastEventID] in
+            do {
+                try await Self.follow(client: client, account: account, after: lastEventID) { continuation.yield($0) }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in follow.cancel() }
+        return stream.makeAsyncIterator()
+    }
+
+    private static func follow(client: KeyVaultClient, account: String, after lastEventID: String?,
+                               yield: (AccountEvent) -> Void) async throws {
+        var last = lastEventID
+        var pause = Duration.milliseconds(100)
+        var connectedOnce = false
+        while !Task.isCancelled {
+            do {
+                let headers = last.map { [("Last-Event-ID", $0)] } ?? []
+                let response = try await client.start("GET", KeyVaultClient.accountPath(account) + "/events", headers: headers, timeout: .seconds(10))
+                guard response.status == .ok else {
+                    let body = try await response.body.collect(upTo: KeyVaultClient.maxAnswerBytes)
+                    let answer = try Answers.decode(DaemonResponse(status: Int(response.status.code), headers: [], body: Array(body.readableBytesView))) { _ in () }
+                    if case .refused(let refusal) = answer { throw refusal }
+                    throw KeyVaultClientError.malformedAnswer("the event stream answered HTTP \(response.status.code)")
+                }
+                pause = .milliseconds(100)
+                connectedOnce = true
+                var parser = ServerSentEventParser()
+                for try await chunk in response.body {
+                    for event in try parser.feed(chunk.readableBytesView) {
+                        let fields = Self.fields(event.data)
+                        if event.name == "forbidden" {
+                            throw Refusal(state: .forbidden, message: fields["error"] ?? "the policy no longer allows following this account", retryAfter: nil)
+                        }
+                        if let id = event.id { last = id }
+                        yield(AccountEvent(id: event.id, name: event.name, fields: fields))
+                    }
+                }
+            } catch let error as Refusal {
+                throw error
+            } catch KeyVaultClientError.wrongPeer(let socket, let expected, let actual) {
+                throw KeyVaultClientError.wrongPeer(socket: socket, expected: expected, actual: actual)
+            } catch KeyVaultClientError.untrustedPath(let socket, let reason) {
+                throw KeyVaultClientError.untrustedPath(socket: socket, reason: reason)
+            } catch is CancellationError {
+                return
+            } catch let error as KeyVaultClientError where !connectedOnce {
+                // Never connected: the socket is wrong or the daemon is not running; the caller should hear it.
+                throw error
+            } catch {
+                // The daemon went away (or is not back yet): try again, less often while it stays away.
+            }
+            try? await Task.sleep(for: pause)
+            pause = Swift.min(pause * 2, .seconds(2))
+        }
+    }
+
+    /// `data:` is one JSON object of strings.
+    private static func fields(_ data: String) -> [String: String] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return [:] }
+        return object.compactMapValues { $0 as? String ?? ($0 as? NSNumber)?.stringValue }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reading the daemon's answers (docs/API.md, "Answers"): the `state` decides,
+/// the HTTP status only follows from it.
+enum Answers {
+    private struct Head: Decodable {
+        var state: String
+        var error: String?
+        var reason: String?
+        var since: String?
+        var retryAfter: Int?
+        var deviceId: String?
+        var pairingCode: String?
+    }
+
+    static func decode<Value>(_ response: DaemonResponse, ready: (Data) throws -> Value) throws -> DaemonAnswer<Value> {
+        let body = Data(response.body)
+        let head: Head
+        do {
+            head = try JSONDecoder().decode(Head.self, from: body)
+        } catch {
+            throw KeyVaultClientError.malformedAnswer("HTTP \(response.status) with a body that is not a JSON answer")
+        }
+        switch head.state {
+        case "ready":
+            do {
+                return .ready(try ready(body))
+            } catch let error as KeyVaultClientError {
+                throw error
+            } catch {
+                throw KeyVaultClientError.malformedAnswer("a ready answer without the fields it must have")
+            }
+        case "pending":
+            let retry = head.retryAfter ?? response.header("Retry-After").flatMap(Int.init) ?? 1
+            return .pending(Pending(reason: .init(head.reason ?? ""), since: head.since.flatMap(date), retryAfter: .seconds(max(retry, 0)),
+                                    deviceID: head.deviceId, pairingCode: head.pairingCode))
+        default:
+            guard let state = Refusal.State(rawValue: head.state) else {
+                throw KeyVaultClientError.malformedAnswer("an unknown state '\(head.state.prefix(40))'")
+            }
+            let retry = response.header("Retry-After").flatMap(Int.init).map { Duration.seconds($0) }
+            return .refused(Refusal(state: state, message: head.error ?? "HTTP \(response.status)", retryAfter: retry))
+        }
+    }
+
+    /// A `ready` key read. The key's bytes go from the body into `KeyBytes`,
+    /// and the copies this code made are wiped (JSONDecoder's own are beyond reach).
+    static func key(_ body: Data) throws -> AccountKey {
+        struct Wire: Decodable {
+            var account: String
+            var generation: Int
+            var keyId: String
+            var key: Data
+            var createdAt: String?
+            var current: Bool
+        }
+        var wire = try JSONDecoder().decode(Wire.self, from: body)
+        defer { wire.key.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+        guard wire.key.count == 32 else { throw KeyVaultClientError.malformedAnswer("a key of \(wire.key.count) bytes, not 32") }
+        let bytes = wire.key.withUnsafeBytes { KeyBytes(copying: $0) }
+        return AccountKey(account: wire.account, generation: wire.generation, keyID: wire.keyId, bytes: bytes,
+                          createdAt: wire.createdAt.flatMap(date), isCurrent: wire.current)
+    }
+
+    /// The daemon's times: ISO 8601 in UTC, with milliseconds.
+    static func date(_ text: String) -> Date? {
+        (try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text)) ?? (try? Date.ISO8601FormatStyle().parse(text))
+    }
+}

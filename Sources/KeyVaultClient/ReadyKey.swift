@@ -1,0 +1,43 @@
+/// Waiting for a key as a sync engine should: the part of every app this
+/// library exists to get right once.
+extension KeyVaultClient {
+    /// The key, once this device can read it, however long that takes:
+    ///
+    /// - `pending` (approval, delivery or the relay): a held read, woken the
+    ///   moment the key lands, asked again each `heldFor`;
+    /// - `locked`: asked again, from every 50 ms up to once a second, until
+    ///   someone unlocks the account (the daemon cannot wake a read for a
+    ///   passphrase it does not have);
+    /// - `throttled`, or a daemon that is restarting: after the pause it names.
+    ///
+    /// Throws the refusals that waiting does not cure (`unknown`, `revoked`,
+    /// `destroyed`, `forbidden`, `damaged`, `invalid`), a wrong peer, or
+    /// `CancellationError` when the task is cancelled.
+    public func readyKey(_ account: String, _ selector: KeySelector = .current, heldFor: Duration = .seconds(30)) async throws -> AccountKey {
+        var pause = Duration.milliseconds(50)
+        while true {
+            try Task.checkCancellation()
+            let answer: DaemonAnswer<AccountKey>
+            do {
+                answer = try await key(account, selector, wait: heldFor)
+            } catch KeyVaultClientError.unreachable {
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
+                continue
+            }
+            switch answer {
+            case .ready(let key):
+                return key
+            case .pending:
+                pause = .milliseconds(50)
+            case .refused(let refusal) where refusal.state == .locked:
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(1))
+            case .refused(let refusal) where refusal.state == .throttled || (refusal.state == .error && refusal.retryAfter != nil):
+                try await Task.sleep(for: refusal.retryAfter ?? .seconds(1))
+            case .refused(let refusal):
+                throw refusal
+            }
+        }
+    }
+}

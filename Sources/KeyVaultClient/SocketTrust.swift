@@ -1,0 +1,96 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decides, before a byte is sent, that the process at a socket's path is the
+/// daemon the client means to talk to.
+///
+/// Two checks. The path: the socket and every folder above it belong to the
+/// expected uid or to root, and a folder others may write is sticky (`/tmp`),
+/// so no one else can put their own socket in its place, neither now nor
+/// between this check and the HTTP client's own connection. The peer: a
+/// connection made here (and closed unused) is served by the expected uid,
+/// in the kernel's word (`SO_PEERCRED`).
+enum SocketTrust {
+    /// The socket's resolved path, to connect to, once both checks pass.
+    static func verify(_ path: String, daemonUID: DaemonUID) throws(KeyVaultClientError) -> String {
+        guard let resolved = realPath(path) else {
+            throw .unreachable(socket: path, reason: String(cString: strerror(errno)))
+        }
+        var socketInfo = stat()
+        guard lstat(resolved, &socketInfo) == 0 else { throw .unreachable(socket: path, reason: String(cString: strerror(errno))) }
+        guard socketInfo.st_mode & S_IFMT == S_IFSOCK else { throw .unreachable(socket: path, reason: "not a socket") }
+
+        let own = geteuid()
+        let expected: UInt32
+        switch daemonUID {
+        case .own: expected = own
+        case .uid(let uid): expected = uid
+        case .ownOrSocketOwner:
+            let owner = socketInfo.st_uid
+            expected = owner == own || placedByOwnerOrRoot(resolved, owner: owner) ? owner : own
+        }
+
+        let fd: Int32
+        do {
+            fd = try UnixSocket.connect(resolved, expectedUID: expected)
+        } catch {
+            switch error {
+            case .wrongPeer(_, let expected, let actual): throw .wrongPeer(socket: path, expected: expected, actual: actual)
+            case .cannotConnect(_, let code): throw .unreachable(socket: path, reason: String(cString: strerror(code)))
+            case .tooLong: throw .unreachable(socket: path, reason: error.description)
+            }
+        }
+        close(fd)
+        guard socketInfo.st_uid == expected else {
+            throw .untrustedPath(socket: path, reason: "the socket file belongs to uid \(socketInfo.st_uid), not to uid \(expected)")
+        }
+        try folders(above: resolved, trusted: expected, socket: path)
+        return resolved
+    }
+
+    /// Each folder above the socket belongs to `trusted` or root, and is not
+    /// writable by others unless sticky.
+    private static func folders(above resolved: String, trusted: UInt32, socket: String) throws(KeyVaultClientError) {
+        for folder in ancestors(of: resolved) {
+            var info = stat()
+            guard lstat(folder, &info) == 0 else { throw .unreachable(socket: socket, reason: String(cString: strerror(errno))) }
+            guard info.st_uid == trusted || info.st_uid == 0 else {
+                throw .untrustedPath(socket: socket, reason: "the folder \(folder) belongs to uid \(info.st_uid)")
+            }
+            let writableByOthers = info.st_mode & (S_IWGRP | S_IWOTH) != 0
+            guard !writableByOthers || info.st_mode & S_ISVTX != 0 else {
+                throw .untrustedPath(socket: socket,
+                                     reason: "the folder \(folder) can be written by others (mode \(String(info.st_mode & 0o7777, radix: 8)))")
+            }
+        }
+    }
+
+    /// Whether only `owner` or root could have made the socket: every folder
+    /// above it belongs to one of them and none is writable by others at all.
+    /// (A sticky `/tmp` lets anyone make a folder of their own there.)
+    private static func placedByOwnerOrRoot(_ resolved: String, owner: UInt32) -> Bool {
+        ancestors(of: resolved).allSatisfy { folder in
+            var info = stat()
+            return lstat(folder, &info) == 0 && (info.st_uid == owner || info.st_uid == 0) && info.st_mode & (S_IWGRP | S_IWOTH) == 0
+        }
+    }
+
+    /// `/a/b/c.sock` → `/a/b`, `/a`, `/`.
+    private static func ancestors(of path: String) -> [String] {
+        var out: [String] = []
+        var current = path
+        while let slash = current.lastIndex(of: "/") {
+            current = slash == current.startIndex ? "/" : String(current[..<slash])
+            out.append(current)
+            if current == "/" { break }
+        }
+        return out
+    }
+
+    private static func realPath(_ path: String) -> String? {
+        guard let resolved = realpath(path, nil) else { return nil }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+}

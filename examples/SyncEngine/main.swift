@@ -81,7 +81,7 @@ while !FileManager.default.fileExists(atPath: options.stopFile) {
     // What the daemon says now, only to show it; `readyKey` rides out every case.
     let state: String
     switch try await client.key(options.account) {
-    case .ready: state = "ready"
+    case .ready(let key): state = "ready, generation \(key.generation)"
     case .pending(let pending): state = "pending (\(pending.reason))"
     case .refused(let refusal): state = refusal.state.rawValue
     }
@@ -90,6 +90,10 @@ while !FileManager.default.fileExists(atPath: options.stopFile) {
         say("key: \(state)")
     }
     let key = try await client.readyKey(options.account)
+    if lastState != "ready, generation \(key.generation)" {
+        lastState = "ready, generation \(key.generation)"
+        say("key: \(lastState)")
+    }
     let secret = symmetricKey(key)
     for _ in 0..<3 {
         let id = "record-\(written)"

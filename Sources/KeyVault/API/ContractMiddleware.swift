@@ -22,7 +22,16 @@ struct ContractMiddleware: RouterMiddleware {
     static let tooLarge = Refusal(.invalid, "the request body is larger than 64 KiB; nothing was done and the connection is closed")
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        try await inProgress.during { try await answer(request, context: context, next: next) }
+        var response = try await inProgress.during { try await answer(request, context: context, next: next) }
+        // A request's bytes (a passphrase, a record to seal) stay in the connection's read buffers until
+        // they are released, and a kept-alive connection releases them only when it closes: after a request
+        // with a body the connection is closed once answered, so they are wiped now, not when the client goes.
+        if Self.hasBody(request) { response.headers[.connection] = "close" }
+        return response
+    }
+
+    static func hasBody(_ request: Request) -> Bool {
+        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
     }
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {

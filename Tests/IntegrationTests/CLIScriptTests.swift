@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+
+/// The CLI as a script meets it: each rough edge a user reported, tried again.
+@Suite("The keyvault CLI in scripts")
+struct CLIScriptTests {
+    static let cli = DaemonProcess.binaryDirectory + "/keyvault"
+
+    @Test("the exit statuses are documented in --help: 0 ready, 75 pending, 2 unreachable, 64 usage, 1 other")
+    func exitCodesDocumented() async throws {
+        let help = try await run(Self.cli, ["--help"])
+        #expect(help.status == 0)
+        let text = help.out.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "  ", with: " ")
+        for needle in ["0 ready", "75 pending", "2 the daemon cannot be reached", "64 a usage error", "1 anything else"] {
+            #expect(text.contains(needle), "--help does not say '\(needle)'")
+        }
+    }
+
+    @Test("a daemon that cannot be reached: exit 2, a sentence naming the socket and where it comes from, no errno number")
+    func unreachable() async throws {
+        let result = try await run(Self.cli, ["status"], environment: ["KEYVAULT_SOCKET": "/tmp/keyvault-no-such-daemon.sock"])
+        #expect(result.status == 2, "\(result.err)")
+        #expect(result.err.contains("cannot reach keyvaultd at /tmp/keyvault-no-such-daemon.sock"))
+        #expect(result.err.contains("$KEYVAULT_SOCKET"))
+        #expect(result.out.isEmpty)
+    }
+
+    @Test("an invalid account ID: exit 64 with the reason, under the subcommand's usage, never the root command's")
+    func invalidAccount() async throws {
+        let result = try await run(Self.cli, ["key", "get", "-a", "bob@example.com"], environment: ["KEYVAULT_SOCKET": "/tmp/unused.sock"])
+        #expect(result.status == 64)
+        #expect(result.err.contains("the account ID may contain only"))
+        #expect(result.err.contains("keyvault key get"))
+        #expect(!result.err.contains("SUBCOMMANDS"), "\(result.err)")
+    }
+
+    @Test("--wait -5 is refused for its value (64), not as a missing one")
+    func negativeWait() async throws {
+        let result = try await run(Self.cli, ["key", "get", "-a", "alice", "--wait", "-5"], environment: ["KEYVAULT_SOCKET": "/tmp/unused.sock"])
+        #expect(result.status == 64)
+        #expect(result.err.contains("--wait takes a whole number of seconds from 0, not '-5'"), "\(result.err)")
+        #expect(!result.err.contains("Missing value"))
+    }
+
+    @Test("--raw prints nothing on standard output unless the key is ready: locked is 1, pending is 75, each with a sentence on standard error")
+    func rawOnlyWhenReady() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "raw", "passphrase": "pa"])
+        _ = try await a.request("POST", "/v1/accounts/raw/lock")
+        let locked = try await run(Self.cli, ["key", "get", "-a", "raw", "--raw", "hex", "--socket", a.socket])
+        #expect(locked.status == 1)
+        #expect(locked.out.isEmpty, "a locked key printed: \(locked.out)")
+        #expect(locked.err.contains("locked"))
+
+        _ = try await b.request("POST", "/v1/accounts/raw/enroll", json: ["passphrase": "pb", "deviceName": "b"])
+        let pending = try await run(Self.cli, ["key", "get", "-a", "raw", "--raw", "base64", "--socket", b.socket])
+        #expect(pending.status == 75)
+        #expect(pending.out.isEmpty, "a pending key printed: \(pending.out)")
+        #expect(pending.err.contains("pending: awaiting-approval"))
+
+        _ = try await a.request("POST", "/v1/accounts/raw/unlock", json: ["passphrase": "pa"])
+        let ready = try await run(Self.cli, ["key", "get", "-a", "raw", "--raw", "hex", "--socket", a.socket])
+        #expect(ready.status == 0)
+        #expect(ready.out.trimmingCharacters(in: .whitespacesAndNewlines).count == 64)
+    }
+
+    @Test("delete takes -a like the other commands, asks for --yes, and deletes")
+    func delete() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "alice.01", "passphrase": "pw"])
+        let unsure = try await run(Self.cli, ["delete", "-a", "alice.01", "--socket", daemon.socket])
+        #expect(unsure.status == 64)
+        #expect(unsure.err.contains("say --yes"))
+        #expect(try await daemon.request("GET", "/v1/accounts/alice.01/keys/current").state == "ready")
+        let deleted = try await run(Self.cli, ["delete", "-a", "alice.01", "--yes", "--socket", daemon.socket])
+        #expect(deleted.status == 0, "\(deleted.err)")
+        #expect(try await daemon.request("GET", "/v1/accounts/alice.01/keys/current").state == "unknown")
+    }
+
+    @Test("health, server, metrics and events have subcommands")
+    func everyEndpoint() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "ev", "passphrase": "pw"])
+        let health = try await run(Self.cli, ["health", "--socket", daemon.socket])
+        #expect(health.status == 0)
+        #expect(health.out.contains("\"version\""))
+        let server = try await run(Self.cli, ["server", "--socket", daemon.socket])
+        #expect(server.status == 0)
+        #expect(server.out.contains("\"maxConnections\""))
+        let help = try await run(Self.cli, ["metrics", "--help"])
+        #expect(help.status == 0)
+
+        let out = daemon.root + "/events.out"
+        let events = try ChildProcess(Self.cli, ["events", "-a", "ev", "--count", "1", "--socket", daemon.socket], stdoutPath: out, stderrPath: daemon.root + "/events.err")
+        defer { events.killAndReap() }
+        // Lock until the stream (which may not have subscribed yet) has seen one event.
+        try await eventually {
+            _ = try await daemon.request("POST", "/v1/accounts/ev/lock")
+            return events.poll() != nil
+        }
+        #expect(await events.wait() == 0)
+        let line = try #require(try JSONSerialization.jsonObject(with: Data(String(contentsOfFile: out, encoding: .utf8).utf8)) as? [String: Any])
+        #expect(line["event"] as? String == "locked")
+        #expect((line["id"] as? String)?.contains("-") == true)
+    }
+
+    @Test("a drill with a device down, its standard error not a terminal, prints no progress lines")
+    func drillProgressOnlyOnATerminal() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "drill", "passphrase": "pa"])
+        #expect(try await HalfDoneTests.enrollAndApprove(b, a, "drill"))
+        await b.stop()
+        let drill = try await run(Self.cli, ["drill", "rotate", "-a", "drill", "--deadline", "2s", "--socket", a.socket])
+        #expect(drill.status == 1)
+        let lines = drill.err.split(separator: "\n")
+        #expect(lines.count == 1, "standard error: \(lines.count) lines: \(drill.err.prefix(500))")
+        #expect(drill.err.contains("did not acknowledge"))
+        #expect(!drill.err.contains("devices  generation"))
+    }
+
+    @Test("a one-device account: devices says trusted, enrollments is empty, and rotate makes generation 2 current, kept across a restart")
+    func oneDeviceRotates() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "solo", "passphrase": "pw"])
+        let devices = try await run(Self.cli, ["devices", "-a", "solo", "--socket", daemon.socket])
+        #expect(devices.status == 0)
+        #expect(devices.out.contains("\"trusted\""))
+        let enrollments = try await run(Self.cli, ["enrollments", "-a", "solo", "--socket", daemon.socket])
+        #expect(enrollments.status == 0, "\(enrollments.err)")
+        #expect(enrollments.out.contains("\"enrollments\""))
+        let first = try #require(try await daemon.request("GET", "/v1/accounts/solo/keys/current")["key"])
+
+        let rotate = try await run(Self.cli, ["rotate", "-a", "solo", "--socket", daemon.socket])
+        #expect(rotate.status == 0, "\(rotate.err)")
+        let current = try await daemon.request("GET", "/v1/accounts/solo/keys/current")
+        #expect(current.object["generation"] as? Int == 2)
+        #expect(current["key"] != first)
+        #expect(try await daemon.request("GET", "/v1/accounts/solo/keys/1")["key"] == first)
+
+        await daemon.stop()
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts/solo/unlock", json: ["passphrase": "pw"])
+        let after = try await daemon.request("GET", "/v1/accounts/solo/keys/current")
+        #expect(after.object["generation"] as? Int == 2)
+        #expect(after["key"] == current["key"])
+    }
+}

@@ -13,7 +13,8 @@
 # failure, or if the daemon died or its log shows a crash.
 #
 # Environment: FUZZ_MAX_EXAMPLES (cases per operation in the fuzzing phase,
-# default 25), FUZZ_SEED (a seed, to replay a run).
+# default 50), FUZZ_SEED (a seed, to replay a run), FUZZ_REPORT_DIR (keep a HAR
+# of every request and answer there).
 set -euo pipefail
 
 binary=${1:?usage: scripts/fuzz-api.sh KEYVAULTD_BINARY}
@@ -86,11 +87,15 @@ for _ in $(seq 1 100); do
     sleep 0.05
 done
 
-# The spec's example account (components/parameters/User), so reads find it.
-account=001234.abcd.0567
-created=$(printf '{"user":"%s","passphrase":"fuzz passphrase"}' "$account" |
-    curl -sS --unix-socket "$socket" --data-binary @- -o /dev/null -w '%{http_code}' http://localhost/v1/accounts)
-[ "$created" = 200 ] || { echo "fuzz-api: creating $account answered $created" >&2; cat "$log" >&2; exit 1; }
+# The spec's example accounts (components/parameters/User, and deleteAccount's
+# own), made with the spec's example passphrase, so the examples phase reads,
+# seals, unlocks and deletes accounts that exist. afterFirstUnlock: its keys
+# stay readable after a fuzzed lock, so reads keep reaching `ready`.
+for account in 001234.abcd.0567 000000.to.delete; do
+    created=$(printf '{"user":"%s","passphrase":"correct horse battery staple","accessibility":"afterFirstUnlock"}' "$account" |
+        curl -sS --unix-socket "$socket" --data-binary @- -o /dev/null -w '%{http_code}' http://localhost/v1/accounts)
+    [ "$created" = 200 ] || { echo "fuzz-api: creating $account answered $created" >&2; cat "$log" >&2; exit 1; }
+done
 
 # The event stream never ends by itself, so it is not fuzzed (a request to it
 # would only end at the request timeout); tools/check-openapi checks the
@@ -101,13 +106,13 @@ set +e
     --checks not_a_server_error,status_code_conformance,content_type_conformance,response_headers_conformance,response_schema_conformance \
     --exclude-path-regex '/events$' \
     --phases examples,coverage,fuzzing \
-    --max-examples "${FUZZ_MAX_EXAMPLES:-25}" \
+    --max-examples "${FUZZ_MAX_EXAMPLES:-50}" \
     ${FUZZ_SEED:+--seed "$FUZZ_SEED"} \
     --request-timeout "$request_timeout" \
     --workers 1 \
     --generation-database none \
     --suppress-health-check all \
-    --no-color 2>&1 | tee "$work/schemathesis.out"
+    --no-color ${FUZZ_REPORT_DIR:+--report har --report-dir "$FUZZ_REPORT_DIR"} 2>&1 | tee "$work/schemathesis.out"
 status=${PIPESTATUS[0]}
 set -e
 

@@ -5,8 +5,8 @@
 #
 # Starts the daemon in a temporary folder (removed on exit) with an embedded
 # relay (so the enrollment, device and rotation routes do real work) and a
-# policy with a cheap KDF, creates one account (the spec's example account ID,
-# so the examples phase reads something that exists), bridges a loopback TCP
+# policy with a cheap KDF, creates the spec's example accounts (so the examples
+# phase reads, seals and deletes accounts that exist), bridges a loopback TCP
 # port to its Unix socket and runs schemathesis with the checks: no 5xx,
 # status code, content type, response headers (Retry-After) and response
 # schema conformance. Prints the number of cases run; exits non-zero on any

@@ -100,6 +100,9 @@ done
 # The event stream never ends by itself, so it is not fuzzed (a request to it
 # would only end at the request timeout); tools/check-openapi checks the
 # streams the integration tests record.
+# Run from the temporary folder: schemathesis keeps state (.schemathesis/) in its working folder.
+report_dir=${FUZZ_REPORT_DIR:+$(realpath -m "$FUZZ_REPORT_DIR")}
+cd "$work"
 set +e
 "$venv/bin/schemathesis" run "$root/docs/openapi.yaml" \
     --url "http://127.0.0.1:$port" \
@@ -112,7 +115,7 @@ set +e
     --workers 1 \
     --generation-database none \
     --suppress-health-check all \
-    --no-color ${FUZZ_REPORT_DIR:+--report har --report-dir "$FUZZ_REPORT_DIR"} 2>&1 | tee "$work/schemathesis.out"
+    --no-color ${report_dir:+--report har --report-dir "$report_dir"} 2>&1 | tee "$work/schemathesis.out"
 status=${PIPESTATUS[0]}
 set -e
 

@@ -11,8 +11,16 @@ build: deps
 # oversubscribed (each suite still runs its daemons concurrently where it means to).
 # A throwaway PostgreSQL cluster serves the PostgreSQL relay tests; it is removed
 # afterwards whatever the outcome.
+# Then the API against docs/openapi.yaml: the document itself, every answer the
+# suites' daemon client recorded (KEYVAULT_API_RECORD, made anew each run), and
+# schemathesis fuzzing a live daemon (scripts/fuzz-api.sh).
+API_RECORD := $(CURDIR)/.build/api-answers.jsonl
 test: deps
-	./scripts/with-test-postgres.sh sh -c 'swift build --build-tests && swift test --skip-build --no-parallel'
+	rm -f "$(API_RECORD)"
+	./scripts/with-test-postgres.sh sh -c 'swift build --build-tests && KEYVAULT_API_RECORD="$(API_RECORD)" swift test --skip-build --no-parallel'
+	.build-venv/bin/openapi-spec-validator docs/openapi.yaml
+	.build-venv/bin/python tools/check-openapi "$(API_RECORD)"
+	./scripts/fuzz-api.sh "$$(swift build --show-bin-path)/keyvaultd"
 
 demo: build
 	@./scripts/demo.sh

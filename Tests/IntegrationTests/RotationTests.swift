@@ -56,6 +56,11 @@ struct RotationTests {
         #expect(try await c.request("GET", "/v1/accounts/rot/keys/2")["key"] == second)
         let devices = try await a.request("GET", "/v1/accounts/rot/devices").object["devices"] as? [[String: Any]] ?? []
         #expect(devices.first { $0["deviceId"] as? String == deviceC }?["status"] as? String == "revoked")
+        // A removed device cannot destroy the account everywhere: revoked, not an internal error.
+        let destroy = try await c.request("DELETE", "/v1/accounts/rot?everywhere=true")
+        #expect(destroy.status == 403, "\(destroy.object)")
+        #expect(destroy.state == "revoked")
+        #expect(try await b.request("GET", "/v1/accounts/rot/keys/3")["key"] == third)
         // No share of generation 3 was sealed to C. The embedded relay keeps C's shares of generations 1 and 2;
         // the relay service prunes every share to a revoked device (RELAY.md "Retention").
         let store = try await circle.store.open()

@@ -97,6 +97,10 @@ extension Exports {
                 guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
                 guard state.identity != nil else { throw Refusal.locked(id) }
                 await sync(id)
+                // Only a trusted device's destroy is an entry others accept; a removed one's would not verify.
+                guard let synced = owners.state(id), synced.circle.isTrusted(synced.deviceID) else {
+                    throw Refusal(.revoked, "this device was removed from the circle of \(id): it cannot destroy the account everywhere; delete it here only")
+                }
                 try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
                 // Shredded here at once; the other devices shred when the entry reaches them.
                 await publishQueued(id)

@@ -1,5 +1,5 @@
 # keyvaultd: the two commands that set up a fresh machine are `make demo` and `make test`.
-.PHONY: deps build test demo bench clean
+.PHONY: deps build test demo bench release clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -24,6 +24,11 @@ test: deps
 
 demo: build
 	@./scripts/demo.sh
+
+# The three executables with the Swift runtime linked in, stripped, with the units, the
+# default policy, man pages and completions, in .build/release-archive/ with its checksum.
+release: deps
+	./scripts/release.sh
 
 # The bench measures the relay service (on PostgreSQL) beside the embedded relay,
 # so it runs under a throwaway PostgreSQL cluster too (removed afterwards).

@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# `make release`: keyvaultd, keyvault and keyvault-relay built for release with the
+# Swift runtime linked in (no toolchain needed where they run), stripped, in one
+# archive with the systemd units, the default policy, man pages (ArgumentParser's
+# manual plugin) and shell completions; and the archive's checksum beside it.
+#
+# What the binaries still load from the system: libc, libsodium, OpenSSL and SQLite
+# (Debian: libsodium23, libssl3, libsqlite3-0), listed in the archive's README.
+# Output: .build/release-archive/keyvaultd-VERSION-linux-ARCH.tar.gz and .sha256.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/KeyVaultProtocol/Model/KeyVaultVersion.swift)
+name="keyvaultd-$version-linux-$(uname -m)"
+out="$PWD/.build/release-archive"
+stage="$out/$name"
+products=(keyvaultd keyvault keyvault-relay)
+
+for product in "${products[@]}"; do
+    swift build -c release --static-swift-stdlib --product "$product"
+done
+bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
+
+rm -rf "$stage" && mkdir -p "$stage"/{bin,lib/systemd/system,etc/keyvaultd/policy,share/man/man1}
+mkdir -p "$stage"/share/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d}
+for product in "${products[@]}"; do
+    install -m 0755 "$bin/$product" "$stage/bin/$product"
+    strip --strip-all "$stage/bin/$product"
+    # The point of the release: nothing from the toolchain's folder.
+    if ldd "$stage/bin/$product" | grep -E 'libswift|libFoundation|libdispatch|libBlocksRuntime|/opt/swift' >&2; then
+        echo "release: $product still loads the Swift runtime from the toolchain" >&2
+        exit 1
+    fi
+    "$stage/bin/$product" --generate-completion-script bash > "$stage/share/bash-completion/completions/$product"
+    "$stage/bin/$product" --generate-completion-script zsh > "$stage/share/zsh/site-functions/_$product"
+    "$stage/bin/$product" --generate-completion-script fish > "$stage/share/fish/vendor_completions.d/$product.fish"
+done
+
+# Man pages from the commands' own help (ArgumentParser's GenerateManual plugin; it runs
+# each executable of a debug build with --experimental-dump-help).
+swift package plugin generate-manual --section 1 --authors "the keyvaultd developers" > /dev/null
+for product in "${products[@]}"; do
+    page=$(find .build/plugins -path "*GenerateManual*" -name "$product.1" -newer "$stage/bin/$product" | head -n 1)
+    [ -n "$page" ] || { echo "release: no man page was made for $product" >&2; exit 1; }
+    install -m 0644 "$page" "$stage/share/man/man1/$product.1"
+done
+
+install -m 0644 dist/*.service "$stage/lib/systemd/system/"
+install -m 0644 policy/default.toml "$stage/etc/keyvaultd/policy/default.toml"
+install -m 0644 LICENSE "$stage/LICENSE"
+cat > "$stage/README" <<TEXT
+keyvaultd $version for Linux ($(uname -m)): https://… (see README.md in the source)
+
+bin/                 keyvaultd (the daemon), keyvault (its CLI), keyvault-relay (the relay service)
+lib/systemd/system/  the units; etc/keyvaultd/policy/ the default policy
+share/               man pages and bash, zsh and fish completions
+
+The Swift runtime is linked in. The system provides libc and, on Debian or Ubuntu:
+  apt-get install libsodium23 libssl3 libsqlite3-0
+Install (as root):
+  tar -xzf $name.tar.gz && cd $name
+  install -m 0755 bin/* /usr/local/bin/
+  install -d -m 0755 /etc/keyvaultd/policy && install -m 0644 etc/keyvaultd/policy/default.toml /etc/keyvaultd/policy/
+  install -m 0644 lib/systemd/system/*.service /etc/systemd/system/
+  cp -r share/man /usr/local/share/
+TEXT
+(cd "$stage" && find . -type f ! -name SHA256SUMS -print0 | sort -z | xargs -0 sha256sum > SHA256SUMS)
+
+# Reproducible enough to compare: fixed owners and order, no timestamps from the build machine.
+tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2026-01-01 00:00:00Z' -C "$out" -czf "$out/$name.tar.gz" "$name"
+(cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
+echo "release: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)); bin/: $(du -ch "$stage"/bin/* | tail -n 1 | cut -f1)"

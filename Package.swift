@@ -34,6 +34,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
         // Already in the graph under SwiftNIO; its Heap holds the waits' deadlines.
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        // Operators' metrics: one Prometheus registry per relay server and per daemon, never the global one.
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
         // The C libraries, reached only through KeyVaultCrypto.
@@ -98,6 +101,7 @@ let package = Package(
             dependencies: [
                 "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "Logging", package: "swift-log"),
@@ -118,6 +122,8 @@ let package = Package(
             dependencies: [
                 "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelay", "KeyVaultRelayStore", "KeyVaultSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),

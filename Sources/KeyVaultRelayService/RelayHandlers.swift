@@ -16,18 +16,21 @@ final class RelayHandlers: Sendable {
     let views: VerifiedViews
     let waiters: Waiters
     let identity: IdentityVerifier
-    let breaker = StoreBreaker()
+    let breaker: StoreBreaker
+    let metrics: RelayMetrics
     let logger: Logger
 
     static let maxBody = 1 << 20
     static let maxBatch = 1000
     static let maxWait = 60
 
-    init(relay: any RelayStore, state: any ServiceState, identity: IdentityVerifier, logger: Logger) {
+    init(relay: any RelayStore, state: any ServiceState, identity: IdentityVerifier, metrics: RelayMetrics, logger: Logger) {
         self.relay = relay
         self.state = state
         self.views = VerifiedViews(relay: relay, logger: logger)
-        self.waiters = Waiters()
+        self.waiters = Waiters(metrics: metrics)
+        self.breaker = StoreBreaker(metrics: metrics)
+        self.metrics = metrics
         self.identity = identity
         self.logger = logger
     }
@@ -35,7 +38,7 @@ final class RelayHandlers: Sendable {
     // MARK: Routes
 
     func health() async throws -> Response {
-        try await store { try await relay.ping() }
+        try await store(.ping) { try await relay.ping() }
         return JSON.response(["state": "ready"])
     }
 
@@ -64,11 +67,11 @@ final class RelayHandlers: Sendable {
         try await identity.verify(token, account: account, signing: signing, box: box, now: now)
         try await claim(signed)
         let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
-        switch try await store({ try await state.file(candidate) }) {
+        switch try await store(.fileCandidacy, { try await state.file(candidate) }) {
         case .filed: break
         case .tooMany(let retryAfter): throw Refusal.tooMany(retryAfter: retryAfter)
         }
-        let exists = !(try await store { try await views.circle(of: account) }.isEmpty)
+        let exists = !(try await store(.circle) { try await views.circle(of: account) }.isEmpty)
         logger.info("candidate filed", metadata: ["account": "\(account)", "device": "\(deviceID)"])
         // Filings are bounded per hour, so this is where expired candidacies' requests go.
         await prune(account)
@@ -91,7 +94,7 @@ final class RelayHandlers: Sendable {
         let (circle, standing) = try await authenticate(signed, account: account)
         var ownRequests: [FiledRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
-            ownRequests = try await store { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
+            ownRequests = try await store(.requests) { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
                 .filter { $0.deviceID == signed.keyID }
         }
         let isCandidate: Bool
@@ -100,17 +103,17 @@ final class RelayHandlers: Sendable {
         case .candidate: isCandidate = true
         case .member:
             let now = Self.millis(Date())
-            isCandidate = try await store { try await state.candidates(account: account, now: now) }.contains { $0.deviceID == signed.keyID }
+            isCandidate = try await store(.candidates) { try await state.candidates(account: account, now: now) }.contains { $0.deviceID == signed.keyID }
         }
         let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
         if !toStore.isEmpty {
             do {
-                try await store { try await relay.publish(batch: toStore) }
+                try await store(.publish) { try await relay.publish(batch: toStore) }
             } catch RelayError.logSeqTaken(let seq) {
                 throw Refusal.logSeqTaken(seq)
             }
             // Our own readers at once; other instances through the store's wake-ups.
-            waiters.storeChanged(.accounts([account]))
+            waiters.storeChanged(.accounts([account]), path: .publish)
             if toStore.contains(where: Retention.settlesSomething) { await prune(account) }
         }
         return JSON.response(RelayWire.Published(stored: toStore.count))
@@ -158,7 +161,7 @@ final class RelayHandlers: Sendable {
         let verifies = signed.isValid(by: standing?.key ?? Self.nobodysKey)
         guard let standing, verifies else {
             // A member's key ID was answered without the candidates' read; a stranger's was not.
-            if !readCandidates { _ = try? await store { try await state.candidates(account: account, now: Self.millis(Date())) } }
+            if !readCandidates { _ = try? await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) } }
             // What is left to tell them apart is the store's own time (a row more or less to read): the
             // refusal goes out at a fixed time after these checks began, whatever they took.
             try? await Task.sleep(until: started + Self.refusalTime, clock: .continuous)
@@ -177,9 +180,9 @@ final class RelayHandlers: Sendable {
 
     /// `standing(of:account:)`, and whether it read the candidates.
     private func standingFully(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?, Bool) {
-        let circle = try await store { try await views.circle(of: account) }
+        let circle = try await store(.circle) { try await views.circle(of: account) }
         if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing, false) }
-        let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
+        let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
         return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates), true)
     }
 
@@ -202,16 +205,16 @@ final class RelayHandlers: Sendable {
             var rows: [RelayRow] = []
             var cursor = RelayCursor.start
             while true {
-                let batch = try await store { try await relay.rows(account: account, after: cursor, limit: Self.maxBatch) }
+                let batch = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: Self.maxBatch) }
                 rows += batch.filter { $0.record.kind != .log }
                 guard let last = batch.last, batch.count == Self.maxBatch else { break }
                 cursor = last.cursor
             }
-            let circle = try await store { try await views.circle(of: account) }
-            let candidates = try await store { try await state.candidates(account: account, now: Self.millis(Date())) }
+            let circle = try await store(.circle) { try await views.circle(of: account) }
+            let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
             let removable = Retention.removable(rows, circle: circle, liveCandidates: Set(candidates.map(\.deviceID)))
             guard !removable.isEmpty else { return }
-            try await store { try await relay.remove(account: account, cursors: removable) }
+            try await store(.remove) { try await relay.remove(account: account, cursors: removable) }
             logger.debug("pruned", metadata: ["account": "\(account)", "rows": "\(removable.count)"])
         } catch {
             logger.warning("could not prune", metadata: ["account": "\(account)", "problem": "\(error)"])
@@ -219,7 +222,7 @@ final class RelayHandlers: Sendable {
     }
 
     private func claim(_ signed: SignedRequest) async throws {
-        guard try await store({ try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) }) else {
+        guard try await store(.claimNonce, { try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) }) else {
             throw Refusal.unsigned("the nonce was used before")
         }
     }
@@ -229,7 +232,7 @@ final class RelayHandlers: Sendable {
                              standing: Authorization.Standing) async throws -> [RelayRow] {
         var cursor = after
         while true {
-            let rows = try await store { try await relay.rows(account: account, after: cursor, limit: limit) }
+            let rows = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: limit) }
             let visible = rows.filter { Authorization.mayRead($0.record, reader: reader, standing: standing) }
             guard visible.isEmpty, let last = rows.last, rows.count == limit else { return visible }
             cursor = last.cursor
@@ -237,9 +240,12 @@ final class RelayHandlers: Sendable {
     }
 
     /// One use of the store, through the breaker: refused at once while the store fails (but for a
-    /// probe a second); an error that is not the store's own answer marks it failing.
-    private func store<T>(_ body: () async throws -> T) async throws -> T {
+    /// probe a second); an error that is not the store's own answer marks it failing. Its time, whatever
+    /// the outcome, goes to the metrics under `operation`.
+    private func store<T>(_ operation: RelayMetrics.StoreOperation, _ body: () async throws -> T) async throws -> T {
         guard breaker.admit() else { throw Refusal.unavailable }
+        let started = ContinuousClock.now
+        defer { metrics.store(operation, took: ContinuousClock.now - started) }
         do {
             let value = try await body()
             breaker.reached()

@@ -28,6 +28,8 @@ package struct RelayServer: Sendable {
         package var requestTimeout: Duration = .seconds(10)
         /// A key set from a URL is fetched again, for a token naming a key it lacks, at most this often.
         package var jwksRefetchInterval: Duration = .seconds(60)
+        /// Where `GET /metrics` is served (plain HTTP, its own listener); nil: nowhere.
+        package var metricsListen: (host: String, port: Int)?
 
         package init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
@@ -47,13 +49,16 @@ package struct RelayServer: Sendable {
 
     package let configuration: Configuration
     package let logger: Logger
+    /// This server's own registry: never the process-wide one, so servers side by side keep theirs apart.
+    package let metrics = RelayMetrics()
 
     package init(configuration: Configuration, logger: Logger) {
         self.configuration = configuration
         self.logger = logger
     }
 
-    /// Runs until SIGTERM or SIGINT; prints `listening on HOST:PORT` to stdout once it accepts connections.
+    /// Runs until SIGTERM or SIGINT; prints `listening on HOST:PORT` to stdout once it accepts connections
+    /// (and `metrics listening on HOST:PORT` once the metrics listener does).
     package func run() async throws {
         let identity = try await loadIdentity()
         let tls = try configuration.tls.map(Self.tlsConfiguration)
@@ -71,8 +76,8 @@ package struct RelayServer: Sendable {
             await relay.shutdown()
             throw error
         }
-        let handlers = RelayHandlers(relay: relay, state: state, identity: identity, logger: logger)
-        let router = Router()
+        let handlers = RelayHandlers(relay: relay, state: state, identity: identity, metrics: metrics, logger: logger)
+        let router = Router(context: RelayRequestContext.self)
         router.add(middleware: RefusalMiddleware(logger: logger))
         router.get("/v1/health") { _, _ in try await handlers.health() }
         router.post("/v1/accounts/:account/candidates") { request, context in
@@ -92,7 +97,7 @@ package struct RelayServer: Sendable {
         let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestDeadline(limit: requestLimit), BodyBudget(ledger: ledger)],
                                                                  idleTimeout: .seconds(75)))
         let app = Application(
-            router: router,
+            responder: AccessLog(inner: router.buildResponder(), metrics: metrics, logger: logger),
             server: try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
             onServerRunning: { channel in
@@ -100,7 +105,8 @@ package struct RelayServer: Sendable {
                 FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
             },
             logger: logger)
-        let services: [any Service] = [app, WakeService(relay: relay, waiters: handlers.waiters)]
+        var services: [any Service] = [app, WakeService(relay: relay, waiters: handlers.waiters)]
+        if let listen = configuration.metricsListen { services.append(MetricsEndpoint.application(listen, metrics: metrics, logger: logger)) }
         let group = ServiceGroup(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],

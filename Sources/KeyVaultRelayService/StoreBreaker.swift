@@ -4,6 +4,7 @@ import Synchronization
 /// through to it to find out whether it is back; the others are answered
 /// `unavailable` at once instead of each waiting out the store's own deadline
 /// (5 s). A device then fails over, or queues its work, without waiting.
+/// Its state and each time it opens are in the metrics.
 final class StoreBreaker: Sendable {
     static let probeInterval: Duration = .seconds(1)
 
@@ -14,6 +15,11 @@ final class StoreBreaker: Sendable {
     }
 
     private let state = Mutex(State())
+    private let metrics: RelayMetrics
+
+    init(metrics: RelayMetrics) {
+        self.metrics = metrics
+    }
 
     /// Whether a request may go to the store now.
     func admit(now: ContinuousClock.Instant = .now) -> Bool {
@@ -27,14 +33,20 @@ final class StoreBreaker: Sendable {
 
     /// The store answered (a refusal of its own, like a taken log number, is an answer).
     func reached() {
-        state.withLock { $0 = State() }
+        state.withLock { state in
+            state = State()
+            // Under the lock, so the gauge ends as the last change left the breaker.
+            metrics.breakerOpen.record(0)
+        }
     }
 
     func failed(now: ContinuousClock.Instant = .now) {
         state.withLock { state in
+            if !state.failing { metrics.breakerTrips.increment() }
             state.failing = true
             state.probing = false
             state.lastFailure = now
+            metrics.breakerOpen.record(1)
         }
     }
 

@@ -7,6 +7,7 @@ import Synchronization
 /// if it found nothing it waits until a wake-up for its account comes after
 /// that mark (so a record landing between the read and the wait is not
 /// missed), or until its deadline. Wake-ups for other accounts cost it nothing.
+/// How many wait, and how long each took to wake after the change was known, are in the metrics.
 final class Waiters: Sendable {
     struct Mark: Sendable, Equatable {
         var epoch: UInt64
@@ -28,6 +29,11 @@ final class Waiters: Sendable {
     }
 
     private let state = Mutex(State())
+    private let metrics: RelayMetrics
+
+    init(metrics: RelayMetrics) {
+        self.metrics = metrics
+    }
 
     func mark(_ account: AccountID) -> Mark { state.withLock { $0.mark(account) } }
 
@@ -36,17 +42,23 @@ final class Waiters: Sendable {
     /// Records of these accounts landed.
     /// The one place held reads are woken: the store changed, by a publish on this
     /// instance or as the store's wake-up says (which covers other instances').
-    func storeChanged(_ change: RelayWake) {
+    /// `path` and `known`: how and when this instance learned of it (the push latency counts from there).
+    func storeChanged(_ change: RelayWake, path: RelayMetrics.PushPath, known: ContinuousClock.Instant = .now) {
+        let woken: Int
         switch change {
-        case .accounts(let accounts): wake(accounts)
-        case .any, .opened: wakeAll()
+        case .accounts(let accounts): woken = wake(accounts)
+        case .any, .opened: woken = wakeAll()
         }
+        let latency = ContinuousClock.now - known
+        for _ in 0..<woken { metrics.pushed(path, after: latency) }
     }
 
     /// Graceful shutdown: every held read answers now, and none waits after.
     func drain() { wakeAll(draining: true) }
 
-    private func wake(_ accounts: Set<AccountID>) {
+    /// Returns how many held reads it woke.
+    @discardableResult
+    private func wake(_ accounts: Set<AccountID>) -> Int {
         let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             var out: [CheckedContinuation<Void, Never>] = []
             for account in accounts {
@@ -56,10 +68,12 @@ final class Waiters: Sendable {
             return out
         }
         resumed.forEach { $0.resume() }
+        return resumed.count
     }
 
-    /// Anything may have landed (or the server stops): every held read answers.
-    private func wakeAll(draining: Bool = false) {
+    /// Anything may have landed (or the server stops): every held read answers. Returns how many it woke.
+    @discardableResult
+    private func wakeAll(draining: Bool = false) -> Int {
         let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.epoch += 1
             if draining { state.draining = true }
@@ -68,10 +82,13 @@ final class Waiters: Sendable {
             return out
         }
         resumed.forEach { $0.resume() }
+        return resumed.count
     }
 
     /// Returns when a wake-up for `account` came after `mark`, at `deadline`, or when the task is cancelled.
     func wait(_ account: AccountID, after mark: Mark, until deadline: ContinuousClock.Instant) async {
+        metrics.heldReads.increment()
+        defer { metrics.heldReads.decrement() }
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.signal(account, after: mark) }
             group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }

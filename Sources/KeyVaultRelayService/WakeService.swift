@@ -13,7 +13,7 @@ struct WakeService: Service {
     func run() async throws {
         let wakeups = relay.wakeups()
         try await withGracefulShutdownHandler {
-            for try await change in wakeups.cancelOnGracefulShutdown() { waiters.storeChanged(change) }
+            for try await change in wakeups.cancelOnGracefulShutdown() { waiters.storeChanged(change, path: .store) }
         } onGracefulShutdown: {
             waiters.drain()
         }

@@ -41,6 +41,10 @@ struct KeyvaultRelay: AsyncParsableCommand {
     @Option(name: .customLong("request-timeout"), help: "Seconds a whole request (head and body) may take to arrive")
     var requestTimeout: Int = 10
 
+    @Option(name: .customLong("metrics-listen"),
+            help: "HOST:PORT to serve Prometheus metrics on (GET /metrics, plain HTTP; port 0: any free port, printed when ready)")
+    var metricsListen: String?
+
     func validate() throws {
         switch (plainHTTP, tlsCert, tlsKey) {
         case (true, nil, nil), (false, .some, .some): break
@@ -48,13 +52,18 @@ struct KeyvaultRelay: AsyncParsableCommand {
         case (false, _, _): throw ValidationError("give both --tls-cert and --tls-key, or --plain-http")
         }
         _ = try hostAndPort()
+        _ = try metricsListen.map { try Self.hostAndPort($0, option: "--metrics-listen") }
         guard (1...300).contains(requestTimeout) else { throw ValidationError("--request-timeout takes 1 to 300 seconds") }
         guard (1...3600).contains(identityJWKSRefetch) else { throw ValidationError("--identity-jwks-refetch takes 1 to 3600 seconds") }
     }
 
     func hostAndPort() throws -> (String, Int) {
+        try Self.hostAndPort(listen, option: "--listen")
+    }
+
+    static func hostAndPort(_ listen: String, option: String) throws -> (String, Int) {
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("--listen takes HOST:PORT")
+            throw ValidationError("\(option) takes HOST:PORT")
         }
         var host = String(listen[..<colon])
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
@@ -71,6 +80,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
             issuer: identityIssuer, audience: identityAudience, jwks: identityJWKS)
         configuration.requestTimeout = .seconds(requestTimeout)
         configuration.jwksRefetchInterval = .seconds(identityJWKSRefetch)
+        configuration.metricsListen = try metricsListen.map { try Self.hostAndPort($0, option: "--metrics-listen") }
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
         } catch let error as RelayServer.StartError {

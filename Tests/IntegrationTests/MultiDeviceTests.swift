@@ -22,11 +22,12 @@ final class Circle: @unchecked Sendable {
     var unreachableRelay: String { store.unreachableAddress }
     private(set) var devices: [DaemonProcess] = []
 
-    init(_ kind: RelayKind = .sqlite) async throws {
+    /// `serviceArguments`: more options for the relay service's instances (with `.service`).
+    init(_ kind: RelayKind = .sqlite, serviceArguments: [String] = []) async throws {
         var template = Array("/tmp/kvcircle-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         root = String(cString: made)
-        store = try await TestRelayStore.make(kind, in: root)
+        store = try await TestRelayStore.make(kind, in: root, serviceArguments: serviceArguments)
     }
 
     func device(policy: String = DaemonProcess.testPolicy) async throws -> DaemonProcess {

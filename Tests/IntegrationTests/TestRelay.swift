@@ -55,7 +55,8 @@ struct TestRelayStore: Sendable {
     }
 
     /// `startingService: false`: only the store (a PostgreSQL database for `.service`), for a test that starts its own.
-    static func make(_ kind: RelayKind, in root: String, startingService: Bool = true) async throws -> TestRelayStore {
+    /// `serviceArguments`: more options for the service's instances.
+    static func make(_ kind: RelayKind, in root: String, startingService: Bool = true, serviceArguments: [String] = []) async throws -> TestRelayStore {
         let path = root + "/relay.sqlite"
         switch kind {
         case .sqlite:
@@ -72,7 +73,8 @@ struct TestRelayStore: Sendable {
             let issuer = try await TestIdentityIssuer.make(in: root)
             var services: [RelayServiceProcess] = []
             for index in 0..<(startingService ? 2 : 0) {
-                services.append(try await RelayServiceProcess.start(store: url.string!, issuer: issuer, root: root, name: "relay-\(index)"))
+                services.append(try await RelayServiceProcess.start(store: url.string!, issuer: issuer, root: root, name: "relay-\(index)",
+                                                                    arguments: serviceArguments))
             }
             // Nothing listens on port 1.
             return TestRelayStore(kind: kind, unreachableAddress: "http://127.0.0.1:1", sqlitePath: "", databaseURL: url.string!,

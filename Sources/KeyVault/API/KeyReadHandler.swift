@@ -11,12 +11,28 @@ import KeyVaultRelayClient
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and
-/// generation), never the key.
+/// generation), never the key. Every answer is counted by its state.
 struct KeyReadHandler: Sendable {
     let service: KeyVaultService
     let audit: Logger
+    let metrics: DaemonMetrics
 
     func read(_ request: Request, _ context: VaultRequestContext, _ account: AccountID, _ selector: KeySelector) async throws -> Response {
+        do {
+            let response = try await answer(request, context, account, selector)
+            switch response.status.code {
+            case ContractState.ready.httpStatus: metrics.keyRead(.ready)
+            case ContractState.pending.httpStatus: metrics.keyRead(.pending)
+            default: break  // 204: the client went away; nobody was answered
+            }
+            return response
+        } catch let refusal as Refusal {
+            metrics.keyRead(refusal.state)
+            throw refusal
+        }
+    }
+
+    private func answer(_ request: Request, _ context: VaultRequestContext, _ account: AccountID, _ selector: KeySelector) async throws -> Response {
         let wait = try waitSeconds(request, context, account)
         let deadline = ContinuousClock.now + .seconds(wait)
         // A waiting read is held on its connection: the client going away, or a reload of the

@@ -10,7 +10,7 @@ import KeyVaultRelayClient
 
 /// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
 enum Routes {
-    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, audit: Logger) {
+    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, audit: Logger, metrics: DaemonMetrics) {
         let routes = GuardedRouter(router: router, policy: service.policy)
 
         routes.on(.get, "/v1/health", permission: .health) { _, _ in
@@ -63,7 +63,12 @@ enum Routes {
         }
         routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in
             let body = try await PassphraseBody.read(request, context)
-            try await service.unlock(account, passphrase: try body.secret("passphrase"))
+            do {
+                try await service.unlock(account, passphrase: try body.secret("passphrase"))
+            } catch let refusal as Refusal where refusal.state == .denied || refusal.state == .throttled {
+                metrics.unlockFailed(refusal.state)
+                throw refusal
+            }
             return try APIResponse.ready(AccountBody(account: service.statusOf(account)!))
         }
         routes.on(.post, account: "/lock", permission: .lock) { _, _, account in
@@ -155,7 +160,7 @@ enum Routes {
             try await envelopes.open(request, context, account)
         }
 
-        let keys = KeyReadHandler(service: service, audit: audit)
+        let keys = KeyReadHandler(service: service, audit: audit, metrics: metrics)
         routes.on(.get, account: "/keys/id/{keyId}", permission: .read) { request, context, account in
             let id: KeyID = try GuardedRouter.id("keyId", context)
             return try await keys.read(request, context, account, .keyID(id))

@@ -1,4 +1,5 @@
 import Hummingbird
+import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
@@ -9,16 +10,17 @@ import KeyVaultRelayClient
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now
 /// (connections, requests in progress, waiting reads, event streams, waiters
 /// in the hub), so an operator (and the tests) can see that nothing a client
-/// abandoned is kept.
+/// abandoned is kept. `GET /v1/metrics`: the same, and the daemon's counters, as Prometheus text.
 enum ServerRoutes {
-    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, limiter: ConnectionLimiter, inProgress: RequestsInProgress, options: KeyVaultServer.Options) {
+    static func register(on router: Router<VaultRequestContext>, service: KeyVaultService, limiter: ConnectionLimiter, inProgress: RequestsInProgress,
+                         options: KeyVaultServer.Options, metrics: DaemonMetrics) {
         let routes = GuardedRouter(router: router, policy: service.policy)
         let limits = ServerBody.Limits(
             maxConnections: options.maxConnections,
             requestTimeoutSeconds: Double(options.requestTimeout.components.seconds),
             idleTimeoutSeconds: Double(options.idleTimeout.components.seconds),
             maxBodyBytes: VaultRequestContext.maxBodySize)
-        routes.on(.get, "/v1/server", permission: .status) { _, _ in
+        @Sendable func server() -> ServerBody {
             let counts = limiter.counts
             var reads = 0, streams = 0
             for connection in limiter.connections {
@@ -27,11 +29,18 @@ enum ServerRoutes {
                 streams += held.eventStreams
             }
             let hub = service.hub.counts
-            return try APIResponse.ready(ServerBody(
+            return ServerBody(
                 limits: limits,
                 connections: .init(open: counts.open, requestsInProgress: inProgress.current, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal,
                                     forbiddenByPolicyTotal: counts.unentitledTotal, maxPerCaller: limiter.perPeerLimit),
-                held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners)))
+                held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners))
+        }
+        routes.on(.get, "/v1/server", permission: .status) { _, _ in
+            try APIResponse.ready(server())
+        }
+        routes.on(.get, "/v1/metrics", permission: .status) { _, _ in
+            Response(status: .ok, headers: [.contentType: DaemonMetrics.contentType],
+                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(server()))))
         }
     }
 }

@@ -44,8 +44,10 @@ package enum KeyVaultServer {
         router.add(middleware: ContractMiddleware(logger: logger, inProgress: inProgress))
         var audit = logger
         audit[metadataKey: "audit"] = "true"
-        Routes.register(on: router, service: service, audit: audit)
-        ServerRoutes.register(on: router, service: service, limiter: limiter, inProgress: inProgress, options: options)
+        // This daemon's own metrics (never a process-wide registry).
+        let metrics = DaemonMetrics()
+        Routes.register(on: router, service: service, audit: audit, metrics: metrics)
+        ServerRoutes.register(on: router, service: service, limiter: limiter, inProgress: inProgress, options: options, metrics: metrics)
         if options.benchmarkHelloRoute {
             router.get("/hello") { _, _ in "hello" }
         }

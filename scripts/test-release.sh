@@ -15,6 +15,7 @@ root=$(echo "$work"/keyvaultd-*)
 
 unshare --mount --propagation private -- bash -euo pipefail -c '
     toolchain=$1 root=$2 work=$3
+    trap '"'"'kill $(jobs -p) 2>/dev/null || true'"'"' EXIT
     mount -t tmpfs -o size=1m,mode=0755 none "$toolchain"
     [ -z "$(ls -A "$toolchain")" ] || { echo "the toolchain folder is still visible" >&2; exit 1; }
     command -v swift >/dev/null 2>&1 && { echo "swift is still runnable" >&2; exit 1; }
@@ -26,7 +27,7 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
     # The daemon and its CLI: an account, its key, a rotation on one device.
     mkdir -m 0700 "$work/run" "$work/policy"
     printf "[kdf-test]\npasses = 1\nmemory_kib = 64\n\n[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\nallow = [\"*\"]\n" > "$work/policy/test.toml"
-    "$bin/keyvaultd" --data-dir "$work/data" --socket "$work/run/kv.sock" --policy "$work/policy" 2> "$work/daemon.log" &
+    "$bin/keyvaultd" --data-dir "$work/data" --socket "$work/run/kv.sock" --policy "$work/policy" > "$work/daemon.log" 2>&1 &
     export KEYVAULT_SOCKET=$work/run/kv.sock
     for _ in $(seq 100); do "$bin/keyvault" health > /dev/null 2>&1 && break; sleep 0.1; done
     "$bin/keyvault" health

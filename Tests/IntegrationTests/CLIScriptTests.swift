@@ -94,8 +94,10 @@ struct CLIScriptTests {
         let server = try await run(Self.cli, ["server", "--socket", daemon.socket])
         #expect(server.status == 0)
         #expect(server.out.contains("\"maxConnections\""))
-        let help = try await run(Self.cli, ["metrics", "--help"])
-        #expect(help.status == 0)
+        let metrics = try await run(Self.cli, ["metrics", "--socket", daemon.socket])
+        #expect(metrics.status == 0, "\(metrics.err)")
+        #expect(metrics.out.contains("keyvault_daemon_"), "\(metrics.out.prefix(300))")
+        #expect(!metrics.out.contains("\"state\""))
 
         let out = daemon.root + "/events.out"
         let events = try ChildProcess(Self.cli, ["events", "-a", "ev", "--count", "1", "--socket", daemon.socket], stdoutPath: out, stderrPath: daemon.root + "/events.err")

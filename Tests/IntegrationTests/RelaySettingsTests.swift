@@ -1,5 +1,7 @@
+import AsyncHTTPClient
 import Foundation
 import KeyVaultTestSupport
+import NIOCore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -84,6 +86,32 @@ struct RelaySettingsTests {
         let refused = try await run(Self.relayBinary, [], environment: ["CREDENTIALS_DIRECTORY": credentials])
         #expect(refused.status == 64)
         #expect(refused.err.contains("the credential \(credentials)/listen takes HOST:PORT"), "\(refused.err)")
+    }
+
+    @Test("the TLS certificate and key as credentials, as the shipped unit loads them: health over HTTPS")
+    func tlsFromCredentials() async throws {
+        let root = try Self.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let issuer = try await TestIssuer.make(in: root)
+        let (_, certificate, key) = try await RelayServiceTLSTests.makeCertificates(in: root)
+        let credentials = root + "/credentials"
+        try FileManager.default.createDirectory(atPath: credentials, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: certificate, toPath: credentials + "/tls-cert")
+        try FileManager.default.copyItem(atPath: key, toPath: credentials + "/tls-key")
+        let relay = try await Self.start(["--store", "sqlite:" + root + "/relay.sqlite", "--listen", "127.0.0.1:0"] + issuer.relayArguments,
+                                         environment: ["CREDENTIALS_DIRECTORY": credentials], root: root)
+        defer { relay.remove() }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(certificateVerification: .none))
+        let answered: Result<String, any Error>
+        do {
+            let response = try await client.execute(HTTPClientRequest(url: "https://127.0.0.1:\(relay.port)/v1/health"), timeout: .seconds(10))
+            answered = .success(String(buffer: try await response.body.collect(upTo: 1024)))
+        } catch {
+            answered = .failure(error)
+        }
+        try await client.shutdown()
+        #expect(try answered.get() == #"{"state":"ready"}"#)
+        #expect(await relay.stop() == 0)
     }
 
     @Test("a credential that cannot be read is named, and no error shows the store's password")

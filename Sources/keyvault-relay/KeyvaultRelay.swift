@@ -73,8 +73,14 @@ struct KeyvaultRelay: AsyncParsableCommand {
         configuration.jwksRefetchInterval = .seconds(settings.identityJWKSRefetch)
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
-        } catch let error as RelayServer.StartError {
-            throw ValidationError(error.description)
+        } catch {
+            // In json every line of standard error is a log object: the reason is the log line's alone.
+            guard settings.logs.format == .json else {
+                if let error = error as? RelayServer.StartError { throw ValidationError(error.description) }
+                throw error
+            }
+            logger.critical("keyvault-relay cannot run", metadata: ["problem": "\(error)"])
+            throw ExitCode(error is RelayServer.StartError ? ExitCode.validationFailure.rawValue : ExitCode.failure.rawValue)
         }
     }
 }

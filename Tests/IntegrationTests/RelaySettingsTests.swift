@@ -132,6 +132,14 @@ struct RelaySettingsTests {
         #expect(misspelt.status != 0)
         #expect(misspelt.err.contains("unknown relay scheme postgress://"), "\(misspelt.err)")
         #expect(!(misspelt.out + misspelt.err).contains("hunter2"), "\(misspelt.err)")
+
+        // With --log-format json the reason is a log object too, and still without the password.
+        let asJSON = try await run(Self.relayBinary, ["--listen", "127.0.0.1:0", "--plain-http", "--log-format", "json"] + issuer.relayArguments,
+                                   environment: ["CREDENTIALS_DIRECTORY": credentials])
+        #expect(asJSON.status == 1)
+        let said = try DaemonOptionsTests.jsonLines(asJSON.err)
+        #expect(said.contains { $0["level"] == "critical" && $0["problem"]?.contains("unknown relay scheme postgress://") == true }, "\(asJSON.err)")
+        #expect(!asJSON.err.contains("hunter2"))
     }
 
     static func folder() throws -> String {

@@ -35,7 +35,7 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(name: .customLong("request-timeout"), help: "Seconds (1 to 3600) a request has to arrive whole, head and body, from its first byte; then the connection is closed.")
     var requestTimeout: Int = 10
 
-    @Option(name: .customLong("log-level"), help: "The least a log line must weigh to be written: trace, debug, info, notice, warning, error or critical.")
+    @Option(name: .customLong("log-level"), help: "The lowest level written: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
 
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line) on standard error.")

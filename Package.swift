@@ -141,10 +141,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The log lines of both executables: --log-level, and --log-format text or json.
+        .target(name: "KeyVaultLogging", dependencies: [.product(name: "Logging", package: "swift-log")], swiftSettings: strict),
         .executableTarget(
             name: "keyvault-relay",
             dependencies: [
-                "KeyVaultRelayService",
+                "KeyVaultRelayService", "KeyVaultProtocol", "KeyVaultLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -164,7 +166,7 @@ let package = Package(
         .executableTarget(
             name: "keyvaultd",
             dependencies: [
-                "KeyVault", "KeyVaultClient",
+                "KeyVault", "KeyVaultClient", "KeyVaultLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],

@@ -48,7 +48,9 @@ package enum RelayAddress: Sendable, Equatable {
             }
             self = .service(urls: [text])
         } else if text.contains("://") {
-            throw RelayError.badAddress("unknown relay scheme in \(text); use sqlite:PATH, a path, https://HOST:PORT or postgres://…")
+            // The scheme alone: the rest may hold a password.
+            let scheme = text.components(separatedBy: "://")[0]
+            throw RelayError.badAddress("unknown relay scheme \(scheme)://; use sqlite:PATH, a path, https://HOST:PORT or postgres://…")
         } else {
             guard !text.isEmpty else { throw RelayError.badAddress("empty") }
             self = .sqlite(path: text)

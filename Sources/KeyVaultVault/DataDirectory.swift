@@ -25,6 +25,21 @@ package enum DataDirectory {
         if info.st_mode & 0o077 != 0 { _ = chmod(path, 0o700) }
     }
 
+    /// Makes each missing folder above `path`, outermost first, 0700; folders that exist are left as
+    /// they are (the user's own home, say). One that another process makes first is taken as made.
+    package static func makeParents(of path: String) throws {
+        var missing: [String] = []
+        var parent = (path as NSString).deletingLastPathComponent
+        var info = stat()
+        while !parent.isEmpty, parent != "/", stat(parent, &info) != 0 {
+            missing.append(parent)
+            parent = (parent as NSString).deletingLastPathComponent
+        }
+        for folder in missing.reversed() where mkdir(folder, 0o700) != 0 && errno != EEXIST {
+            throw VaultError.dataDirectory("cannot create \(folder): \(String(cString: strerror(errno)))")
+        }
+    }
+
     package static func restrictFiles(in directory: String) throws {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []
         for name in names where name.hasPrefix(Vault.fileName) {

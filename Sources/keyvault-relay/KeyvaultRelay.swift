@@ -1,5 +1,6 @@
 import ArgumentParser
-import Foundation
+import KeyVaultLogging
+import KeyVaultProtocol
 import KeyVaultRelayService
 import Logging
 
@@ -8,13 +9,22 @@ import Logging
 struct KeyvaultRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyvault-relay",
-        abstract: "Stores relay records, checks who may touch which account, and pushes records to waiting devices.")
+        abstract: "Stores relay records, checks who may touch which account, and pushes records to waiting devices.",
+        discussion: """
+            Every option may instead come from the environment, KEYVAULT_RELAY_<OPTION> (KEYVAULT_RELAY_STORE, \
+            KEYVAULT_RELAY_TLS_KEY, …), or from a file named after the option in $CREDENTIALS_DIRECTORY (systemd's \
+            LoadCredential=: store, tls-key, …). A flag wins over the environment, the environment over a credential. \
+            A credential is read whole, its trailing newline dropped; for --tls-cert, --tls-key and --identity-jwks the \
+            credential is the file itself. --store, --listen, the identity options, and --tls-cert with --tls-key \
+            (or --plain-http) are required, from one place or another.
+            """,
+        version: KeyVaultVersion.string)
 
-    @Option(help: "sqlite:PATH or postgres://USER@HOST:PORT/DB")
-    var store: String
+    @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB")
+    var store: String?
 
     @Option(help: "HOST:PORT to listen on (port 0: any free port, printed when ready)")
-    var listen: String
+    var listen: String?
 
     @Option(name: .customLong("tls-cert"), help: "PEM certificate chain")
     var tlsCert: String?
@@ -26,66 +36,56 @@ struct KeyvaultRelay: AsyncParsableCommand {
     var plainHTTP = false
 
     @Option(name: .customLong("identity-issuer"), help: "The OpenID Connect issuer (iss) accounts are bound to")
-    var identityIssuer: String
+    var identityIssuer: String?
 
     @Option(name: .customLong("identity-audience"), help: "The audience (aud) identity tokens must name")
-    var identityAudience: String
+    var identityAudience: String?
 
     @Option(name: .customLong("identity-jwks"), help: "The issuer's JSON Web Key Set: a file, or an https:// URL (http:// only from this machine)")
-    var identityJWKS: String
+    var identityJWKS: String?
 
     @Option(name: .customLong("identity-jwks-refetch"),
-            help: "Seconds (1 to 3600) between fetches of a key set from a URL, made when a token names a key the set lacks")
-    var identityJWKSRefetch: Int = 60
+            help: "Seconds (1 to 3600) between fetches of a key set from a URL, made when a token names a key the set lacks (default: 60)")
+    var identityJWKSRefetch: String?
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds a whole request (head and body) may take to arrive")
-    var requestTimeout: Int = 10
+    @Option(name: .customLong("request-timeout"), help: "Seconds (1 to 300) a whole request (head and body) may take to arrive (default: 10)")
+    var requestTimeout: String?
 
     @Option(name: .customLong("metrics-listen"),
             help: "HOST:PORT to serve Prometheus metrics on (GET /metrics, plain HTTP; port 0: any free port, printed when ready)")
     var metricsListen: String?
 
+    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info)")
+    var logLevel: String?
+
+    @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line) on standard error (default: text)")
+    var logFormat: String?
+
+    /// Settings are checked here, after parsing, so `--help` and `--version` need none of them.
     func validate() throws {
-        switch (plainHTTP, tlsCert, tlsKey) {
-        case (true, nil, nil), (false, .some, .some): break
-        case (true, _, _): throw ValidationError("--plain-http and --tls-cert/--tls-key exclude each other")
-        case (false, _, _): throw ValidationError("give both --tls-cert and --tls-key, or --plain-http")
-        }
-        _ = try hostAndPort()
-        _ = try metricsListen.map { try Self.hostAndPort($0, option: "--metrics-listen") }
-        guard (1...300).contains(requestTimeout) else { throw ValidationError("--request-timeout takes 1 to 300 seconds") }
-        guard (1...3600).contains(identityJWKSRefetch) else { throw ValidationError("--identity-jwks-refetch takes 1 to 3600 seconds") }
-    }
-
-    func hostAndPort() throws -> (String, Int) {
-        try Self.hostAndPort(listen, option: "--listen")
-    }
-
-    static func hostAndPort(_ listen: String, option: String) throws -> (String, Int) {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-            throw ValidationError("\(option) takes HOST:PORT")
-        }
-        var host = String(listen[..<colon])
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return (host, port)
+        _ = try settings(from: SettingSources())
     }
 
     func run() async throws {
-        LoggingSystem.bootstrap(StreamLogHandler.standardError)
-        var logger = Logger(label: "keyvault.relay")
-        logger.logLevel = .info
-        let (host, port) = try hostAndPort()
+        let settings = try settings(from: SettingSources())
+        settings.logs.bootstrap()
+        let logger = Logger(label: "keyvault.relay")
         var configuration = RelayServer.Configuration(
-            store: store, host: host, port: port, tls: tlsCert.flatMap { cert in tlsKey.map { (cert, $0) } },
-            issuer: identityIssuer, audience: identityAudience, jwks: identityJWKS)
-        configuration.requestTimeout = .seconds(requestTimeout)
-        configuration.jwksRefetchInterval = .seconds(identityJWKSRefetch)
-        configuration.metricsListen = try metricsListen.map { try Self.hostAndPort($0, option: "--metrics-listen") }
+            store: settings.store, host: settings.host, port: settings.port, tls: settings.tls,
+            issuer: settings.identityIssuer, audience: settings.identityAudience, jwks: settings.identityJWKS)
+        configuration.requestTimeout = .seconds(settings.requestTimeout)
+        configuration.jwksRefetchInterval = .seconds(settings.identityJWKSRefetch)
+        configuration.metricsListen = settings.metricsListen
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
-        } catch let error as RelayServer.StartError {
-            throw ValidationError(error.description)
+        } catch {
+            // In json every line of standard error is a log object: the reason is the log line's alone.
+            guard settings.logs.format == .json else {
+                if let error = error as? RelayServer.StartError { throw ValidationError(error.description) }
+                throw error
+            }
+            logger.critical("keyvault-relay cannot run", metadata: ["problem": "\(error)"])
+            throw ExitCode(error is RelayServer.StartError ? ExitCode.validationFailure.rawValue : ExitCode.failure.rawValue)
         }
     }
 }
-

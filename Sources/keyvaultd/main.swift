@@ -4,7 +4,7 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultProtocol
-
+import KeyVaultLogging
 
 @main
 struct Keyvaultd: AsyncParsableCommand {
@@ -13,7 +13,8 @@ struct Keyvaultd: AsyncParsableCommand {
         abstract: "The keyvaultd daemon: an account's 32-byte keys, wrapped at rest, served over a Unix socket.",
         version: KeyVaultVersion.string)
 
-    @Option(name: .customLong("data-dir"), help: "The vault's folder (made 0700). Default: $XDG_DATA_HOME/keyvaultd.")
+    @Option(name: .customLong("data-dir"),
+            help: "The vault's folder (made 0700). Default: $XDG_DATA_HOME/keyvaultd (or ~/.local/share/keyvaultd), its missing parents made 0700.")
     var dataDirectory: String?
 
     @Option(help: "The Unix socket to serve on. Default: $XDG_RUNTIME_DIR/keyvaultd.sock.")
@@ -28,45 +29,56 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(name: .customLong("relay-ca"), help: "A PEM certificate authority to trust for the relay service (a private CA).")
     var relayCA: String?
 
-    @Option(name: .customLong("max-connections"), help: "Connections served at once (1 to 100000); past it an idle one is closed to make room, or the new one refused. Default: 1024.")
+    @Option(name: .customLong("max-connections"), help: "Connections served at once (1 to 100000); past it an idle one is closed to make room, or the new one refused.")
     var maxConnections: Int = 1024
 
-    @Option(name: .customLong("request-timeout"), help: "Seconds (1 to 3600) a request has to arrive whole, head and body, from its first byte; then the connection is closed. Default: 10.")
+    @Option(name: .customLong("request-timeout"), help: "Seconds (1 to 3600) a request has to arrive whole, head and body, from its first byte; then the connection is closed.")
     var requestTimeout: Int = 10
 
-    @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
+    @Option(name: .customLong("log-level"), help: "The lowest level written: trace, debug, info, notice, warning, error or critical.")
     var logLevel: String = "info"
+
+    @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line) on standard error.")
+    var logFormat: String = "text"
+
+    /// The checked log options (validate() has refused any other).
+    private var logSettings: LogSettings {
+        (try? LogSettings(level: logLevel, format: logFormat)) ?? LogSettings()
+    }
 
     func validate() throws {
         guard (1...100_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 100000") }
         guard (1...3600).contains(requestTimeout) else { throw ValidationError("--request-timeout must be from 1 to 3600 seconds") }
+        do {
+            _ = try LogSettings(level: logLevel, format: logFormat)
+        } catch {
+            throw ValidationError(error.description)
+        }
     }
 
     func run() async throws {
-        let level = Logger.Level(rawValue: logLevel) ?? .info
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let logs = logSettings
+        logs.bootstrap()
         let logger = Logger(label: "keyvaultd")
-        var configuration = DaemonConfiguration(
-            dataDirectory: dataDirectory ?? DefaultPaths.dataDirectory,
-            socketPath: socket ?? DaemonSocket.defaultPath,
-            policyDirectory: policy)
-        configuration.relays = relay
-        configuration.relayCertificateAuthority = relayCA
-        configuration.maxConnections = maxConnections
-        configuration.requestTimeout = .seconds(requestTimeout)
+        // In json every line of standard error is a log object: the sentence is the log line's alone.
+        let alsoAsSentence = logs.format == .text
         do {
+            var configuration = DaemonConfiguration(
+                dataDirectory: try dataDirectory ?? DefaultPaths.madeDataDirectoryParents(),
+                socketPath: socket ?? DaemonSocket.defaultPath,
+                policyDirectory: policy)
+            configuration.relays = relay
+            configuration.relayCertificateAuthority = relayCA
+            configuration.maxConnections = maxConnections
+            configuration.requestTimeout = .seconds(requestTimeout)
             try await KeyVaultDaemon.run(configuration, logger: logger)
         } catch let error as PolicyError {
             logger.critical("the policy does not load", metadata: ["problem": "\(error)"])
-            StandardError.print("keyvaultd: policy error: \(error)")
+            if alsoAsSentence { StandardError.print("keyvaultd: policy error: \(error)") }
             throw ExitCode(78)  // EX_CONFIG
         } catch {
             logger.critical("keyvaultd cannot run", metadata: ["problem": "\(error)"])
-            StandardError.print("keyvaultd: \(error)")
+            if alsoAsSentence { StandardError.print("keyvaultd: \(error)") }
             throw ExitCode(1)
         }
     }

@@ -80,4 +80,57 @@ struct PolicyTests {
         #expect(!policy.allows(grouped, .read, account: appUser))
         for permission in Permission.allCases { #expect(!policy.allows(stranger, permission, account: appUser)) }
     }
+
+    @Test("literal strings ('…', TOML's) read as the basic strings they spell, in values, lists and keys")
+    func literalStrings() throws {
+        let basic = try PolicyLoader.parse("""
+            [[rule]]
+            uid = "self"
+            accounts = ["*"]
+            allow = ["read", "wait"]
+            """, file: "p.toml", selfUID: 1000)
+        let literal = try PolicyLoader.parse("""
+            [[rule]]
+            'uid' = 'self'
+            accounts = ['*']
+            allow = [ 'read',"wait" ]   # both kinds in one list
+            """, file: "p.toml", selfUID: 1000)
+        #expect(literal == basic)
+        let me = PeerCredentials(uid: 1000, gid: 1000, pid: 1)
+        #expect(literal.allows(me, .read, account: try AccountID(validating: "anyone")))
+        #expect(!literal.allows(me, .delete, account: try AccountID(validating: "anyone")))
+    }
+
+    /// What a string held shows in the error about its value: `'` inside "…", `"` and `\` inside '…' (no escape).
+    @Test("quotes of the other kind, and backslashes in literal strings, are kept as written", arguments: [
+        (#"accounts = ["o'brien"]"#, "p.toml:3: 'o'brien' is not an account ID"),
+        (#"accounts = ['say"hi"']"#, #"p.toml:3: 'say"hi"' is not an account ID"#),
+        (#"accounts = ['a\n']"#, #"p.toml:3: 'a\n' is not an account ID"#),
+    ])
+    func quotesInStrings(line: String, expected: String) {
+        let text = "[[rule]]\nuid = \"self\"\n\(line)\nallow = [\"*\"]\n"
+        do {
+            _ = try PolicyLoader.parse(text, file: "p.toml", selfUID: 1000)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "got: \(error.description)")
+        }
+    }
+
+    @Test("a malformed literal string is refused with its line and why", arguments: [
+        ("accounts = ['*]", "p.toml:3: a 'literal string' is not closed on its line"),
+        ("accounts = ['it's']", "p.toml:3: expected ',' or ']' in a list"),
+        (#"accounts = ['it\'s']"#, "p.toml:3: expected ',' or ']' in a list"),
+        ("accounts = '''*'''", "p.toml:3: multi-line literal strings"),
+        ("accounts = ['*\u{1}']", "p.toml:3: a 'literal string' holds a control character"),
+    ])
+    func malformedLiteralStrings(line: String, expected: String) {
+        let text = "[[rule]]\nuid = \"self\"\n\(line)\nallow = [\"*\"]\n"
+        do {
+            _ = try PolicyLoader.parse(text, file: "p.toml", selfUID: 1000)
+            Issue.record("accepted: \(text)")
+        } catch {
+            #expect(error.description.hasPrefix(expected), "got: \(error.description)")
+        }
+    }
 }

@@ -13,4 +13,12 @@ package enum DefaultPaths {
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyvaultd" }
         return NSHomeDirectory() + "/.local/share/keyvaultd"
     }
+
+    /// The default data folder, its missing parents made first (0700, as the XDG base
+    /// directory spec asks); the folder itself is made and checked by the vault.
+    package static func madeDataDirectoryParents() throws -> String {
+        let path = dataDirectory
+        try DataDirectory.makeParents(of: path)
+        return path
+    }
 }

@@ -97,6 +97,7 @@ struct TOMLParser {
 
     private mutating func key() throws(PolicyError) -> String {
         if current == UInt8(ascii: "\"") { return try string() }
+        if current == UInt8(ascii: "'") { return try literalString() }
         var out: [UInt8] = []
         while let c = current, Self.isBareKey(c) {
             out.append(c)
@@ -116,6 +117,8 @@ struct TOMLParser {
         switch c {
         case UInt8(ascii: "\""):
             return .string(try string())
+        case UInt8(ascii: "'"):
+            return .string(try literalString())
         case UInt8(ascii: "["):
             return .array(try array())
         case UInt8(ascii: "t"), UInt8(ascii: "f"):
@@ -128,7 +131,7 @@ struct TOMLParser {
         case UInt8(ascii: "-"), UInt8(ascii: "+"), UInt8(ascii: "0")...UInt8(ascii: "9"):
             return .integer(try integer())
         default:
-            throw fail("expected a value: a \"string\", a number, true/false or a [list]")
+            throw fail("expected a value: a \"string\" or 'string', a number, true/false or a [list]")
         }
     }
 
@@ -161,6 +164,26 @@ struct TOMLParser {
                 }
                 continue
             }
+            out.append(c)
+        }
+        guard let text = String(validating: out, as: UTF8.self) else { throw fail("a string is not valid UTF-8") }
+        return text
+    }
+
+    /// A literal string, `'…'`: every character as written, no escapes, so it cannot hold `'`.
+    private mutating func literalString() throws(PolicyError) -> String {
+        advance()  // opening quote
+        if current == UInt8(ascii: "'"), index + 1 < bytes.count, bytes[index + 1] == UInt8(ascii: "'") {
+            throw fail("multi-line literal strings ('''…''') are not supported; use '…' on one line")
+        }
+        var out: [UInt8] = []
+        while true {
+            guard let c = current, c != UInt8(ascii: "\n"), c != UInt8(ascii: "\r") else {
+                throw fail("a 'literal string' is not closed on its line (it cannot hold ', and \\ is no escape in it)")
+            }
+            advance()
+            if c == UInt8(ascii: "'") { break }
+            guard c >= 0x20 || c == UInt8(ascii: "\t"), c != 0x7f else { throw fail("a 'literal string' holds a control character") }
             out.append(c)
         }
         guard let text = String(validating: out, as: UTF8.self) else { throw fail("a string is not valid UTF-8") }

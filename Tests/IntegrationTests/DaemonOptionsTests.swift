@@ -1,0 +1,155 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// keyvaultd's options as operators and scripts meet them: log level and format, the
+/// default data folder under a fresh `$XDG_DATA_HOME`, and `--help`.
+@Suite("keyvaultd's options: --log-level, --log-format, the default data folder, --help")
+struct DaemonOptionsTests {
+    static var keyvaultd: String { DaemonProcess.binaryDirectory + "/keyvaultd" }
+
+    @Test("an unknown --log-level is a usage error (64) naming the levels there are")
+    func unknownLogLevel() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        // A data folder that cannot be made: a daemon that took the level anyway fails (1) instead of serving on.
+        let result = try await run(Self.keyvaultd, ["--log-level", "verbose", "--data-dir", "/dev/null/data",
+                                                    "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        #expect(result.status == 64, "\(result.err)")
+        #expect(result.err.contains("--log-level takes one of trace, debug, info, notice, warning, error, critical, not 'verbose'"), "\(result.err)")
+        let format = try await run(Self.keyvaultd, ["--log-format", "yaml", "--data-dir", "/dev/null/data",
+                                                    "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        #expect(format.status == 64)
+        #expect(format.err.contains("--log-format takes one of text, json, not 'yaml'"), "\(format.err)")
+    }
+
+    @Test("--log-format json: every line of standard error is one JSON object, running and failing to start")
+    func jsonLogs() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start(extraArguments: ["--log-format", "json", "--log-level", "debug"])
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "jay", "passphrase": "pw"])
+        #expect(await daemon.stop() == 0)
+        let objects = try Self.jsonLines(daemon.logText())
+        #expect(objects.contains { $0["message"] == "keyvaultd ready" && $0["socket"] == daemon.socket && $0["level"] == "notice" })
+        #expect(objects.contains { $0["message"] == "keyvaultd stopped" })
+        for object in objects {
+            #expect(object["label"] != nil && object["timestamp"]?.hasSuffix("Z") == true, "\(object)")
+        }
+
+        // A daemon that cannot start says why in a log object, and prints no sentence beside it.
+        try daemon.writePolicy("[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\nallow = [\"raed\"]\n")
+        let failed = try await run(Self.keyvaultd, ["--log-format", "json", "--data-dir", daemon.dataDirectory,
+                                                    "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        #expect(failed.status == 78)
+        let said = try Self.jsonLines(failed.err)
+        #expect(said.contains { $0["level"] == "critical" && $0["problem"]?.contains("test.toml:4: unknown permission 'raed'") == true },
+                "\(failed.err)")
+    }
+
+    @Test("text logs quote a value holding a space, a quote or '='")
+    func textValuesQuoted() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        let policy = daemon.root + "/my \"policy\" dir=1"
+        try FileManager.default.copyItem(atPath: daemon.policyDirectory, toPath: policy)
+        let process = try await Self.startDaemon(daemon, ["--data-dir", daemon.dataDirectory, "--socket", daemon.socket, "--policy", policy])
+        defer { process.killAndReap() }
+        process.signal(SIGTERM)
+        #expect(await process.wait() == 0)
+        let line = try #require(daemon.logText().split(separator: "\n").first { $0.contains("policy loaded") }, "\(daemon.logText())")
+        let quoted = #"from="\#(daemon.root)/my \"policy\" dir=1""#
+        #expect(line.contains(" " + quoted + " "), "\(line)")
+    }
+
+    @Test("with $XDG_DATA_HOME in folders not made yet, they are made 0700 and the daemon runs; unsafe folders are still refused")
+    func freshDataHome() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        let dataHome = daemon.root + "/x/nested/data"
+        let process = try await Self.startDaemon(daemon, ["--socket", daemon.socket, "--policy", daemon.policyDirectory],
+                                                 environment: ["XDG_DATA_HOME": dataHome])
+        defer { process.killAndReap() }
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "xdg", "passphrase": "pw"])
+        process.signal(SIGTERM)
+        #expect(await process.wait() == 0)
+        for folder in [daemon.root + "/x", daemon.root + "/x/nested", dataHome, dataHome + "/keyvaultd"] {
+            var info = stat()
+            #expect(stat(folder, &info) == 0, "\(folder) was not made")
+            #expect(info.st_mode & 0o777 == 0o700, "\(folder) is \(String(info.st_mode & 0o777, radix: 8))")
+        }
+        #expect(FileManager.default.fileExists(atPath: dataHome + "/keyvaultd/vault.sqlite"))
+
+        // What is there already is checked as before: a file in the folder's place, a folder of another user.
+        let filed = daemon.root + "/filed"
+        try FileManager.default.createDirectory(atPath: filed, withIntermediateDirectories: true)
+        #expect(FileManager.default.createFile(atPath: filed + "/keyvaultd", contents: Data()))
+        let notAFolder = try await run(Self.keyvaultd, ["--socket", daemon.socket, "--policy", daemon.policyDirectory],
+                                       environment: ["XDG_DATA_HOME": filed])
+        #expect(notAFolder.status == 1)
+        #expect(notAFolder.err.contains("\(filed)/keyvaultd exists and is not a directory"), "\(notAFolder.err)")
+        let theirs = daemon.root + "/theirs"
+        try FileManager.default.createDirectory(atPath: theirs + "/keyvaultd", withIntermediateDirectories: true)
+        #expect(chown(theirs + "/keyvaultd", 65534, 65534) == 0)
+        let foreign = try await run(Self.keyvaultd, ["--socket", daemon.socket, "--policy", daemon.policyDirectory],
+                                    environment: ["XDG_DATA_HOME": theirs])
+        #expect(foreign.status == 1)
+        #expect(foreign.err.contains("belongs to another user"), "\(foreign.err)")
+    }
+
+    @Test("--help states each option's default once, on both executables")
+    func helpDefaultsOnce() async throws {
+        for binary in ["keyvaultd", "keyvault-relay"] {
+            let help = try await run(DaemonProcess.binaryDirectory + "/" + binary, ["--help"])
+            #expect(help.status == 0, "\(binary): \(help.err)")
+            let blocks = Self.optionBlocks(help.out)
+            #expect(blocks.count > 8, "\(binary): \(help.out)")
+            for block in blocks {
+                let defaults = block.lowercased().components(separatedBy: "default").count - 1
+                #expect(defaults <= 1, "\(binary): \(block)")
+            }
+            #expect(blocks.contains { $0.contains("--log-format") && $0.contains("(default: text)") }, "\(binary)")
+            #expect(blocks.contains { $0.contains("--request-timeout") && $0.contains("(default: 10)") }, "\(binary)")
+        }
+    }
+
+    /// Each option's lines in ArgumentParser's help: from a line starting `  -` to the next.
+    static func optionBlocks(_ help: String) -> [String] {
+        var blocks: [String] = []
+        for line in help.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.hasPrefix("  -") {
+                blocks.append(String(line))
+            } else if line.hasPrefix("   "), !blocks.isEmpty {
+                blocks[blocks.count - 1] += "\n" + line
+            }
+        }
+        return blocks
+    }
+
+    /// Each non-empty line as a JSON object of strings with a level and a message; a line that is not fails the test.
+    static func jsonLines(_ text: String) throws -> [[String: String]] {
+        var objects: [[String: String]] = []
+        for line in text.split(separator: "\n") {
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
+            let object = try #require(parsed as? [String: String], "not a JSON object of strings: \(line)")
+            #expect(object["level"] != nil && object["message"] != nil, "\(line)")
+            objects.append(object)
+        }
+        #expect(!objects.isEmpty)
+        return objects
+    }
+
+    /// keyvaultd with these arguments alone (DaemonProcess.start always names a data folder), logging to the daemon's log, once it answers.
+    static func startDaemon(_ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess {
+        let process = try ChildProcess(keyvaultd, arguments, environment: environment, stdoutPath: daemon.logPath, stderrPath: daemon.logPath)
+        for _ in 0..<400 {
+            if let status = process.poll() { throw TestFailure("keyvaultd exited with \(status): \(daemon.logText())") }
+            if let reply = try? await daemon.request("GET", "/v1/health"), reply.status == 200 { return process }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        process.killAndReap()
+        throw TestFailure("keyvaultd did not become ready: \(daemon.logText())")
+    }
+}

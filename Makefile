@@ -13,7 +13,8 @@ build: deps
 # afterwards whatever the outcome.
 # Then the API against docs/openapi.yaml: the document itself, every answer the
 # suites' daemon client recorded (KEYVAULT_API_RECORD, made anew each run), and
-# schemathesis fuzzing a live daemon (scripts/fuzz-api.sh).
+# schemathesis fuzzing a live daemon (scripts/fuzz-api.sh). Last, the release archive
+# (make release) is built and run with the toolchain's folder hidden (scripts/test-release.sh).
 API_RECORD := $(CURDIR)/.build/api-answers.jsonl
 test: deps
 	rm -f "$(API_RECORD)"
@@ -21,6 +22,8 @@ test: deps
 	.build-venv/bin/openapi-spec-validator docs/openapi.yaml
 	.build-venv/bin/python tools/check-openapi "$(API_RECORD)"
 	./scripts/fuzz-api.sh "$$(swift build --show-bin-path)/keyvaultd"
+	./scripts/release.sh
+	./scripts/test-release.sh
 
 demo: build
 	@./scripts/demo.sh

@@ -2,7 +2,7 @@
 # `make release`: keyvaultd, keyvault and keyvault-relay built for release with the
 # Swift runtime linked in (no toolchain needed where they run), stripped, in one
 # archive with the systemd units, the default policy, man pages (ArgumentParser's
-# manual plugin) and shell completions; and the archive's checksum beside it.
+# manual tool) and shell completions; and the archive's checksum beside it.
 #
 # What the binaries still load from the system: libc, libsodium, OpenSSL and SQLite
 # (Debian: libsodium23, libssl3, libsqlite3-0), listed in the archive's README.
@@ -36,13 +36,14 @@ for product in "${products[@]}"; do
     "$stage/bin/$product" --generate-completion-script fish > "$stage/share/fish/vendor_completions.d/$product.fish"
 done
 
-# Man pages from the commands' own help (ArgumentParser's GenerateManual plugin; it runs
-# each executable of a debug build with --experimental-dump-help).
-swift package plugin generate-manual --section 1 --authors "the keyvaultd developers" > /dev/null
+# Man pages from the commands' own help, by the tool behind ArgumentParser's GenerateManual
+# plugin (the plugin itself would first rebuild every product in debug): it runs each
+# released executable with --experimental-dump-help.
+swift build -c release --static-swift-stdlib --product generate-manual
 for product in "${products[@]}"; do
-    page=$(find .build/plugins -path "*GenerateManual*" -name "$product.1" -newer "$stage/bin/$product" | head -n 1)
-    [ -n "$page" ] || { echo "release: no man page was made for $product" >&2; exit 1; }
-    install -m 0644 "$page" "$stage/share/man/man1/$product.1"
+    "$bin/generate-manual" "$stage/bin/$product" --section 1 --date 2026-01-01 --authors "the keyvaultd developers" \
+        --output-directory "$stage/share/man/man1" > /dev/null
+    [ -s "$stage/share/man/man1/$product.1" ] || { echo "release: no man page was made for $product" >&2; exit 1; }
 done
 
 install -m 0644 dist/*.service "$stage/lib/systemd/system/"

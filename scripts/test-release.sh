@@ -6,7 +6,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 archive=$(ls -t .build/release-archive/keyvaultd-*.tar.gz | head -n 1)
 (cd "$(dirname "$archive")" && sha256sum --check --quiet "$(basename "$archive").sha256")
-toolchain=$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")
+# The toolchain's own folder (/opt/swift for /opt/swift/usr/bin/swiftc), never a system one.
+toolchain=$(dirname "$(dirname "$(dirname "$(readlink -f "$(command -v swiftc)")")")")
+case "$toolchain" in /|/usr|/usr/local) echo "test-release: the toolchain is in $toolchain, which cannot be hidden" >&2; exit 1 ;; esac
 work=$(mktemp -d /tmp/kvrelease-XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 tar -xzf "$archive" -C "$work"
@@ -40,11 +42,15 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
     echo "daemon: an account, its key, a rotation: ok"
 
     # The relay service, on a SQLite store, answers its health check.
-    printf "{\"keys\": []}" > "$work/jwks.json"
+    # A public key of no one in particular: the relay wants a key set with a key ID to start.
+    cat > "$work/jwks.json" <<JWKS
+{"keys": [{"kty": "EC", "crv": "P-256", "x": "WjDijfSF_9FLzBzoh6bceWfpcZm1y5_ROnvVegHhIIA",
+           "y": "KgsQdcuET-q4Kwej-9KN_mbLp3V7oRXKxUx3wTGXhF4", "kid": "release-test", "alg": "ES256", "use": "sig"}]}
+JWKS
     "$bin/keyvault-relay" --store "sqlite:$work/relay.sqlite" --listen 127.0.0.1:0 --plain-http \
         --identity-issuer https://issuer.example --identity-audience app.example --identity-jwks "$work/jwks.json" > "$work/relay.out" 2> "$work/relay.log" &
     for _ in $(seq 100); do grep -qo "127.0.0.1:[0-9]*" "$work/relay.out" "$work/relay.log" 2>/dev/null && break; sleep 0.1; done
-    address=$(grep -ho "127.0.0.1:[0-9]*" "$work/relay.out" "$work/relay.log" | grep -v ":0$" | head -n 1)
+    address=$(grep -ho "127.0.0.1:[0-9]*" "$work/relay.out" "$work/relay.log" | grep -v ":0$" | head -n 1 || true)
     [ -n "$address" ] || { echo "the relay did not say where it listens" >&2; cat "$work/relay.log" >&2; exit 1; }
     curl -fsS "http://$address/v1/health"; echo
     echo "relay: health: ok"

@@ -29,11 +29,8 @@ package struct LogSettings: Sendable {
     /// Makes every logger of the process write to standard error in this format, from this level up.
     /// Call it once, before the first logger is made (swift-log allows one bootstrap per process).
     package func bootstrap() {
-        let level = self.level
-        switch format {
-        case .text: LoggingSystem.bootstrap { label in TextLogHandler(label: label, level: level) }
-        case .json: LoggingSystem.bootstrap { label in JSONLogHandler(label: label, level: level) }
-        }
+        let (level, format) = (self.level, self.format)
+        LoggingSystem.bootstrap { label in FormattedLogHandler(label: label, level: level, format: format) }
     }
 }
 

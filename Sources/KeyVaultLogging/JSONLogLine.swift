@@ -1,32 +1,10 @@
 import Foundation
-package import Logging
 
 /// One JSON object per line, encoded by JSONSerialization: `timestamp` (ISO 8601, UTC),
 /// `level`, `label`, `source`, `message`, and each metadata item as a string field. A
 /// metadata key that would replace one of those is written as `metadata.KEY`.
-package struct JSONLogHandler: LogHandler {
-    package var logLevel: Logger.Level
-    package var metadata: Logger.Metadata = [:]
-    package var metadataProvider: Logger.MetadataProvider?
-    private let label: String
-
+enum JSONLogLine {
     static let reservedKeys: Set<String> = ["timestamp", "level", "label", "source", "message"]
-
-    package init(label: String, level: Logger.Level, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
-        self.label = label
-        self.logLevel = level
-        self.metadataProvider = metadataProvider
-    }
-
-    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    package func log(event: LogEvent) {
-        let record = LogRecord(event: event, label: label, metadata: metadata, provider: metadataProvider)
-        LogOutput.write(Self.line(record))
-    }
 
     static func line(_ record: LogRecord) -> String {
         var object: [String: String] = [

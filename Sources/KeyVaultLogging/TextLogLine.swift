@@ -1,30 +1,7 @@
-package import Logging
-
 /// `TIMESTAMP LEVEL LABEL: key=value … [SOURCE] message`, as swift-log's stream handler
 /// writes it, except that a value holding a space, a quote, `=` or a control character is
 /// quoted (`key="a b"`, `\"` and `\\` inside), so a line splits back into its fields.
-package struct TextLogHandler: LogHandler {
-    package var logLevel: Logger.Level
-    package var metadata: Logger.Metadata = [:]
-    package var metadataProvider: Logger.MetadataProvider?
-    private let label: String
-
-    package init(label: String, level: Logger.Level, metadataProvider: Logger.MetadataProvider? = LoggingSystem.metadataProvider) {
-        self.label = label
-        self.logLevel = level
-        self.metadataProvider = metadataProvider
-    }
-
-    package subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { metadata[key] }
-        set { metadata[key] = newValue }
-    }
-
-    package func log(event: LogEvent) {
-        let record = LogRecord(event: event, label: label, metadata: metadata, provider: metadataProvider)
-        LogOutput.write(Self.line(record))
-    }
-
+package enum TextLogLine {
     static func line(_ record: LogRecord) -> String {
         var line = "\(record.timestamp) \(record.level) \(record.label):"
         for field in record.fields { line += " \(field.key)=\(quotedIfNeeded(field.value))" }

@@ -5,7 +5,7 @@ public struct AccountKey: Sendable {
     public var account: String
     public var generation: Int
     /// 32 lowercase hex characters: what envelopes and records name the key by.
-    public var keyID: String
+    public var keyID: KeyIdentifier
     public var bytes: KeyBytes
     public var createdAt: Date?
     /// Whether this is the account's current generation.

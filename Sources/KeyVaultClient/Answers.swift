@@ -12,7 +12,7 @@ enum Answers {
         var reason: String?
         var since: String?
         var retryAfter: Int?
-        var deviceId: String?
+        var deviceId: DeviceIdentifier?
         var pairingCode: String?
     }
 
@@ -52,7 +52,7 @@ enum Answers {
         struct Wire: Decodable {
             var account: String
             var generation: Int
-            var keyId: String
+            var keyId: KeyIdentifier
             var key: Data
             var createdAt: String?
             var current: Bool

@@ -72,7 +72,7 @@ public struct Pending: Sendable, Equatable {
     /// When the daemon suggests asking again.
     public var retryAfter: Duration
     /// On an enrolling device: its ID, and the pairing code to read out to a trusted device.
-    public var deviceID: String?
+    public var deviceID: DeviceIdentifier?
     public var pairingCode: String?
 }
 

@@ -15,7 +15,7 @@ public struct SealItem: Sendable {
 /// A sealed batch: one envelope per item, in order, all under one generation.
 public struct SealedBatch: Sendable {
     public var generation: Int
-    public var keyID: String
+    public var keyID: KeyIdentifier
     public var envelopes: [[UInt8]]
 }
 
@@ -34,12 +34,12 @@ public struct OpenItem: Sendable {
 struct SealRequest: Encodable {
     struct Item: Encodable { var plaintext: Data; var aad: Data }
     var items: [Item]
-    var keyId: String?
+    var keyId: KeyIdentifier?
 }
 
 struct SealResponse: Decodable {
     var generation: Int
-    var keyId: String
+    var keyId: KeyIdentifier
     var envelopes: [Data]
 }
 

@@ -5,14 +5,14 @@ public enum KeySelector: Sendable, Equatable, CustomStringConvertible {
     /// A generation number, from 1.
     case generation(Int)
     /// A key ID (32 lowercase hex characters), as an envelope or a record names its key.
-    case keyID(String)
+    case keyID(KeyIdentifier)
 
     /// The path after `/keys/`.
     var pathComponent: String {
         switch self {
         case .current: return "current"
         case .generation(let number): return String(number)
-        case .keyID(let id): return "id/" + PathSegment.encode(id)
+        case .keyID(let id): return "id/" + id.hex
         }
     }
 

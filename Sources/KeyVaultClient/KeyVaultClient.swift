@@ -44,7 +44,7 @@ public struct KeyVaultClient: Sendable {
     }
 
     /// Seals records under the account's current key (or the one `keyID` names), in one batch of 1 to 1000.
-    public func seal(_ account: String, _ items: [SealItem], keyID: String? = nil) async throws -> DaemonAnswer<SealedBatch> {
+    public func seal(_ account: String, _ items: [SealItem], keyID: KeyIdentifier? = nil) async throws -> DaemonAnswer<SealedBatch> {
         let body = try JSONEncoder().encode(SealRequest(items: items.map { .init(plaintext: Data($0.plaintext), aad: Data($0.aad)) }, keyId: keyID))
         let response = try await send("POST", Self.accountPath(account) + "/seal", body: [UInt8](body))
         return try Answers.decode(response) { body in

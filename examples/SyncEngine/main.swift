@@ -51,7 +51,7 @@ struct UsageError: Error, CustomStringConvertible {
 /// One encrypted record, as the untrusted cloud would store it.
 struct StoredRecord: Codable {
     var id: String
-    var keyId: String
+    var keyId: KeyIdentifier
     var generation: Int
     var sealed: Data  // AES-256-GCM: nonce, ciphertext, tag
 }
@@ -109,7 +109,7 @@ try store.close()
 // Read everything back, each record under the key it names.
 var opened = 0, failed = 0
 var generations = Set<Int>()
-var keys: [String: SymmetricKey] = [:]
+var keys: [KeyIdentifier: SymmetricKey] = [:]
 let lines = try String(contentsOfFile: options.store, encoding: .utf8).split(separator: "\n")
 for line in lines {
     let record = try JSONDecoder().decode(StoredRecord.self, from: Data(line.utf8))

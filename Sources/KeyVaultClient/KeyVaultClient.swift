@@ -127,7 +127,7 @@ public struct KeyVaultClient: Sendable {
 
     static func reachError(_ error: any Error, socket: String) -> any Error {
         if error is CancellationError || error is KeyVaultClientError { return error }
-        if let io = error as? IOError { return KeyVaultClientError.unreachable(socket: socket, reason: String(cString: strerror(io.errnoCode))) }
+        if let io = error as? IOError { return KeyVaultClientError.unreachable(socket: socket, reason: SocketTrust.reason(io.errnoCode)) }
         if let client = error as? HTTPClientError, client == .cancelled { return CancellationError() }
         return KeyVaultClientError.unreachable(socket: socket, reason: "\(error)")
     }

@@ -14,11 +14,9 @@ import Glibc
 enum SocketTrust {
     /// The socket's resolved path, to connect to, once both checks pass.
     static func verify(_ path: String, daemonUID: DaemonUID) throws(KeyVaultClientError) -> String {
-        guard let resolved = realPath(path) else {
-            throw .unreachable(socket: path, reason: String(cString: strerror(errno)))
-        }
+        guard let resolved = realPath(path) else { throw .unreachable(socket: path, reason: reason(errno)) }
         var socketInfo = stat()
-        guard lstat(resolved, &socketInfo) == 0 else { throw .unreachable(socket: path, reason: String(cString: strerror(errno))) }
+        guard lstat(resolved, &socketInfo) == 0 else { throw .unreachable(socket: path, reason: reason(errno)) }
         guard socketInfo.st_mode & S_IFMT == S_IFSOCK else { throw .unreachable(socket: path, reason: "not a socket") }
 
         let own = geteuid()
@@ -37,7 +35,7 @@ enum SocketTrust {
         } catch {
             switch error {
             case .wrongPeer(_, let expected, let actual): throw .wrongPeer(socket: path, expected: expected, actual: actual)
-            case .cannotConnect(_, let code): throw .unreachable(socket: path, reason: String(cString: strerror(code)))
+            case .cannotConnect(_, let code): throw .unreachable(socket: path, reason: reason(code))
             case .tooLong: throw .unreachable(socket: path, reason: error.description)
             }
         }
@@ -54,7 +52,7 @@ enum SocketTrust {
     private static func folders(above resolved: String, trusted: UInt32, socket: String) throws(KeyVaultClientError) {
         for folder in ancestors(of: resolved) {
             var info = stat()
-            guard lstat(folder, &info) == 0 else { throw .unreachable(socket: socket, reason: String(cString: strerror(errno))) }
+            guard lstat(folder, &info) == 0 else { throw .unreachable(socket: socket, reason: reason(errno)) }
             guard info.st_uid == trusted || info.st_uid == 0 else {
                 throw .untrustedPath(socket: socket, reason: "the folder \(folder) belongs to uid \(info.st_uid)")
             }
@@ -73,6 +71,16 @@ enum SocketTrust {
         ancestors(of: resolved).allSatisfy { folder in
             var info = stat()
             return lstat(folder, &info) == 0 && (info.st_uid == owner || info.st_uid == 0) && info.st_mode & (S_IWGRP | S_IWOTH) == 0
+        }
+    }
+
+    /// Why a socket could not be reached, in a person's words (the usual cases) or the system's.
+    static func reason(_ code: Int32) -> String {
+        switch code {
+        case ENOENT, ENOTDIR: return "there is no socket at that path"
+        case ECONNREFUSED: return "nothing listens on that socket: the daemon stopped, or left it behind"
+        case EACCES, EPERM: return "this user may not open that socket or a folder above it"
+        default: return String(cString: strerror(code))
         }
     }
 

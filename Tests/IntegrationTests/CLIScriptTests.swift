@@ -16,13 +16,23 @@ struct CLIScriptTests {
         }
     }
 
-    @Test("a daemon that cannot be reached: exit 2, a sentence naming the socket and where it comes from, no errno number")
+    @Test("a daemon that cannot be reached (no socket, or one left behind): exit 2, a sentence naming the socket, why, and where it comes from")
     func unreachable() async throws {
         let result = try await run(Self.cli, ["status"], environment: ["KEYVAULT_SOCKET": "/tmp/keyvault-no-such-daemon.sock"])
         #expect(result.status == 2, "\(result.err)")
         #expect(result.err.contains("cannot reach keyvaultd at /tmp/keyvault-no-such-daemon.sock"))
         #expect(result.err.contains("$KEYVAULT_SOCKET"))
+        #expect(result.err.contains("there is no socket at that path"), "\(result.err)")
         #expect(result.out.isEmpty)
+
+        // A socket a stopped daemon left behind: still 2, said as such.
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        await daemon.kill9()
+        let stale = try await run(Self.cli, ["status", "--socket", daemon.socket])
+        #expect(stale.status == 2, "\(stale.err)")
+        #expect(stale.err.contains("nothing listens on that socket"), "\(stale.err)")
     }
 
     @Test("an invalid account ID: exit 64 with the reason, under the subcommand's usage, never the root command's")

@@ -27,10 +27,15 @@ public struct AccountEvents: AsyncSequence, Sendable {
     let lastEventID: String?
 
     public func makeAsyncIterator() -> AsyncThrowingStream<AccountEvent, any Error>.Iterator {
-        let (stream, continuation) = AsyncThrowingStream<AccountEvent, any Error>.makeStream(bufferingPolicy: .bufferingNewest(256))
+        // Bounded, keeping the oldest: an event that does not fit is not taken, and the stream
+        // resumes after the last one taken (the daemon replays the rest, or says resync).
+        let (stream, continuation) = AsyncThrowingStream<AccountEvent, any Error>.makeStream(bufferingPolicy: .bufferingOldest(256))
         let follow = Task { [client, account, lastEventID] in
             do {
-                try await Self.follow(client: client, account: account, after: lastEventID) { continuation.yield($0) }
+                try await Self.follow(client: client, account: account, after: lastEventID) { event in
+                    if case .enqueued = continuation.yield(event) { return true }
+                    return false
+                }
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -41,7 +46,7 @@ public struct AccountEvents: AsyncSequence, Sendable {
     }
 
     private static func follow(client: KeyVaultClient, account: String, after lastEventID: String?,
-                               yield: (AccountEvent) -> Void) async throws {
+                               yield: (AccountEvent) -> Bool) async throws {
         var last = lastEventID
         var pause = Duration.milliseconds(100)
         var connectedOnce = false
@@ -58,14 +63,15 @@ public struct AccountEvents: AsyncSequence, Sendable {
                 pause = .milliseconds(100)
                 connectedOnce = true
                 var parser = ServerSentEventParser()
-                for try await chunk in response.body {
+                reading: for try await chunk in response.body {
                     for event in try parser.feed(chunk.readableBytesView) {
                         let fields = Self.fields(event.data)
                         if event.name == "forbidden" {
                             throw Refusal(state: .forbidden, message: fields["error"] ?? "the policy no longer allows following this account", retryAfter: nil)
                         }
+                        // The caller is behind: this connection is left, and the next resumes after the last event taken.
+                        guard yield(AccountEvent(id: event.id, name: event.name, fields: fields)) else { break reading }
                         if let id = event.id { last = id }
-                        yield(AccountEvent(id: event.id, name: event.name, fields: fields))
                     }
                 }
             } catch let error as Refusal {

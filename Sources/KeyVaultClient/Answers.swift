@@ -17,7 +17,8 @@ enum Answers {
     }
 
     static func decode<Value>(_ response: DaemonResponse, ready: (Data) throws -> Value) throws -> DaemonAnswer<Value> {
-        let body = Data(response.body)
+        var body = Data(response.body)
+        defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
         let head: Head
         do {
             head = try JSONDecoder().decode(Head.self, from: body)
@@ -47,7 +48,8 @@ enum Answers {
     }
 
     /// A `ready` key read. The key's bytes go from the body into `KeyBytes`,
-    /// and the copies this code made are wiped (JSONDecoder's own are beyond reach).
+    /// and the copies this code made are wiped (the body, its buffer, the decoded
+    /// bytes); JSONDecoder's own transient copy of the text is beyond reach.
     static func key(_ body: Data) throws -> AccountKey {
         struct Wire: Decodable {
             var account: String

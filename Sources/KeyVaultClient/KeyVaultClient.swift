@@ -39,7 +39,9 @@ public struct KeyVaultClient: Sendable {
         let seconds = Self.wholeSeconds(wait)
         var path = Self.accountPath(account) + "/keys/" + selector.pathComponent
         if seconds > 0 { path += "?wait=\(seconds)" }
-        let response = try await send("GET", path, timeout: .seconds(Int64(seconds) + 30))
+        var response = try await send("GET", path, timeout: .seconds(Int64(seconds) + 30))
+        // The body holds the key in base64: wiped once read.
+        defer { response.body.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
         return try Answers.decode(response) { body in try Answers.key(body) }
     }
 
@@ -49,6 +51,9 @@ public struct KeyVaultClient: Sendable {
         let response = try await send("POST", Self.accountPath(account) + "/seal", body: [UInt8](body))
         return try Answers.decode(response) { body in
             let sealed = try JSONDecoder().decode(SealResponse.self, from: body)
+            guard sealed.envelopes.count == items.count else {
+                throw KeyVaultClientError.malformedAnswer("\(sealed.envelopes.count) envelopes for \(items.count) items")
+            }
             return SealedBatch(generation: sealed.generation, keyID: sealed.keyId, envelopes: sealed.envelopes.map { [UInt8]($0) })
         }
     }
@@ -58,7 +63,11 @@ public struct KeyVaultClient: Sendable {
         let body = try JSONEncoder().encode(OpenRequest(items: items.map { .init(envelope: Data($0.envelope), aad: Data($0.aad)) }))
         let response = try await send("POST", Self.accountPath(account) + "/open", body: [UInt8](body))
         return try Answers.decode(response) { body in
-            try JSONDecoder().decode(OpenResponse.self, from: body).plaintexts.map { [UInt8]($0) }
+            let plaintexts = try JSONDecoder().decode(OpenResponse.self, from: body).plaintexts
+            guard plaintexts.count == items.count else {
+                throw KeyVaultClientError.malformedAnswer("\(plaintexts.count) plaintexts for \(items.count) envelopes")
+            }
+            return plaintexts.map { [UInt8]($0) }
         }
     }
 
@@ -80,14 +89,16 @@ public struct KeyVaultClient: Sendable {
     public func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
                      timeout: Duration = .seconds(60)) async throws -> DaemonResponse {
         let response = try await start(method, path, body: body, headers: headers, timeout: timeout)
-        let collected: ByteBuffer
+        var collected: ByteBuffer
         do {
             collected = try await response.body.collect(upTo: Self.maxAnswerBytes)
         } catch {
             throw Self.reachError(error, socket: configuration.socketPath)
         }
-        return DaemonResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) },
-                              body: Array(collected.readableBytesView))
+        let body = Array(collected.readableBytesView)
+        // The answer may hold a key: the buffer it came in is wiped, leaving the one copy the caller has.
+        collected.withUnsafeMutableReadableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+        return DaemonResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body)
     }
 
     /// A request whose answer's body the caller reads (the event stream). `timeout` bounds the head only.

@@ -18,6 +18,7 @@ extension KeyVaultClient {
         while true {
             try Task.checkCancellation()
             let answer: DaemonAnswer<AccountKey>
+            let asked = ContinuousClock.now
             do {
                 answer = try await key(account, selector, wait: heldFor)
             } catch KeyVaultClientError.unreachable {
@@ -28,13 +29,18 @@ extension KeyVaultClient {
             switch answer {
             case .ready(let key):
                 return key
-            case .pending:
+            case .pending(let pending):
+                // A held read returns when the key lands or the hold ends; one answered at once
+                // (an older daemon, a hold refused) is asked again after the pause it names.
                 pause = .milliseconds(50)
+                if ContinuousClock.now - asked < heldFor / 2 {
+                    try await Task.sleep(for: Swift.min(Swift.max(pending.retryAfter, .milliseconds(50)), .seconds(1)))
+                }
             case .refused(let refusal) where refusal.state == .locked:
                 try await Task.sleep(for: pause)
                 pause = min(pause * 2, .seconds(1))
             case .refused(let refusal) where refusal.state == .throttled || (refusal.state == .error && refusal.retryAfter != nil):
-                try await Task.sleep(for: refusal.retryAfter ?? .seconds(1))
+                try await Task.sleep(for: Swift.max(refusal.retryAfter ?? .seconds(1), .milliseconds(50)))
             case .refused(let refusal):
                 throw refusal
             }

@@ -10,10 +10,10 @@ struct ServerSentEvent: Equatable {
 /// starting with `:` is a comment; a blank line ends an event; `data` lines
 /// join with LF; an event without `event:` is a `message`.
 struct ServerSentEventParser {
-    /// A line longer than this is not the daemon's: the stream is refused.
+    /// A line, or an event's data, longer than this is not the daemon's: the stream is refused.
     static let maxLineBytes = 1 << 20
 
-    struct LineTooLong: Error {}
+    struct TooLong: Error {}
 
     private var line: [UInt8] = []
     private var afterCR = false
@@ -21,6 +21,7 @@ struct ServerSentEventParser {
     private var name = ""
     private var data: [String] = []
     private var hasData = false
+    private var dataBytes = 0
 
     /// Feeds bytes; answers the events they complete.
     mutating func feed(_ bytes: some Sequence<UInt8>) throws -> [ServerSentEvent] {
@@ -33,16 +34,16 @@ struct ServerSentEventParser {
             switch byte {
             case UInt8(ascii: "\n"), UInt8(ascii: "\r"):
                 afterCR = byte == UInt8(ascii: "\r")
-                if let event = endLine() { events.append(event) }
+                if let event = try endLine() { events.append(event) }
             default:
-                guard line.count < Self.maxLineBytes else { throw LineTooLong() }
+                guard line.count < Self.maxLineBytes else { throw TooLong() }
                 line.append(byte)
             }
         }
         return events
     }
 
-    private mutating func endLine() -> ServerSentEvent? {
+    private mutating func endLine() throws -> ServerSentEvent? {
         defer { line.removeAll(keepingCapacity: true) }
         guard !line.isEmpty else { return dispatch() }
         guard line.first != UInt8(ascii: ":") else { return nil }
@@ -59,6 +60,8 @@ struct ServerSentEventParser {
         switch field {
         case "event": name = value
         case "data":
+            dataBytes += value.utf8.count + 1
+            guard dataBytes <= Self.maxLineBytes else { throw TooLong() }
             data.append(value)
             hasData = true
         case "id" where !value.contains("\0"): id = value
@@ -72,6 +75,7 @@ struct ServerSentEventParser {
             name = ""
             data = []
             hasData = false
+            dataBytes = 0
         }
         guard hasData else { return nil }
         return ServerSentEvent(id: id, name: name.isEmpty ? "message" : name, data: data.joined(separator: "\n"))

@@ -5,13 +5,19 @@ import Glibc
 /// Decides, before a byte is sent, that the process at a socket's path is the
 /// daemon the client means to talk to.
 ///
-/// Two checks. The path: the socket and every folder above it belong to the
-/// expected uid or to root, and a folder others may write is sticky (`/tmp`),
-/// so no one else can put their own socket in its place, neither now nor
-/// between this check and the HTTP client's own connection. The peer: a
-/// connection made here (and closed unused) is served by the expected uid,
-/// in the kernel's word (`SO_PEERCRED`).
+/// Two checks, the path's first. The path, as it resolves: the socket belongs
+/// to the expected uid; its folder to that uid or root and writable by no one
+/// else (the daemon's own rule for its socket folder); every folder above
+/// them to that uid or root, and one others may write is sticky (`/tmp`). So
+/// no one else can put their own socket in its place, neither now nor between
+/// this check and the HTTP client's own connection, which is given the
+/// resolved path. Then the peer: a connection made here (bounded in time,
+/// closed unused) is served by the expected uid, in the kernel's word
+/// (`SO_PEERCRED`).
 enum SocketTrust {
+    /// How long the check's own connection may wait for a daemon whose queue is full.
+    static let connectTimeoutSeconds = 5
+
     /// The socket's resolved path, to connect to, once both checks pass.
     static func verify(_ path: String, daemonUID: DaemonUID) throws(KeyVaultClientError) -> String {
         guard let resolved = realPath(path) else { throw .unreachable(socket: path, reason: reason(errno)) }
@@ -19,19 +25,24 @@ enum SocketTrust {
         guard lstat(resolved, &socketInfo) == 0 else { throw .unreachable(socket: path, reason: reason(errno)) }
         guard socketInfo.st_mode & S_IFMT == S_IFSOCK else { throw .unreachable(socket: path, reason: "not a socket") }
 
-        let own = geteuid()
+        let own = geteuid(), owner = socketInfo.st_uid
         let expected: UInt32
         switch daemonUID {
         case .own: expected = own
         case .uid(let uid): expected = uid
         case .ownOrSocketOwner:
-            let owner = socketInfo.st_uid
-            expected = owner == own || placedByOwnerOrRoot(resolved, owner: owner) ? owner : own
+            // Another uid's socket only where nothing on the way to it was chosen by someone else:
+            // the path as given has no link (a link in another user's folder could point anywhere),
+            // and no folder above the socket is writable by others.
+            let unlinked = linkFree(path)
+            expected = owner != own && unlinked && placedByOwnerOrRoot(resolved, owner: owner) ? owner : own
         }
+        guard owner == expected else { throw .wrongPeer(socket: path, expected: expected, actual: owner) }
+        try folders(above: resolved, trusted: expected, socket: path)
 
         let fd: Int32
         do {
-            fd = try UnixSocket.connect(resolved, expectedUID: expected)
+            fd = try UnixSocket.connect(resolved, expectedUID: expected, timeoutSeconds: connectTimeoutSeconds)
         } catch {
             switch error {
             case .wrongPeer(_, let expected, let actual): throw .wrongPeer(socket: path, expected: expected, actual: actual)
@@ -40,28 +51,36 @@ enum SocketTrust {
             }
         }
         close(fd)
-        guard socketInfo.st_uid == expected else {
-            throw .untrustedPath(socket: path, reason: "the socket file belongs to uid \(socketInfo.st_uid), not to uid \(expected)")
-        }
-        try folders(above: resolved, trusted: expected, socket: path)
         return resolved
     }
 
-    /// Each folder above the socket belongs to `trusted` or root, and is not
-    /// writable by others unless sticky.
+    /// The socket's folder belongs to `trusted` or root and no one else may write it; each folder
+    /// above belongs to `trusted` or root, and is not writable by others unless sticky.
     private static func folders(above resolved: String, trusted: UInt32, socket: String) throws(KeyVaultClientError) {
-        for folder in ancestors(of: resolved) {
+        for (index, folder) in ancestors(of: resolved).enumerated() {
             var info = stat()
             guard lstat(folder, &info) == 0 else { throw .unreachable(socket: socket, reason: reason(errno)) }
             guard info.st_uid == trusted || info.st_uid == 0 else {
                 throw .untrustedPath(socket: socket, reason: "the folder \(folder) belongs to uid \(info.st_uid)")
             }
             let writableByOthers = info.st_mode & (S_IWGRP | S_IWOTH) != 0
-            guard !writableByOthers || info.st_mode & S_ISVTX != 0 else {
+            let sticky = info.st_mode & S_ISVTX != 0
+            guard !writableByOthers || (sticky && index > 0) else {
                 throw .untrustedPath(socket: socket,
                                      reason: "the folder \(folder) can be written by others (mode \(String(info.st_mode & 0o7777, radix: 8)))")
             }
         }
+    }
+
+    /// Whether no part of `path`, as given, is a symbolic link.
+    private static func linkFree(_ path: String) -> Bool {
+        var current = ""
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + part
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT != S_IFLNK else { return false }
+        }
+        return path.hasPrefix("/")
     }
 
     /// Whether only `owner` or root could have made the socket: every folder
@@ -79,6 +98,7 @@ enum SocketTrust {
         switch code {
         case ENOENT, ENOTDIR: return "there is no socket at that path"
         case ECONNREFUSED: return "nothing listens on that socket: the daemon stopped, or left it behind"
+        case EAGAIN, EINPROGRESS: return "the daemon did not take the connection within \(connectTimeoutSeconds) s (it is stopped, or its queue is full)"
         case EACCES, EPERM: return "this user may not open that socket or a folder above it"
         default: return String(cString: strerror(code))
         }

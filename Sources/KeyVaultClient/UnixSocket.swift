@@ -42,10 +42,16 @@ package enum UnixSocket {
 
     /// A connected descriptor (the caller closes it) whose peer is `expectedUID`
     /// (nil: any peer). Nothing is written to it here.
-    package static func connect(_ path: String, expectedUID: UInt32?) throws(Failure) -> Int32 {
+    /// `timeoutSeconds` bounds the wait on a daemon whose queue is full (`SO_SNDTIMEO`,
+    /// which a Unix socket's connect honours); without it, that wait has no end.
+    package static func connect(_ path: String, expectedUID: UInt32?, timeoutSeconds: Int? = nil) throws(Failure) -> Int32 {
         guard path.utf8.count < 108 else { throw .tooLong(path: path) }
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw .cannotConnect(path: path, errno: errno) }
+        if let timeoutSeconds {
+            var limit = timeval(tv_sec: timeoutSeconds, tv_usec: 0)
+            _ = setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+        }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
         withUnsafeMutableBytes(of: &address.sun_path) { buffer in

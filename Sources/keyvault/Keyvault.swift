@@ -259,16 +259,17 @@ struct KeyCommand: AsyncParsableCommand {
             let answer = try await KeyWait.read(socket: socket.path, path: path, seconds: waitSeconds ?? 0)
             guard let raw else { return try answer.finish() }
             // A script's `KEY=$(keyvault key get --raw hex)` gets a key or nothing; the exit status says which.
-            guard answer.state == "ready", let key = answer.field("key") else {
+            guard answer.state == "ready" else {
                 if answer.state == "pending" { StandardError.print("keyvault: pending: \(answer.field("reason") ?? "the key is not here yet")") }
                 return try answer.exitByState()
             }
+            // Printed only if it is a key: 32 bytes in base64, whichever encoding is asked for.
+            guard let key = answer.field("key"), let bytes = Base64.decode(key), bytes.count == 32 else {
+                throw UsageError.other("the daemon answered ready without a 32-byte key")
+            }
             switch raw {
-            case .base64:
-                print(key)
-            case .hex:
-                guard let bytes = Base64.decode(key) else { throw UsageError.other("the daemon's key is not base64") }
-                print(Hex.encode(bytes))
+            case .base64: print(key)
+            case .hex: print(Hex.encode(bytes))
             }
         }
     }

@@ -142,7 +142,7 @@ struct ClientLibraryTests {
         #expect(try String(contentsOfFile: heard, encoding: .utf8) == "0", "the listener was sent bytes")
     }
 
-    @Test("by default, a socket of another uid is trusted only where no one but that uid or root could have put it")
+    @Test("by default, a socket of another uid is trusted only where no one but that uid or root could have put it, and never through a link")
     func socketOwnerInAFolderOnlyItOwns() async throws {
         // Under /run (root's, 0755): not /tmp, where anyone can make a folder of their own.
         var template = Array("/run/kvtest-XXXXXX".utf8CString)
@@ -160,6 +160,24 @@ struct ClientLibraryTests {
         defer { listener.killAndReap() }
         try await eventually { FileManager.default.fileExists(atPath: socket) }
 
+        // A link to it from a folder of another user's making (a squatted /tmp/keyvaultd-UID): the
+        // link's maker chose where it points, so the default expects this process's own uid there.
+        var squatTemplate = Array("/tmp/kvsquat-XXXXXX".utf8CString)
+        let squatRoot = String(cString: try #require(mkdtemp(&squatTemplate)))
+        defer { try? FileManager.default.removeItem(atPath: squatRoot) }
+        chmod(squatRoot, 0o755)
+        #expect(mkdir(squatRoot + "/keyvaultd-0", 0o755) == 0)
+        #expect(symlink(socket, squatRoot + "/keyvaultd-0/keyvaultd.sock") == 0)
+        #expect(lchown(squatRoot + "/keyvaultd-0/keyvaultd.sock", 65534, 65534) == 0)
+        #expect(chown(squatRoot + "/keyvaultd-0", 65534, 65534) == 0)
+        do {
+            _ = try await KeyVaultClient(socketPath: squatRoot + "/keyvaultd-0/keyvaultd.sock").send("GET", "/v1/health")
+            Issue.record("a link planted by another user led the client to that user's socket")
+        } catch KeyVaultClientError.wrongPeer(_, let expected, let actual) {
+            #expect(expected == geteuid())
+            #expect(actual == 65534)
+        }
+
         // Its owner, uid 65534, is the only one who could have put it there: the default talks to it.
         let answer = try await KeyVaultClient(socketPath: socket).send("GET", "/v1/health")
         #expect(answer.status == 200)
@@ -172,6 +190,37 @@ struct ClientLibraryTests {
             #expect(actual == 65534)
         }
         listener.killAndReap()
+    }
+
+    @Test("a daemon that takes no connection (stopped, its queue full): unreachable after a bounded wait, never a hang")
+    func fullQueue() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        let socket = daemon.root + "/full.sock", ready = daemon.root + "/ready"
+        // Listens, never accepts, and fills its own queue until a connect would block.
+        let script = """
+            import socket, sys, time
+            path, ready = sys.argv[1], sys.argv[2]
+            s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(0)
+            held = []
+            while True:
+                c = socket.socket(socket.AF_UNIX); c.setblocking(False)
+                try:
+                    c.connect(path); held.append(c)
+                except BlockingIOError:
+                    break
+            open(ready, "w").write(str(len(held)))
+            time.sleep(60)
+            """
+        let listener = try ChildProcess("/usr/bin/python3", ["-c", script, socket, ready], stdoutPath: daemon.root + "/out", stderrPath: daemon.root + "/err")
+        defer { listener.killAndReap() }
+        try await eventually { FileManager.default.fileExists(atPath: ready) }
+        do {
+            _ = try await KeyVaultClient(socketPath: socket).health()
+            Issue.record("a daemon that takes no connection answered")
+        } catch KeyVaultClientError.unreachable(_, let reason) {
+            #expect(reason.contains("did not take the connection"), "\(reason)")
+        }
     }
 
     /// A listener that answers every request with a health answer, and writes how many bytes it heard when it ends.

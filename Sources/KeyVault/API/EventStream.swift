@@ -20,16 +20,21 @@ enum EventStream {
         let body = ResponseBody { writer in
             defer { held.release() }
             try await writer.write(ByteBuffer(string: ": keyvaultd events\n\n"))
-            let (merged, continuation) = AsyncStream<String>.makeStream()
+            // Bounded: a client that stops reading fills it, and its stream ends rather than growing;
+            // it resumes with Last-Event-ID and is given what it missed, or resync.
+            let (merged, continuation) = AsyncStream<String>.makeStream(bufferingPolicy: .bufferingOldest(EventBacklog.capacity))
+            let send: @Sendable (String) -> Void = { chunk in
+                if case .dropped = continuation.yield(chunk) { continuation.finish() }
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
-                    for await event in events { continuation.yield(render(event)) }
+                    for await event in events { send(render(event)) }
                     continuation.finish()
                 }
                 group.addTask {
                     while !Task.isCancelled {
                         try await Task.sleep(for: .seconds(15))
-                        continuation.yield(": keep-alive\n\n")
+                        send(": keep-alive\n\n")
                     }
                 }
                 // Ending the held request (client gone, or the policy changed) finishes the stream.

@@ -242,12 +242,12 @@ extension HTTPResult {
 /// its own keep-alive connection to `socket`; stops taking new indices once
 /// `proceed` says no. Returns the results in index order, nil where not run.
 func concurrently<R: Sendable>(_ count: Int, workers: Int, socket: String, while proceed: @escaping @Sendable () -> Bool = { true },
-                               _ body: @escaping @Sendable (Int, SocketHTTPConnection) async throws -> R) async throws -> [R?] {
+                               _ body: @escaping @Sendable (Int, KeepAliveConnection) async throws -> R) async throws -> [R?] {
     let next = Counter()
     let results = try await withThrowingTaskGroup(of: [(Int, R)].self) { group in
         for _ in 0..<min(workers, count) {
             group.addTask {
-                let connection = try await SocketHTTPConnection.connect(path: socket)
+                let connection = KeepAliveConnection(socket: socket)
                 var done: [(Int, R)] = []
                 while proceed() {
                     let index = next.take()

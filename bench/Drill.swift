@@ -29,7 +29,7 @@ enum DrillBench {
         try await DeviceCircle.with(devices: devices, relay: relay, name: "drill\(devices)", logger: logger) { circle in
             let user = "drill"
             try await circle.createAndEnrollAll(user)
-            let connection = try await SocketHTTPConnection.connect(path: circle.sockets[0])
+            let connection = KeepAliveConnection(socket: circle.sockets[0])
             var result = Result(devices: devices, acknowledged: [], promoted: [])
             // One drill first that is not counted: it warms the paths the others take.
             for drill in 0...drills {
@@ -45,7 +45,7 @@ enum DrillBench {
     }
 
     /// One drill: seconds to all acknowledged, and to promoted.
-    private static func once(_ user: String, devices: Int, connection: SocketHTTPConnection) async throws -> (Double, Double) {
+    private static func once(_ user: String, devices: Int, connection: KeepAliveConnection) async throws -> (Double, Double) {
         let start = ContinuousClock.now
         let rotated = try await connection.request("POST", "/v1/accounts/\(user)/rotate", body: Array(#"{"promote":"after-acks"}"#.utf8))
         guard rotated.status == 200, let keyID = rotated.object["keyId"] as? String else { throw BenchError("rotate: \(rotated.text)") }

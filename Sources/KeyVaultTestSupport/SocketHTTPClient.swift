@@ -165,3 +165,35 @@ package enum SocketHTTPClient {
         return try await connection.request(method, path, body: body, headers: headers)
     }
 }
+
+/// One worker's connection to the daemon, kept alive, and made again after an
+/// answer that closes it (the daemon ends a connection after a request with a body).
+package actor KeepAliveConnection {
+    private let socket: String
+    private var connection: SocketHTTPConnection?
+
+    package init(socket: String) {
+        self.socket = socket
+    }
+
+    package func request(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = []) async throws -> HTTPResult {
+        let connection: SocketHTTPConnection
+        if let open = self.connection {
+            connection = open
+        } else {
+            connection = try await SocketHTTPConnection.connect(path: socket)
+            self.connection = connection
+        }
+        let result = try await connection.request(method, path, body: body, headers: headers)
+        if result.header("Connection")?.lowercased() == "close" {
+            await connection.close()
+            self.connection = nil
+        }
+        return result
+    }
+
+    package func close() async {
+        await connection?.close()
+        connection = nil
+    }
+}

@@ -114,6 +114,14 @@ struct ClientLibraryTests {
         #expect(resync?.id?.hasPrefix(epoch) == false)
         _ = try await daemon.request("POST", "/v1/accounts/ev/lock")
         #expect(try await resumed.next()?.name == "locked")
+        // A rotation's event names its generation (a number on the wire, its text in `fields`) and key.
+        _ = try await daemon.request("POST", "/v1/accounts/ev/unlock", json: ["passphrase": "pw"])
+        #expect(try await resumed.next()?.name == "unlocked")
+        let rotation = try await daemon.request("POST", "/v1/accounts/ev/rotate", json: ["promote": "now"])
+        let rotated = try await resumed.next()
+        #expect(rotated?.name == "rotated")
+        #expect(rotated?.fields["generation"] == "2")
+        #expect(rotated?.fields["keyId"] == rotation["keyId"])
     }
 
     @Test("a socket in a folder others may write is refused before a byte is sent, even when served by the expected uid")

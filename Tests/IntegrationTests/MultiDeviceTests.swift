@@ -347,6 +347,6 @@ struct MultiDeviceTests {
         #expect(text.contains("event: locked"))
         #expect(text.contains("event: unlocked"))
         #expect(text.contains("event: device-enrolled"))
-        #expect(text.contains(#""generation":"1""#))
+        #expect(text.contains(#""generation":1,"#), "a generation is a number in an event, as everywhere else")
     }
 }

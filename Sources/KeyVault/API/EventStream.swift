@@ -53,7 +53,9 @@ enum EventStream {
 
     static func render(_ numbered: NumberedEvent) -> String {
         let event = numbered.event
-        let data = (try? JSONSerialization.data(withJSONObject: event.fields, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        var object: [String: Any] = event.fields
+        for (name, number) in event.numbers { object[name] = number }
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         return "id: \(numbered.id)\nevent: \(event.name)\ndata: \(data)\n\n"
     }
 

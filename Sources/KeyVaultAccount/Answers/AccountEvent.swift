@@ -4,20 +4,23 @@ package import KeyVaultProtocol
 
 /// What `GET /v1/accounts/{user}/events` streams.
 package struct AccountEvent: Sendable, Equatable {
-    package init(name: String, fields: [String: String]) {
+    package init(name: String, fields: [String: String], numbers: [String: Int] = [:]) {
         self.name = name
         self.fields = fields
+        self.numbers = numbers
     }
 
     package var name: String
     package var fields: [String: String]
+    /// Fields that are numbers in the JSON, as a generation is everywhere else in the API.
+    package var numbers: [String: Int]
 
     package static func keyReady(_ generation: Generation, _ keyID: KeyID) -> AccountEvent {
-        AccountEvent(name: "key-ready", fields: ["generation": generation.description, "keyId": keyID.hex])
+        AccountEvent(name: "key-ready", fields: ["keyId": keyID.hex], numbers: ["generation": generation.value])
     }
     package static func deviceEnrolled(_ deviceID: DeviceID) -> AccountEvent { AccountEvent(name: "device-enrolled", fields: ["deviceId": deviceID.hex]) }
     package static func rotated(_ generation: Generation, _ keyID: KeyID) -> AccountEvent {
-        AccountEvent(name: "rotated", fields: ["generation": generation.description, "keyId": keyID.hex])
+        AccountEvent(name: "rotated", fields: ["keyId": keyID.hex], numbers: ["generation": generation.value])
     }
     package static func deviceRevoked(_ deviceID: DeviceID) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID.hex]) }
     /// A pairing exchange ended without an approval (docs/PAIRING.md): on the new device, and on

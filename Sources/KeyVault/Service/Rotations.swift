@@ -50,13 +50,18 @@ package struct Rotations: EnginePart {
         guard state.generations.allSatisfy({ $0.state != .destroyed }) else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
         let number = state.generations.map(\.number).max()?.next ?? .first
         let key = SecretKey.generate()
-        let created = now()
-        let generation = KeyGeneration(number: number, keyID: KeyID(of: key),
-                                       createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
+        let generation = newGeneration(number, of: key)
         try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, makingCurrent: true)
         hub.announce(id, .rotated(number, generation.keyID))
         logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "1"])
         return RotationResult(generation: number, keyId: generation.keyID, promoted: true, devices: [], queued: false, note: nil)
+    }
+
+    /// A new generation made now, its time to the millisecond (as the log and the vault keep it).
+    private func newGeneration(_ number: Generation, of key: SecretKey) -> KeyGeneration {
+        let created = now()
+        return KeyGeneration(number: number, keyID: KeyID(of: key),
+                             createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
     }
 
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
@@ -71,11 +76,9 @@ package struct Rotations: EnginePart {
         let leftovers = state.generations.filter { state.circle.announced(keyID: $0.keyID) == nil && state.keys[$0.keyID] != nil }
         for stale in leftovers where stale.number != number { try await dropUnannounced(id, keyID: stale.keyID) }
         let reused = leftovers.first { $0.number == number }.flatMap { g in state.keys[g.keyID].map { (g, $0) } }
-        let created = now()
         let key = reused?.1 ?? SecretKey.generate()
         let keyID = KeyID(of: key)
-        let generation = reused?.0 ?? KeyGeneration(number: number, keyID: keyID,
-                                                    createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
+        let generation = reused?.0 ?? newGeneration(number, of: key)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
             try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility)

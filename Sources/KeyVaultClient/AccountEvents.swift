@@ -76,14 +76,11 @@ public struct AccountEvents: AsyncSequence, Sendable {
                 }
             } catch let error as Refusal {
                 throw error
-            } catch KeyVaultClientError.wrongPeer(let socket, let expected, let actual) {
-                throw KeyVaultClientError.wrongPeer(socket: socket, expected: expected, actual: actual)
-            } catch KeyVaultClientError.untrustedPath(let socket, let reason) {
-                throw KeyVaultClientError.untrustedPath(socket: socket, reason: reason)
             } catch is CancellationError {
                 return
-            } catch let error as KeyVaultClientError where !connectedOnce {
-                // Never connected: the socket is wrong or the daemon is not running; the caller should hear it.
+            } catch let error as KeyVaultClientError where error.refusesThePeer || !connectedOnce {
+                // A socket that is not the daemon's is met again on every try; and one never reached
+                // (a wrong path, a daemon not running) is for the caller to hear.
                 throw error
             } catch {
                 // The daemon went away (or is not back yet): try again, less often while it stays away.
@@ -93,7 +90,7 @@ public struct AccountEvents: AsyncSequence, Sendable {
         }
     }
 
-    /// `data:` is one JSON object of strings.
+    /// `data:` is one JSON object; its values are given as text (a generation's number too).
     private static func fields(_ data: String) -> [String: String] {
         guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return [:] }
         return object.compactMapValues { $0 as? String ?? ($0 as? NSNumber)?.stringValue }

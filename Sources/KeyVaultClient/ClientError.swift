@@ -9,6 +9,14 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
     /// The daemon's answer is not one this client understands.
     case malformedAnswer(String)
 
+    /// The socket's peer or path was refused: trying again meets the same socket.
+    var refusesThePeer: Bool {
+        switch self {
+        case .wrongPeer, .untrustedPath: return true
+        case .unreachable, .malformedAnswer: return false
+        }
+    }
+
     public var description: String {
         switch self {
         case .unreachable(let socket, let reason):

@@ -18,7 +18,7 @@ enum Answers {
 
     static func decode<Value>(_ response: DaemonResponse, ready: (Data) throws -> Value) throws -> DaemonAnswer<Value> {
         var body = Data(response.body)
-        defer { body.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+        defer { body.withUnsafeMutableBytes(Wipe.bytes) }
         let head: Head
         do {
             head = try JSONDecoder().decode(Head.self, from: body)
@@ -60,7 +60,7 @@ enum Answers {
             var current: Bool
         }
         var wire = try JSONDecoder().decode(Wire.self, from: body)
-        defer { wire.key.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+        defer { wire.key.withUnsafeMutableBytes(Wipe.bytes) }
         guard wire.key.count == 32 else { throw KeyVaultClientError.malformedAnswer("a key of \(wire.key.count) bytes, not 32") }
         let bytes = wire.key.withUnsafeBytes { KeyBytes(copying: $0) }
         return AccountKey(account: wire.account, generation: wire.generation, keyID: wire.keyId, bytes: bytes,

@@ -27,7 +27,7 @@ public final class KeyBytes: @unchecked Sendable, CustomStringConvertible {
     }
 
     deinit {
-        explicit_bzero(storage.baseAddress!, storage.count)
+        Wipe.bytes(storage)
         _ = munlock(storage.baseAddress, storage.count)
         storage.deallocate()
     }

@@ -41,7 +41,7 @@ public struct KeyVaultClient: Sendable {
         if seconds > 0 { path += "?wait=\(seconds)" }
         var response = try await send("GET", path, timeout: .seconds(Int64(seconds) + 30))
         // The body holds the key in base64: wiped once read.
-        defer { response.body.withUnsafeMutableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } } }
+        defer { response.body.withUnsafeMutableBytes(Wipe.bytes) }
         return try Answers.decode(response) { body in try Answers.key(body) }
     }
 
@@ -97,7 +97,7 @@ public struct KeyVaultClient: Sendable {
         }
         let body = Array(collected.readableBytesView)
         // The answer may hold a key: the buffer it came in is wiped, leaving the one copy the caller has.
-        collected.withUnsafeMutableReadableBytes { if let base = $0.baseAddress { explicit_bzero(base, $0.count) } }
+        collected.withUnsafeMutableReadableBytes(Wipe.bytes)
         return DaemonResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body)
     }
 

@@ -8,8 +8,8 @@ import NIOHTTP1
 /// Every request first checks who serves the socket (`DaemonUID`): a
 /// passphrase, a key or a record never goes to another user's process.
 /// Answers are typed (`DaemonAnswer`): a key that is `ready`, `pending`
-/// with its reason, or a refusal such as `locked`. Cheap to copy; requests
-/// share one connection pool.
+/// with its reason, or a refusal such as `locked`. Cheap to copy; each
+/// request has a connection of its own.
 public struct KeyVaultClient: Sendable {
     public struct Configuration: Sendable {
         public var socketPath: String
@@ -111,6 +111,10 @@ public struct KeyVaultClient: Sendable {
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = HTTPMethod(rawValue: method)
         request.headers.add(name: "Host", value: "keyvaultd")
+        // A connection per request, checked just before it (`SocketTrust`): a pooled one could be
+        // closed by the daemon (after a body, or to make room) just as it is reused, and the
+        // request would fail on a closed channel. On a Unix socket a connection costs little.
+        request.headers.add(name: "Connection", value: "close")
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")

@@ -49,7 +49,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,service-waits,refusals,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -109,6 +109,7 @@ struct Bench {
         }
         if runs("propagation") || runs("drills") { try await report.measurePropagation(in: dir, logger: logger) }
         if runs("enrollment") { await report.measureEnrollment(baseline: baseline, in: dir, logger: logger) }
+        if runs("sharding") { await report.measureSharding(in: dir, logger: logger) }
         if runs("service-waits") {
             do {
                 let w = try await ServiceWaitingBench.measure(count: waitingReads, enrollments: 20, logger: logger)
@@ -207,6 +208,8 @@ struct Report {
     var memory: MemoryBench.Result?
     var enrollment: [EnrollmentBench.Pair] = []
     var enrollmentMissing: String?
+    var sharding: ShardingBench.Result?
+    var shardingMissing: String?
     var refusalTiming: RefusalTimingBench.Result?
     var refusalTimingMissing: String?
 
@@ -253,7 +256,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(enrollmentSection)\(serviceWaitingSection)\(refusalTimingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

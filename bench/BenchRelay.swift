@@ -32,6 +32,8 @@ struct BenchRelay: Sendable {
     /// The service and the issuer its accounts are bound to (the service only).
     private let service: Process?
     let issuer: TestIdentityIssuer?
+    /// The service's log (its access lines among it; the service only).
+    var serviceLogPath: String? = nil
 
     /// A relay file in `directory` (created if missing).
     static func sqlite(in directory: String) throws -> BenchRelay {
@@ -57,7 +59,7 @@ struct BenchRelay: Sendable {
         let issuer = try await TestIdentityIssuer.make(in: folder)
         let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log", binary: relayBinary)
         return BenchRelay(kind: .postgres, address: "http://127.0.0.1:\(port)", storeAddress: store, database: (server, String(name)),
-                          service: process, issuer: issuer)
+                          service: process, issuer: issuer, serviceLogPath: folder + "/relay.log")
     }
 
     /// The PostgreSQL store (through the service when `service`) if KEYVAULT_TEST_POSTGRES is set and a database can be created; else why not.

@@ -9,4 +9,8 @@ package protocol RelayStore: Relay {
     func remove(account: AccountID, cursors: [RelayCursor]) async throws
     /// One round trip to the store that reads nothing (`GET /v1/health`).
     func ping() async throws
+    /// `publish(batch:)` and the write's nonce in one transaction: all of it, or
+    /// none of it and `RelayError.nonceSpent` when the nonce was spent before.
+    /// The batch is one account's, the nonce's.
+    func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws
 }

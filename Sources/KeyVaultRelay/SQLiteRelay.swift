@@ -163,9 +163,26 @@ package final class SQLiteRelay: RelayStore {
 
     /// One transaction, one commit: the other daemons are woken once.
     package func publish(batch records: [RelayRecord]) async throws {
+        try await publish(batch: records, nonce: nil)
+    }
+
+    /// The relay service's write: its nonce goes in `service_request_nonces` (which the service
+    /// makes at its start, `RequestNonce.sqliteTable`), in the same transaction.
+    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws {
+        try await publish(batch: records, nonce: nonce)
+    }
+
+    private func publish(batch records: [RelayRecord], nonce: RequestNonce?) async throws {
         try checkSameFile()
         do {
             try await pool.write { db in
+                if let nonce {
+                    try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
+                                   arguments: [nonce.account.rawValue, nonce.created - RequestNonce.life])
+                    try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
+                                   arguments: [nonce.account.rawValue, nonce.keyID.hex, nonce.nonce, nonce.created])
+                    guard db.changesCount == 1 else { throw RelayError.nonceSpent }
+                }
                 let now = Date().timeIntervalSince1970
                 for record in records {
                     try db.execute(sql: """

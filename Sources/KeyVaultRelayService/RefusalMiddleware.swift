@@ -1,4 +1,5 @@
 import Hummingbird
+import KeyVaultRelayStore
 import NIOCore
 import Logging
 import KeyVaultProtocol
@@ -35,7 +36,8 @@ struct RefusalMiddleware: RouterMiddleware {
         case let error as HTTPError where error.status == .contentTooLarge:
             return Refusal.tooLarge
         default:
-            logger.error("answered unavailable", metadata: ["error": "\(String(describing: error).prefix(300))"])
+            // The store's own words (PostgreSQL's message and SQLSTATE), never a request's values.
+            logger.error("answered unavailable", metadata: ["error": "\(PostgresRelay.reason(error).prefix(300))"])
             return Refusal.unavailable
         }
     }

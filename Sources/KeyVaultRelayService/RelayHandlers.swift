@@ -17,6 +17,7 @@ final class RelayHandlers: Sendable {
     let waiters: Waiters
     let identity: IdentityVerifier
     let breaker: StoreBreaker
+    let recentNonces = RecentNonces()
     let metrics: RelayMetrics
     let logger: Logger
 
@@ -65,9 +66,10 @@ final class RelayHandlers: Sendable {
         // No token (absent, null or empty) is an identity failure like a bad one, not a malformed body.
         guard let token = candidacy.identityToken, !token.isEmpty else { throw Refusal.identity("the candidacy carries no identity token") }
         try await identity.verify(token, account: account, signing: signing, box: box, now: now)
-        try await claim(signed)
+        try claimRecent(signed, account: account)
         let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
-        switch try await store(.fileCandidacy, { try await state.file(candidate) }) {
+        let filing = try await spending { try await store(.fileCandidacy) { try await state.file(candidate, spending: signed.nonce(for: account)) } }
+        switch filing {
         case .filed: break
         case .tooMany(let retryAfter): throw Refusal.tooMany(retryAfter: retryAfter)
         }
@@ -108,7 +110,7 @@ final class RelayHandlers: Sendable {
         let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
         if !toStore.isEmpty {
             do {
-                try await store(.publish) { try await relay.publish(batch: toStore) }
+                try await spending { try await store(.publish) { try await relay.publish(batch: toStore, spending: signed.nonce(for: account)) } }
             } catch RelayError.logSeqTaken(let seq) {
                 throw Refusal.logSeqTaken(seq)
             }
@@ -148,7 +150,7 @@ final class RelayHandlers: Sendable {
 
     // MARK: Checks
 
-    /// The signer's standing in the account, its signature checked and its nonce spent.
+    /// The signer's standing in the account, its signature checked and its nonce new to this instance.
     ///
     /// An account that does not exist, a signer it does not know, and one of its
     /// devices' key IDs with a signature that does not verify are one answer
@@ -167,7 +169,7 @@ final class RelayHandlers: Sendable {
             try? await Task.sleep(until: started + Self.refusalTime, clock: .continuous)
             throw Refusal.forbidden
         }
-        try await claim(signed)
+        try claimRecent(signed, account: account)
         return (circle, standing)
     }
 
@@ -217,15 +219,27 @@ final class RelayHandlers: Sendable {
             try await store(.remove) { try await relay.remove(account: account, cursors: removable) }
             logger.debug("pruned", metadata: ["account": "\(account)", "rows": "\(removable.count)"])
         } catch {
-            logger.warning("could not prune", metadata: ["account": "\(account)", "problem": "\(error)"])
+            logger.warning("could not prune", metadata: ["account": "\(account)", "problem": "\(PostgresRelay.reason(error))"])
         }
     }
 
-    private func claim(_ signed: SignedRequest) async throws {
-        guard try await store(.claimNonce, { try await state.claim(nonce: signed.signature.nonce, keyID: signed.keyID, created: signed.signature.created) }) else {
-            throw Refusal.unsigned("the nonce was used before")
+    /// Refuses a nonce this instance accepted within its life, with no write to the store: what
+    /// protects a read (a write's nonce is spent again, durably, in the write's transaction).
+    private func claimRecent(_ signed: SignedRequest, account: AccountID) throws(Refusal) {
+        let key = RecentNonces.Key(account: account, keyID: signed.keyID, nonce: signed.signature.nonce)
+        guard recentNonces.claim(key, now: Int64(Date().timeIntervalSince1970)) else { throw Self.nonceUsed }
+    }
+
+    /// A write whose nonce the store says was spent (on any instance) is refused as a replay.
+    private func spending<T>(_ body: () async throws -> T) async throws -> T {
+        do {
+            return try await body()
+        } catch RelayError.nonceSpent {
+            throw Self.nonceUsed
         }
     }
+
+    static let nonceUsed = Refusal.unsigned("the nonce was used before")
 
     /// The rows the reader may see after `after`, skipping past rows it may not see.
     private func visibleRows(account: AccountID, after: RelayCursor, limit: Int, reader: DeviceID,
@@ -250,9 +264,11 @@ final class RelayHandlers: Sendable {
             let value = try await body()
             breaker.reached()
             return value
-        } catch RelayError.logSeqTaken(let seq) {
+        } catch let error as RelayError where error.isAnswer {
+            // The store answered (a taken log number, a spent nonce, an error of its own such as one
+            // shard not answering): it is there, so other requests, other accounts', still go to it.
             breaker.reached()
-            throw RelayError.logSeqTaken(seq)
+            throw error
         } catch is CancellationError {
             breaker.abandoned()
             throw CancellationError()

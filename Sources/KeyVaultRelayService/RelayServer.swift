@@ -69,7 +69,7 @@ package struct RelayServer: Sendable {
         do {
             switch address {
             case .sqlite(let path): state = try SQLiteServiceState(path: path)
-            case .postgres(let postgres): state = try await PostgresServiceState.open(postgres, logger: logger)
+            case .postgres(let postgres): state = try PostgresServiceState(postgres, logger: logger)
             case .service: preconditionFailure("refused above")
             }
         } catch {

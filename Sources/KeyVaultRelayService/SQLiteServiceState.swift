@@ -19,28 +19,19 @@ final class SQLiteServiceState: ServiceState {
         pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
         try SharedSQLiteFile.retryingWhileBusy { [pool] in try pool.write { db in
             try db.execute(sql: """
-                CREATE TABLE IF NOT EXISTS service_nonces (
-                    keyid TEXT NOT NULL, nonce TEXT NOT NULL, created INTEGER NOT NULL, PRIMARY KEY (keyid, nonce));
-                CREATE INDEX IF NOT EXISTS service_nonces_created ON service_nonces (created);
                 CREATE TABLE IF NOT EXISTS service_candidates (
                     account TEXT NOT NULL, device_id TEXT NOT NULL, signing BLOB NOT NULL, box BLOB NOT NULL,
                     filed_at INTEGER NOT NULL, PRIMARY KEY (account, device_id));
                 CREATE TABLE IF NOT EXISTS service_filings (account TEXT NOT NULL, at INTEGER NOT NULL);
                 CREATE INDEX IF NOT EXISTS service_filings_account ON service_filings (account, at);
+                DROP TABLE IF EXISTS service_nonces;
                 """)
+            // Spent by the records' own writes too (`SQLiteRelay.publish(batch:spending:)`).
+            try db.execute(sql: RequestNonce.sqliteTable)
         } }
     }
 
-    func claim(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool {
-        try await pool.write { db in
-            try db.execute(sql: "DELETE FROM service_nonces WHERE created < ?", arguments: [created - Bounds.nonceLife])
-            try db.execute(sql: "INSERT OR IGNORE INTO service_nonces (keyid, nonce, created) VALUES (?, ?, ?)",
-                           arguments: [keyID, nonce, created])
-            return db.changesCount == 1
-        }
-    }
-
-    func file(_ candidate: Candidate) async throws -> Filing {
+    func file(_ candidate: Candidate, spending nonce: RequestNonce) async throws -> Filing {
         let account = candidate.account.rawValue, now = candidate.filedAt
         return try await pool.write { db -> Filing in
             try db.execute(sql: "DELETE FROM service_filings WHERE account = ? AND at <= ?", arguments: [account, now - Bounds.hourMillis])
@@ -48,6 +39,12 @@ final class SQLiteServiceState: ServiceState {
             if filings.count >= Bounds.filingsPerHour {
                 return .tooMany(retryAfter: Bounds.retryAfter(oldestFiling: filings[0], now: now))
             }
+            // A refused filing spends no nonce, as on PostgreSQL (whose transaction rolls back).
+            try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
+                           arguments: [account, nonce.created - RequestNonce.life])
+            try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
+                           arguments: [account, nonce.keyID.hex, nonce.nonce, nonce.created])
+            guard db.changesCount == 1 else { throw RelayError.nonceSpent }
             try db.execute(sql: "INSERT INTO service_filings (account, at) VALUES (?, ?)", arguments: [account, now])
             try db.execute(sql: """
                 INSERT INTO service_candidates (account, device_id, signing, box, filed_at) VALUES (?, ?, ?, ?, ?)

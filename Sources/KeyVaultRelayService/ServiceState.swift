@@ -1,6 +1,7 @@
 import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelay
 
 /// A device that proved it acts for an account's identity, for 24 hours.
 struct Candidate: Sendable, Equatable {
@@ -18,14 +19,12 @@ struct Candidate: Sendable, Equatable {
     }
 }
 
-/// What the relay keeps beside the records: replay nonces and candidacies.
-/// Shared by every instance on one store, so a nonce accepted by one is
-/// refused by the others, and the bounds hold across instances.
+/// What the relay keeps beside the records: candidacies. Shared by every
+/// instance on one store, so the bounds hold across instances.
 protocol ServiceState: Sendable {
-    /// Records `(keyID, nonce)`; false when it was accepted before (within the window).
-    func claim(nonce: String, keyID: DeviceID, created: Int64) async throws -> Bool
-    /// Files (or refreshes) a candidacy under the bounds below.
-    func file(_ candidate: Candidate) async throws -> Filing
+    /// Files (or refreshes) a candidacy under the bounds below, spending the
+    /// request's nonce in the same transaction (`RelayError.nonceSpent`: spent before).
+    func file(_ candidate: Candidate, spending nonce: RequestNonce) async throws -> Filing
     /// The account's live candidates.
     func candidates(account: AccountID, now: Int64) async throws -> [Candidate]
     func shutdown() async
@@ -43,8 +42,6 @@ enum Bounds {
     static let liveCandidates = 8
     static let filingsPerHour = 60
     static let hourMillis: Int64 = 3600 * 1000
-    /// A nonce is kept while a request carrying it could still be in the window.
-    static let nonceLife: Int64 = 2 * RequestSignature.window
 
     static func retryAfter(oldestFiling: Int64, now: Int64) -> Int {
         max(1, Int((oldestFiling + hourMillis - now + 999) / 1000))

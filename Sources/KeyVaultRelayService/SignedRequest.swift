@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelay
 import RawStructuredFieldValues
 
 /// A request's HTTP Message Signature, parsed and checked as far as it can be
@@ -94,5 +95,12 @@ struct SignedRequest: Sendable {
         let dictionary = try parser.parseDictionaryFieldValue()
         guard case .item(let item)? = dictionary[key], case .undecodedByteSequence(let base64) = item.rfc9651BareItem else { return nil }
         return Base64.decode(base64)
+    }
+}
+
+extension SignedRequest {
+    /// This request's nonce, as a write spends it in the store.
+    func nonce(for account: AccountID) -> RequestNonce {
+        RequestNonce(account: account, keyID: keyID, nonce: signature.nonce, created: signature.created)
     }
 }

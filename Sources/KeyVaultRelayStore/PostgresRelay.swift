@@ -73,19 +73,29 @@ package final class PostgresRelay: RelayStore {
         try await publish(batch: [record])
     }
 
-    /// One statement, so one transaction and one round trip: all the records or
-    /// none, then one NOTIFY per account at commit.
+    /// One transaction: all the records or none, then one NOTIFY per account at
+    /// commit. Each account's part is its own statements (`PostgresPublish`), the
+    /// accounts in byte order, so two batches of several accounts cannot deadlock;
+    /// a batch of one account, as every write of the relay service is, touches one shard.
     package func publish(batch records: [RelayRecord]) async throws {
+        try await publish(records, nonce: nil)
+    }
+
+    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws {
+        precondition(records.allSatisfy { $0.account == nonce.account }, "a signed write is one account's")
+        try await publish(records, nonce: nonce)
+    }
+
+    private func publish(_ records: [RelayRecord], nonce: RequestNonce?) async throws {
         guard !records.isEmpty else { return }
-        let columns = PostgresBatchColumns(records)
+        let parts = Dictionary(grouping: records, by: \.account)
+            .sorted { Array($0.key.rawValue.utf8).lexicographicallyPrecedes(Array($1.key.rawValue.utf8)) }
+            .map { PostgresPublish(account: $0.key, records: $0.value, nonce: nonce) }
         try await perform { client, logger in
-            do {
-                // Drained: a row sequence can come back before the statement ends, with its error (and
-                // the commit) still to come.
-                for try await _ in try await client.execute(columns.insert, logger: logger) {}
-            } catch let error as PSQLError where error.serverInfo?[.sqlState] == "23505"
-                && error.serverInfo?[.constraintName] == PostgresRelaySchema.logSeqIndex {
-                throw RelayError.logSeqTaken(records.lazy.compactMap(\.logSeq).first ?? 0)
+            try await client.withConnection { connection in
+                try await Self.transaction(connection, logger: logger) { connection in
+                    for part in parts { try await part.send(on: connection, logger: logger) }
+                }
             }
         }
     }
@@ -210,7 +220,7 @@ package final class PostgresRelay: RelayStore {
             shared.reached()
             return value
         } catch let error as RelayError {
-            if case .logSeqTaken = error { shared.reached() }
+            if error.isAnswer { shared.reached() }
             throw error
         } catch is DeadlineExceeded {
             let why = "no answer from \(configuration) within \(operationTimeout)" + (shared.lastProblem.map { " (\($0))" } ?? "")
@@ -219,19 +229,29 @@ package final class PostgresRelay: RelayStore {
         } catch is CancellationError {
             throw CancellationError()
         } catch {
-            let why = "\(configuration): \(Self.reason(error))"
-            if let error = error as? PSQLError, error.code == .server {
-                // The server answered (a permission, a missing table): reached, but refused.
-                shared.reached()
-            } else {
-                shared.failed(why)
-            }
-            throw RelayError.unreachable(why)
+            let failure = Self.relayError(error, configuration: configuration)
+            if failure.isAnswer { shared.reached() } else { shared.failed(Self.reason(error)) }
+            throw failure
         }
     }
 
-    /// Words for an error, never the password (postgres-nio's own description
-    /// says nothing; its debug description can carry a query's bindings).
+    /// A PostgreSQL error as the relay tells it: `storeRefused` when the server
+    /// answered this operation with an error of its own (a permission, a lock not
+    /// granted in time, a Citus worker it could not reach), which says nothing of
+    /// other operations; `unreachable` when the server could not be asked, or
+    /// said it is going away (SQLSTATE class 57P: shutting down, starting up).
+    package static func relayError(_ error: any Error, configuration: PostgresRelayConfiguration) -> RelayError {
+        let why = "\(configuration): \(reason(error))"
+        if let error = error as? PSQLError, error.code == .server, !(error.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false) {
+            return .storeRefused(why)
+        }
+        return .unreachable(why)
+    }
+
+    /// Words for an error, never the password nor a query's values: the server's
+    /// own message and SQLSTATE (not its detail, which can quote a row's values);
+    /// postgres-nio's description says nothing ("Generic description…") and its
+    /// debug description can carry a query's bindings.
     package static func reason(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {

@@ -5,11 +5,11 @@ import KeyVaultRelay
 /// runs once, in its own transaction, recorded in `keyvault_relay_migrations`.
 package enum PostgresRelaySchema {
     /// `pg_advisory_xact_lock` keys ("kvrelay" and a number), so two daemons
-    /// starting at once migrate one after the other, and inserts commit in cursor order.
+    /// starting at once migrate one after the other.
     package static let migrationLock: Int64 = 0x6b76_7265_6c61_7901
     /// The NOTIFY channel; the payload is the account a commit touched.
     package static let channel = "keyvault_relay"
-    /// The unique index whose violation means "log entry taken".
+    /// The unique index on an account's log numbers (a publish names its columns, not its name).
     package static let logSeqIndex = "keyvault_records_log_seq"
 
     package struct Migration {
@@ -64,7 +64,37 @@ package enum PostgresRelaySchema {
             """,
             "CREATE UNIQUE INDEX \(identityIndex) ON keyvault_records \(identityColumns) WHERE kind <> 'log'",
         ]),
+        // Every table keyed by the account first, so each can be distributed by it (RELAY.md "Past one
+        // database server"): the service's candidacies, filings and (new) write nonces join the records'
+        // migrations. The nonces were keyed by signer alone and spent by every request; a write now
+        // spends its nonce in its own transaction, beside the account's rows.
+        Migration(version: "relay-v5", statements: [
+            """
+            CREATE TABLE IF NOT EXISTS keyvault_service_candidates (account TEXT NOT NULL, device_id TEXT NOT NULL, \
+            signing BYTEA NOT NULL, box BYTEA NOT NULL, filed_at BIGINT NOT NULL, PRIMARY KEY (account, device_id))
+            """,
+            "CREATE TABLE IF NOT EXISTS keyvault_service_filings (account TEXT NOT NULL, at BIGINT NOT NULL)",
+            "CREATE INDEX IF NOT EXISTS keyvault_service_filings_account ON keyvault_service_filings (account, at)",
+            """
+            CREATE TABLE keyvault_request_nonces (account TEXT NOT NULL, keyid TEXT NOT NULL, nonce TEXT NOT NULL, \
+            created BIGINT NOT NULL, PRIMARY KEY (account, keyid, nonce))
+            """,
+            "DROP TABLE IF EXISTS keyvault_service_nonces",
+        ]),
     ]
+
+    /// Each table and the column it is distributed (or hash-partitioned) by: every
+    /// one by the account, so an account's rows share a shard (colocated) and each
+    /// statement on a request's path runs on one. `keyvault_relay_migrations` is the
+    /// one table every node needs whole: a reference table.
+    package static let distribution: [(table: String, column: String)] = [
+        ("keyvault_records", "account"),
+        ("keyvault_account_cursors", "account"),
+        ("keyvault_request_nonces", "account"),
+        ("keyvault_service_candidates", "account"),
+        ("keyvault_service_filings", "account"),
+    ]
+    package static let referenceTable = "keyvault_relay_migrations"
 
     /// The unique index that makes a record other than a log entry idempotent: its account,
     /// kind, recipient and a hash of its bytes (a whole body is too large for a btree entry).

@@ -166,26 +166,32 @@ enum JSONBody {
 /// One test's relays: a store (SQLite file or a fresh PostgreSQL database), an issuer, two instances on it.
 struct RelayServiceFixture: Sendable {
     let root: String
+    /// The store both instances share: `sqlite:PATH`, or the PostgreSQL database's URL.
+    let storeAddress: String
     let issuer: TestIssuer
     let a: RelayServiceProcess
     let b: RelayServiceProcess
 
-    /// `arguments`: more options for both instances.
-    static func start(_ kind: RelayKind, arguments: [String] = []) async throws -> RelayServiceFixture {
+    /// `arguments`: more options for both instances. `prepare` runs on the store's address
+    /// before the instances start (a setting their connections must see from the first).
+    static func start(_ kind: RelayKind, arguments: [String] = [],
+                      prepare: (String) async throws -> Void = { _ in }) async throws -> RelayServiceFixture {
         var template = Array("/tmp/kvrelay-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
         let root = String(cString: made)
         // The service on each store: a SQLite file, or a PostgreSQL database.
         let store = try await TestRelayStore.make(kind, in: root, startingService: false)
         let issuer = try await TestIssuer.make(in: root)
+        try await prepare(store.storeAddress)
         let a = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "a", arguments: arguments)
         let b = try await RelayServiceProcess.start(store: store.storeAddress, issuer: issuer, root: root, name: "b", arguments: arguments)
-        return RelayServiceFixture(root: root, issuer: issuer, a: a, b: b)
+        return RelayServiceFixture(root: root, storeAddress: store.storeAddress, issuer: issuer, a: a, b: b)
     }
 
     /// Runs `body` on a fresh fixture and stops it afterwards, whatever the outcome.
-    static func with(_ kind: RelayKind, arguments: [String] = [], _ body: (RelayServiceFixture) async throws -> Void) async throws {
-        let fixture = try await start(kind, arguments: arguments)
+    static func with(_ kind: RelayKind, arguments: [String] = [], prepare: (String) async throws -> Void = { _ in },
+                     _ body: (RelayServiceFixture) async throws -> Void) async throws {
+        let fixture = try await start(kind, arguments: arguments, prepare: prepare)
         do {
             try await body(fixture)
         } catch {

@@ -97,11 +97,16 @@ package enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The relay service needs this device's signature for the account, and its key is
     /// locked away: the request waits for an unlock. Not an outage.
     case needsUnlock
+    /// The store answered this operation with an error of its own (one shard that does not
+    /// answer, a lock not granted in time): this operation failed, the store did not.
+    case storeRefused(String)
+    /// A signed write's nonce was spent before, by the write it came with.
+    case nonceSpent
 
     /// Whether the relay answered (an outage is the other failures).
     package var isAnswer: Bool {
         switch self {
-        case .logSeqTaken, .identity, .refused, .needsUnlock: return true
+        case .logSeqTaken, .identity, .refused, .needsUnlock, .storeRefused, .nonceSpent: return true
         case .unreachable, .badAddress: return false
         }
     }
@@ -114,6 +119,8 @@ package enum RelayError: Error, Sendable, Equatable, CustomStringConvertible {
         case .identity(let why): return "the relay service refused the identity token: \(why)"
         case .refused(let why): return "the relay service refused: \(why)"
         case .needsUnlock: return "the account is locked: the relay service needs this device's signature"
+        case .storeRefused(let why): return "the store refused the operation: \(why)"
+        case .nonceSpent: return "the request's nonce was spent before"
         }
     }
 }

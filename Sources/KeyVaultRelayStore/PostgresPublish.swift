@@ -1,0 +1,101 @@
+import Logging
+import NIOCore
+import PostgresNIO
+import KeyVaultProtocol
+import KeyVaultRelay
+
+/// One account's part of a publish, as the statements PROTOCOL.md gives
+/// ("The PostgreSQL relay", Writes), each of which names that one account and
+/// so runs on the account's shard alone when the tables are distributed by it:
+///
+/// 1. the write's nonce, if it has one: the account's spent nonces older than
+///    their life are swept, then the nonce is inserted (none inserted: spent);
+/// 2. the account's row in `keyvault_account_cursors` bumped by the count,
+///    `RETURNING` the new last cursor; the row stays locked until the commit,
+///    so the account's writers take turns and its cursors commit in order;
+/// 3. the log entries, numbered by their place in the batch, `ON CONFLICT` on
+///    their log number `DO NOTHING`: one that comes back missing was taken;
+/// 4. the other records, `ON CONFLICT` on what they are `DO NOTHING`
+///    (records other than log entries are idempotent);
+/// 5. `pg_notify` with the account, if anything was stored.
+///
+/// What a taken log number is, the statement says (its conflict target), so
+/// the answer does not depend on what the server names the index (Citus names
+/// each shard's own).
+struct PostgresPublish {
+    let account: AccountID
+    let records: [RelayRecord]
+    let nonce: RequestNonce?
+
+    /// Sent on a connection inside `BEGIN … COMMIT`; throws `nonceSpent` or `logSeqTaken` for the caller to roll back.
+    func send(on connection: PostgresConnection, logger: Logger) async throws {
+        let account = account.rawValue
+        if let nonce {
+            try await connection.query("""
+                DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.created - RequestNonce.life)
+                """, logger: logger)
+            var spent = true
+            for try await _ in try await connection.query("""
+                INSERT INTO keyvault_request_nonces (account, keyid, nonce, created) \
+                VALUES (\(account), \(nonce.keyID.hex), \(nonce.nonce), \(nonce.created)) ON CONFLICT DO NOTHING RETURNING 1
+                """, logger: logger) {
+                spent = false
+            }
+            if spent { throw RelayError.nonceSpent }
+        }
+        var last: Int64 = 0
+        for try await value in try await connection.query("""
+            INSERT INTO keyvault_account_cursors AS c (account, last) VALUES (\(account), \(Int64(records.count))) \
+            ON CONFLICT (account) DO UPDATE SET last = c.last + EXCLUDED.last RETURNING c.last
+            """, logger: logger).decode(Int64.self) {
+            last = value
+        }
+        let first = last - Int64(records.count) + 1
+        let numbered = records.enumerated().map { (cursor: first + Int64($0.offset), record: $0.element) }
+        var stored = 0
+
+        let entries = numbered.filter { $0.record.kind == .log }
+        if !entries.isEmpty {
+            var kept: Set<Int64> = []
+            for try await seq in try await connection.query(
+                insert(entries, onConflict: "(account, log_seq) WHERE kind = 'log' DO NOTHING RETURNING log_seq"), logger: logger).decode(Int64.self) {
+                kept.insert(seq)
+            }
+            if let taken = entries.first(where: { !kept.contains($0.record.logSeq?.stored ?? -1) }) {
+                throw RelayError.logSeqTaken(taken.record.logSeq ?? 0)
+            }
+            stored += kept.count
+        }
+        let others = numbered.filter { $0.record.kind != .log }
+        if !others.isEmpty {
+            for try await _ in try await connection.query(
+                insert(others, onConflict: "\(PostgresRelaySchema.identityColumns) WHERE kind <> 'log' DO NOTHING RETURNING 1"), logger: logger) {
+                stored += 1
+            }
+        }
+        if stored > 0 {
+            try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger)
+        }
+    }
+
+    /// One multi-row `INSERT … VALUES`, the account bound once and named by every row.
+    private func insert(_ rows: [(cursor: Int64, record: RelayRecord)], onConflict: String) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: 1 + rows.count * 5)
+        bindings.append(account.rawValue)
+        var values: [String] = []
+        values.reserveCapacity(rows.count)
+        for (index, row) in rows.enumerated() {
+            let p = 2 + index * 5
+            values.append("($\(p), $1, $\(p + 1), $\(p + 2), $\(p + 3), $\(p + 4))")
+            bindings.append(row.cursor)
+            bindings.append(row.record.kind.rawValue)
+            bindings.append(row.record.recipient?.hex)
+            bindings.append(row.record.logSeq?.stored)
+            bindings.append(ByteBuffer(bytes: row.record.body))
+        }
+        return PostgresQuery(unsafeSQL: """
+            INSERT INTO keyvault_records (cursor, account, kind, recipient, log_seq, body) VALUES \(values.joined(separator: ", ")) \
+            ON CONFLICT \(onConflict)
+            """, binds: bindings)
+    }
+}

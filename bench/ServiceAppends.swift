@@ -87,8 +87,8 @@ extension Report {
 
             Each writer is a device of its own account (its own client, as separate daemons are), founded through one \
             `keyvault-relay` on PostgreSQL; it appends what a rotation appends, an `announce` entry on its head and two \
-            shares, as one signed request (the service checks the signature and spends the nonce, verifies the entry \
-            against its view of the circle, stores the three rows and NOTIFYs), the next as soon as the last is answered, \
+            shares, as one signed request (the service checks the signature, verifies the entry against its view of the \
+            circle, and in one transaction spends the request's nonce, stores the three rows and NOTIFYs), the next as soon as the last is answered, \
             for \(Int(seconds)) s. Baseline: one writer, measured first in the same run.
 
 

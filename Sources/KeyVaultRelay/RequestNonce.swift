@@ -25,6 +25,11 @@ package struct RequestNonce: Sendable, Hashable {
     /// How long a spent nonce is kept, in seconds: while a request carrying it could still be in the window.
     package static let life: Int64 = 2 * RequestSignature.window
 
+    /// The `created` below which this write sweeps the account's spent nonces. Measured from this
+    /// request's own `created`, which may be a window ahead of another instance's clock, so one more
+    /// window of margin: a nonce another instance could still accept is never swept.
+    package var sweepBefore: Int64 { created - Self.life - RequestSignature.window }
+
     /// The SQLite store's table (the relay service's, in the store's file; created at its start).
     package static let sqliteTable = """
         CREATE TABLE IF NOT EXISTS service_request_nonces (

@@ -64,9 +64,11 @@ final class PostgresServiceState: ServiceState {
         return try await client.withConnection { connection in
             try await connection.query("BEGIN", logger: logger)
             do {
-                try await connection.query("SELECT pg_advisory_xact_lock(hashtext('keyvault-candidates:' || \(account)))", logger: logger)
+                // Drained, so a lock not granted in time is this statement's error, not the next one's.
+                for try await _ in try await connection.query(
+                    "SELECT pg_advisory_xact_lock(hashtext('keyvault-candidates:' || \(account)))", logger: logger) {}
                 try await connection.query("""
-                    DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.created - RequestNonce.life)
+                    DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
                     """, logger: logger)
                 var spent = true
                 for try await _ in try await connection.query("""

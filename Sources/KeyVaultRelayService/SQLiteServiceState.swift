@@ -41,7 +41,7 @@ final class SQLiteServiceState: ServiceState {
             }
             // A refused filing spends no nonce, as on PostgreSQL (whose transaction rolls back).
             try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
-                           arguments: [account, nonce.created - RequestNonce.life])
+                           arguments: [account, nonce.sweepBefore])
             try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
                            arguments: [account, nonce.keyID.hex, nonce.nonce, nonce.created])
             guard db.changesCount == 1 else { throw RelayError.nonceSpent }

@@ -32,7 +32,7 @@ struct PostgresPublish {
         let account = account.rawValue
         if let nonce {
             try await connection.query("""
-                DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.created - RequestNonce.life)
+                DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
                 """, logger: logger)
             var spent = true
             for try await _ in try await connection.query("""
@@ -74,7 +74,9 @@ struct PostgresPublish {
             }
         }
         if stored > 0 {
-            try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger)
+            // Drained: postgres-nio returns at the statement's start, and an error after it would be lost
+            // (the COMMIT that follows would then quietly roll back).
+            for try await _ in try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger) {}
         }
     }
 

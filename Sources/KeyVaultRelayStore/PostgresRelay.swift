@@ -238,14 +238,21 @@ package final class PostgresRelay: RelayStore {
     /// A PostgreSQL error as the relay tells it: `storeRefused` when the server
     /// answered this operation with an error of its own (a permission, a lock not
     /// granted in time, a Citus worker it could not reach), which says nothing of
-    /// other operations; `unreachable` when the server could not be asked, or
-    /// said it is going away (SQLSTATE class 57P: shutting down, starting up).
+    /// other operations; `unreachable` when the server could not be asked, or its
+    /// answer says the whole server is in trouble (`serverWide`).
     package static func relayError(_ error: any Error, configuration: PostgresRelayConfiguration) -> RelayError {
-        let why = "\(configuration): \(reason(error))"
-        if let error = error as? PSQLError, error.code == .server, !(error.serverInfo?[.sqlState]?.hasPrefix("57P") ?? false) {
+        let why = "\(reason(error)) (\(configuration))"
+        if let error = error as? PSQLError, error.code == .server, !serverWide(error.serverInfo?[.sqlState] ?? "") {
             return .storeRefused(why)
         }
         return .unreachable(why)
+    }
+
+    /// SQLSTATEs that speak for the whole server, not one statement: shutting down or starting
+    /// up (57P), out of resources (53: disk, memory, connections), a system or internal error
+    /// (58, XX), read-only after a failover (25006).
+    static func serverWide(_ state: String) -> Bool {
+        state.hasPrefix("57P") || state.hasPrefix("53") || state.hasPrefix("58") || state.hasPrefix("XX") || state == "25006"
     }
 
     /// Words for an error, never the password nor a query's values: the server's
@@ -255,7 +262,9 @@ package final class PostgresRelay: RelayStore {
     package static func reason(_ error: any Error) -> String {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
-                return "server said: \(message)" + (error.serverInfo?[.sqlState].map { " (SQLSTATE \($0))" } ?? "")
+                // The code first, so a shortened line keeps it; one line, whatever the message holds.
+                let oneLine = message.replacingOccurrences(of: "\n", with: " ")
+                return (error.serverInfo?[.sqlState].map { "SQLSTATE \($0): " } ?? "") + "server said: \(oneLine)"
             }
             if let underlying = error.underlying { return "\(error.code): \(reason(underlying))" }
             return "\(error.code)"

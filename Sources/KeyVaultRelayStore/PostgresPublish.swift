@@ -17,7 +17,10 @@ import KeyVaultRelay
 ///    their log number `DO NOTHING`: one that comes back missing was taken;
 /// 4. the other records, `ON CONFLICT` on what they are `DO NOTHING`
 ///    (records other than log entries are idempotent);
-/// 5. `pg_notify` with the account, if anything was stored.
+///
+/// After the commit, `PostgresNotifier` sends `pg_notify` with the account, if
+/// anything was stored: not in this transaction, where its commit lock would be
+/// one that every account's writes share.
 ///
 /// What a taken log number is, the statement says (its conflict target), so
 /// the answer does not depend on what the server names the index (Citus names
@@ -28,7 +31,8 @@ struct PostgresPublish {
     let nonce: RequestNonce?
 
     /// Sent on a connection inside `BEGIN … COMMIT`; throws `nonceSpent` or `logSeqTaken` for the caller to roll back.
-    func send(on connection: PostgresConnection, logger: Logger) async throws {
+    /// Whether it stored anything (the account's wake-up is owed after the commit).
+    func send(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let account = account.rawValue
         if let nonce {
             try await connection.query("""
@@ -73,11 +77,7 @@ struct PostgresPublish {
                 stored += 1
             }
         }
-        if stored > 0 {
-            // Drained: postgres-nio returns at the statement's start, and an error after it would be lost
-            // (the COMMIT that follows would then quietly roll back).
-            for try await _ in try await connection.query("SELECT pg_notify(\(PostgresRelaySchema.channel), \(account))", logger: logger) {}
-        }
+        return stored > 0
     }
 
     /// One multi-row `INSERT … VALUES`, the account bound once and named by every row.

@@ -25,8 +25,10 @@ package final class PostgresRelay: RelayStore {
     package let operationTimeout: Duration
     private let client: PostgresClient
     private let shared = PostgresRelayState()
+    private let notifier = PostgresNotifier()
     private let logger: Logger
     private let tasks: [Task<Void, Never>]
+    private let notifying: Task<Void, Never>
 
     /// Starts the pool and the listener; `open` also migrates, so prefer it.
     package init(configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
@@ -42,6 +44,7 @@ package final class PostgresRelay: RelayStore {
             Task { await client.run() },
             Task { await listener.run() },
         ]
+        notifying = Task { [notifier] in await notifier.run(client: client, logger: logger) }
     }
 
     /// Connects, migrates the schema if it is behind, and returns the running relay.
@@ -57,10 +60,17 @@ package final class PostgresRelay: RelayStore {
         return relay
     }
 
-    deinit { tasks.forEach { $0.cancel() } }
+    deinit {
+        notifying.cancel()
+        tasks.forEach { $0.cancel() }
+    }
 
-    /// Stops the listener and closes the pool's connections; ends every `wakeups()` stream.
+    /// Sends the wake-ups still owed, stops the listener and closes the pool's connections;
+    /// ends every `wakeups()` stream.
     package func shutdown() async {
+        notifier.finish()
+        _ = try? await withDeadline(operationTimeout) { [notifying] in await notifying.value }
+        notifying.cancel()
         for task in tasks { task.cancel() }
         for task in tasks { await task.value }
         shared.finishAll()
@@ -73,8 +83,8 @@ package final class PostgresRelay: RelayStore {
         try await publish(batch: [record])
     }
 
-    /// One transaction: all the records or none, then one NOTIFY per account at
-    /// commit. Each account's part is its own statements (`PostgresPublish`), the
+    /// One transaction: all the records or none; after it, one NOTIFY per account
+    /// that stored a row (`PostgresNotifier`). Each account's part is its own statements (`PostgresPublish`), the
     /// accounts in byte order, so two batches of several accounts cannot deadlock;
     /// a batch of one account, as every write of the relay service is, touches one shard.
     package func publish(batch records: [RelayRecord]) async throws {
@@ -91,13 +101,16 @@ package final class PostgresRelay: RelayStore {
         let parts = Dictionary(grouping: records, by: \.account)
             .sorted { Array($0.key.rawValue.utf8).lexicographicallyPrecedes(Array($1.key.rawValue.utf8)) }
             .map { PostgresPublish(account: $0.key, records: $0.value, nonce: nonce) }
-        try await perform { client, logger in
+        let touched = try await perform { client, logger in
             try await client.withConnection { connection in
+                var touched: [AccountID] = []
                 try await Self.transaction(connection, logger: logger) { connection in
-                    for part in parts { try await part.send(on: connection, logger: logger) }
+                    for part in parts where try await part.send(on: connection, logger: logger) { touched.append(part.account) }
                 }
+                return touched
             }
         }
+        notifier.notify(touched)
     }
 
     package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {

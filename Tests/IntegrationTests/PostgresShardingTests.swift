@@ -85,11 +85,12 @@ import KeyVaultRelayStore
                 #expect(try await f.b.read("stmt-beta", as: beta1).status == 200)
             }
             #expect(try await Self.transactionID(f.storeAddress) - before == 1, "a signed read committed a write")
-            // A write is one transaction: the records and the nonce together.
+            // A write is one transaction, the records and the nonce together, and its wake-up (pg_notify,
+            // which takes a transaction ID) follows in another, which may not have gone yet.
             let write = try await Self.transactionID(f.storeAddress)
             let next = try Self.rotation(&alpha, by: alpha1, to: [alpha2])
             #expect(try await f.b.publish("stmt-alpha", next, as: alpha1).status == 200)
-            #expect(try await Self.transactionID(f.storeAddress) - write == 2, "a publish took more than one writing transaction")
+            #expect((2...3).contains(try await Self.transactionID(f.storeAddress) - write), "a publish took more than one writing transaction")
 
             let statements = try ServerLogStatements.read(serverLog, from: from)
             let onTables = statements.filter(\.namesATable)

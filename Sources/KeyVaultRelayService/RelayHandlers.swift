@@ -104,8 +104,9 @@ final class RelayHandlers: Sendable {
         case .revoked: throw Refusal.forbidden
         case .candidate: isCandidate = true
         case .member:
-            let now = Self.millis(Date())
-            isCandidate = try await store(.candidates) { try await state.candidates(account: account, now: now) }.contains { $0.deviceID == signed.keyID }
+            // What only a candidate may send (a genesis, a request, a reveal) a member may not, whatever
+            // candidacy it holds: no need to read the candidacies.
+            isCandidate = false
         }
         let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
         if !toStore.isEmpty {

@@ -8,7 +8,7 @@
 # Python packages of scripts/api-check-requirements.txt.
 set -euo pipefail
 need=()
-for pkg in libsodium-dev libssl-dev libsqlite3-dev sqlite3 curl util-linux python3 python3-venv socat; do
+for pkg in libsodium-dev libssl-dev openssl libsqlite3-dev sqlite3 curl util-linux python3 python3-venv socat; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || need+=("$pkg")
 done
 compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || need+=(postgresql)

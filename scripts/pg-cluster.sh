@@ -63,6 +63,13 @@ start() {
         free_port > "$dir/port"
         as_owner "$bindir/initdb" -D "$data" -U postgres --auth=trust --no-sync -E UTF8 >"$dir/initdb.log" 2>&1 \
             || { cat "$dir/initdb.log" >&2; exit 1; }
+        # TLS on, as a production server (and Citus) has it: clients connect with sslmode=prefer and so
+        # speak TLS to 127.0.0.1, as a relay pointed at a server by its address does. A self-signed
+        # certificate: prefer and require do not check it.
+        as_owner openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=keyvault-test-postgres \
+            -keyout "$data/server.key" -out "$data/server.crt" >"$dir/openssl.log" 2>&1 \
+            || { cat "$dir/openssl.log" >&2; exit 1; }
+        chmod 0600 "$data/server.key"
         cat >> "$data/postgresql.conf" <<CONF
 listen_addresses = '127.0.0.1'
 port = $(cat "$dir/port")
@@ -71,6 +78,7 @@ fsync = off
 synchronous_commit = off
 full_page_writes = off
 max_connections = 200
+ssl = on
 CONF
     fi
     if ! running; then

@@ -317,9 +317,10 @@ package final class PostgresRelay: RelayStore {
             case .require: .require(try NIOSSLContext(configuration: unverifiedTLS))
             case .verifyFull: .require(try NIOSSLContext(configuration: .makeClientConfiguration()))
             }
+            // No server name set here: postgres-nio sends the host as the TLS server name unless it is an
+            // IP address, which SNI may not carry (set anyway, a listener to 127.0.0.1 over TLS never connected).
             out = .init(host: configuration.host, port: configuration.port, username: configuration.user,
                         password: configuration.password, database: configuration.database, tls: tls)
-            out.options.tlsServerName = configuration.host
         }
         out.options.connectTimeout = .seconds(3)
         out.options.additionalStartupParameters = [("application_name", "keyvaultd-listen")]

@@ -67,17 +67,7 @@ final class PostgresServiceState: ServiceState {
                 // Drained, so a lock not granted in time is this statement's error, not the next one's.
                 for try await _ in try await connection.query(
                     "SELECT pg_advisory_xact_lock(hashtext('keyvault-candidates:' || \(account)))", logger: logger) {}
-                try await connection.query("""
-                    DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
-                    """, logger: logger)
-                var spent = true
-                for try await _ in try await connection.query("""
-                    INSERT INTO keyvault_request_nonces (account, keyid, nonce, created) \
-                    VALUES (\(account), \(nonce.keyID.hex), \(nonce.nonce), \(nonce.created)) ON CONFLICT DO NOTHING RETURNING 1
-                    """, logger: logger) {
-                    spent = false
-                }
-                if spent { throw RelayError.nonceSpent }
+                try await PostgresPublish.spend(nonce, on: connection, logger: logger)
                 try await connection.query("DELETE FROM keyvault_service_filings WHERE account = \(account) AND at <= \(now - Bounds.hourMillis)", logger: logger)
                 var filings: [Int64] = []
                 for try await at in try await connection.query(

@@ -1,8 +1,8 @@
-import Logging
+package import Logging
 import NIOCore
-import PostgresNIO
+package import PostgresNIO
 import KeyVaultProtocol
-import KeyVaultRelay
+package import KeyVaultRelay
 
 /// One account's part of a publish, as the statements PROTOCOL.md gives
 /// ("The PostgreSQL relay", Writes), each of which names that one account and
@@ -25,7 +25,7 @@ import KeyVaultRelay
 /// What a taken log number is, the statement says (its conflict target), so
 /// the answer does not depend on what the server names the index (Citus names
 /// each shard's own).
-struct PostgresPublish {
+package struct PostgresPublish {
     let account: AccountID
     let records: [RelayRecord]
     let nonce: RequestNonce?
@@ -34,19 +34,7 @@ struct PostgresPublish {
     /// Whether it stored anything (the account's wake-up is owed after the commit).
     func send(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let account = account.rawValue
-        if let nonce {
-            try await connection.query("""
-                DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
-                """, logger: logger)
-            var spent = true
-            for try await _ in try await connection.query("""
-                INSERT INTO keyvault_request_nonces (account, keyid, nonce, created) \
-                VALUES (\(account), \(nonce.keyID.hex), \(nonce.nonce), \(nonce.created)) ON CONFLICT DO NOTHING RETURNING 1
-                """, logger: logger) {
-                spent = false
-            }
-            if spent { throw RelayError.nonceSpent }
-        }
+        if let nonce { try await Self.spend(nonce, on: connection, logger: logger) }
         var last: Int64 = 0
         for try await value in try await connection.query("""
             INSERT INTO keyvault_account_cursors AS c (account, last) VALUES (\(account), \(Int64(records.count))) \
@@ -99,5 +87,22 @@ struct PostgresPublish {
             INSERT INTO keyvault_records (cursor, account, kind, recipient, log_seq, body) VALUES \(values.joined(separator: ", ")) \
             ON CONFLICT \(onConflict)
             """, binds: bindings)
+    }
+
+    /// Spends a write's nonce inside the write's transaction (a publish's, a candidacy's): the account's
+    /// spent nonces past their life are swept, then this one is inserted; none inserted: spent before.
+    package static func spend(_ nonce: RequestNonce, on connection: PostgresConnection, logger: Logger) async throws {
+        let account = nonce.account.rawValue
+        try await connection.query("""
+            DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
+            """, logger: logger)
+        var spent = true
+        for try await _ in try await connection.query("""
+            INSERT INTO keyvault_request_nonces (account, keyid, nonce, created) \
+            VALUES (\(account), \(nonce.keyID.hex), \(nonce.nonce), \(nonce.created)) ON CONFLICT DO NOTHING RETURNING 1
+            """, logger: logger) {
+            spent = false
+        }
+        if spent { throw RelayError.nonceSpent }
     }
 }

@@ -1,3 +1,4 @@
+package import GRDB
 package import KeyVaultProtocol
 
 /// A signed write's replay nonce, spent in the write's own transaction
@@ -36,4 +37,14 @@ package struct RequestNonce: Sendable, Hashable {
             account TEXT NOT NULL, keyid TEXT NOT NULL, nonce TEXT NOT NULL, created INTEGER NOT NULL,
             PRIMARY KEY (account, keyid, nonce))
         """
+
+    /// Spends this nonce in a SQLite write's transaction (a publish's, a candidacy's): the account's
+    /// spent nonces past their life are swept, then this one is inserted; none inserted: spent before.
+    package func spend(in db: Database) throws {
+        try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
+                       arguments: [account.rawValue, sweepBefore])
+        try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
+                       arguments: [account.rawValue, keyID.hex, nonce, created])
+        guard db.changesCount == 1 else { throw RelayError.nonceSpent }
+    }
 }

@@ -176,13 +176,7 @@ package final class SQLiteRelay: RelayStore {
         try checkSameFile()
         do {
             try await pool.write { db in
-                if let nonce {
-                    try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
-                                   arguments: [nonce.account.rawValue, nonce.sweepBefore])
-                    try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
-                                   arguments: [nonce.account.rawValue, nonce.keyID.hex, nonce.nonce, nonce.created])
-                    guard db.changesCount == 1 else { throw RelayError.nonceSpent }
-                }
+                try nonce?.spend(in: db)
                 let now = Date().timeIntervalSince1970
                 for record in records {
                     try db.execute(sql: """

@@ -40,11 +40,7 @@ final class SQLiteServiceState: ServiceState {
                 return .tooMany(retryAfter: Bounds.retryAfter(oldestFiling: filings[0], now: now))
             }
             // A refused filing spends no nonce, as on PostgreSQL (whose transaction rolls back).
-            try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
-                           arguments: [account, nonce.sweepBefore])
-            try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
-                           arguments: [account, nonce.keyID.hex, nonce.nonce, nonce.created])
-            guard db.changesCount == 1 else { throw RelayError.nonceSpent }
+            try nonce.spend(in: db)
             try db.execute(sql: "INSERT INTO service_filings (account, at) VALUES (?, ?)", arguments: [account, now])
             try db.execute(sql: """
                 INSERT INTO service_candidates (account, device_id, signing, box, filed_at) VALUES (?, ?, ?, ?, ?)

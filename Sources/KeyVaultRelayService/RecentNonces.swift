@@ -52,6 +52,4 @@ final class RecentNonces: Sendable {
             return true
         }
     }
-
-    var count: Int { state.withLock { $0.seen.count } }
 }

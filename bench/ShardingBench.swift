@@ -117,8 +117,7 @@ enum ShardingBench {
         }
         let postmaster = try postmasterPID(pgDir)
         guard case .postgres(let configuration) = try RelayAddress(parsing: relay.storeAddress) else { throw BenchError("not PostgreSQL") }
-        var options = PostgresClient.Configuration(host: configuration.host, port: configuration.port, username: configuration.user,
-                                                   password: configuration.password, database: configuration.database, tls: .disable)
+        var options = try PostgresRelay.clientConfiguration(configuration)
         options.options.maximumConnections = 1
         let sampler = PostgresClient(configuration: options)
         let running = Task { await sampler.run() }

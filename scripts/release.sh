@@ -4,8 +4,10 @@
 # archive with the systemd units, the default policy, man pages (ArgumentParser's
 # manual tool) and shell completions; and the archive's checksum beside it.
 #
-# What the binaries still load from the system: libc, libsodium, OpenSSL and SQLite
-# (Debian: libsodium23, libssl3, libsqlite3-0), listed in the archive's README.
+# What the binaries still load from the system: libc, the C++ runtime and libgcc_s (the
+# linked-in Swift runtime's), zlib (swift-nio-extras' compression links it),
+# libsodium, OpenSSL and SQLite (Debian: libstdc++6, zlib1g, libsodium23, libssl3,
+# libsqlite3-0), listed in the archive's README. The client's documents go in share/doc.
 # Output: .build/release-archive/keyvaultd-VERSION-linux-ARCH.tar.gz and .sha256.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ for product in "${products[@]}"; do
 done
 bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 
-rm -rf "$stage" && mkdir -p "$stage"/{bin,lib/systemd/system,etc/keyvaultd/policy,share/man/man1}
+rm -rf "$stage" && mkdir -p "$stage"/{bin,lib/systemd/system,etc/keyvaultd/policy,share/man/man1,share/doc/keyvaultd}
 mkdir -p "$stage"/share/{bash-completion/completions,zsh/site-functions,fish/vendor_completions.d}
 for product in "${products[@]}"; do
     install -m 0755 "$bin/$product" "$stage/bin/$product"
@@ -31,6 +33,10 @@ for product in "${products[@]}"; do
         echo "release: $product still loads the Swift runtime from the toolchain" >&2
         exit 1
     fi
+    # And nothing the README's apt-get line (and the archive's) does not name.
+    unexpected=$(ldd "$stage/bin/$product" | awk '{print $1}' \
+        | grep -vE '^(linux-vdso\.so|/lib.*/ld-linux|ld-linux)|^lib(c|m|dl|pthread|rt|util|stdc\+\+|gcc_s|z|sodium|ssl|crypto|sqlite3)\.so' || true)
+    [ -z "$unexpected" ] || { echo "release: $product loads $unexpected, which the install notes do not name" >&2; exit 1; }
     "$stage/bin/$product" --generate-completion-script bash > "$stage/share/bash-completion/completions/$product"
     "$stage/bin/$product" --generate-completion-script zsh > "$stage/share/zsh/site-functions/_$product"
     "$stage/bin/$product" --generate-completion-script fish > "$stage/share/fish/vendor_completions.d/$product.fish"
@@ -49,21 +55,26 @@ done
 install -m 0644 dist/*.service "$stage/lib/systemd/system/"
 install -m 0644 policy/default.toml "$stage/etc/keyvaultd/policy/default.toml"
 install -m 0644 LICENSE "$stage/LICENSE"
+# What an app's developer and a relay's operator read: shipped, so the README points at files, not at a site.
+docs=(docs/API.md docs/CLIENT.md docs/openapi.yaml docs/RELAY.md)
+install -m 0644 "${docs[@]}" "$stage/share/doc/keyvaultd/"
 cat > "$stage/README" <<TEXT
-keyvaultd $version for Linux ($(uname -m)): https://… (see README.md in the source)
+keyvaultd $version for Linux ($(uname -m))
 
 bin/                 keyvaultd (the daemon), keyvault (its CLI), keyvault-relay (the relay service)
 lib/systemd/system/  the units; etc/keyvaultd/policy/ the default policy
-share/               man pages and bash, zsh and fish completions
+share/man/           man pages; share/{bash-completion,zsh,fish}/ completions
+share/doc/keyvaultd/ API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.1),
+                     CLIENT.md (the KeyVaultClient library), RELAY.md (running keyvault-relay)
 
 The Swift runtime is linked in. The system provides libc and, on Debian or Ubuntu:
-  apt-get install libsodium23 libssl3 libsqlite3-0
+  apt-get install libstdc++6 zlib1g libsodium23 libssl3 libsqlite3-0
 Install (as root):
   tar -xzf $name.tar.gz && cd $name
   install -m 0755 bin/* /usr/local/bin/
   install -d -m 0755 /etc/keyvaultd/policy && install -m 0644 etc/keyvaultd/policy/default.toml /etc/keyvaultd/policy/
   install -m 0644 lib/systemd/system/*.service /etc/systemd/system/
-  cp -r share/man /usr/local/share/
+  cp -r share/man share/doc /usr/local/share/
 TEXT
 (cd "$stage" && find . -type f ! -name SHA256SUMS -print0 | sort -z | xargs -0 sha256sum > SHA256SUMS)
 

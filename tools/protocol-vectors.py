@@ -220,6 +220,8 @@ def log_entry_signed(account, seq, previous, signer, created_at, kind, body: dic
     elif kind == "approve":
         write_device(w, body["device"])
         w.bytes(body["requestHash"])
+    elif kind == "recovery":
+        write_device(w, body["device"])
     elif kind == "revoke":
         w.string(body["deviceID"])
     elif kind == "announce":
@@ -240,6 +242,8 @@ def decode_log_entry(data: bytes) -> dict:
         body = {"device": read_device(r), "generation": r.generation(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
     elif kind == "approve":
         body = {"device": read_device(r), "requestHash": r.bytes(32, "a request hash")}
+    elif kind == "recovery":
+        body = {"device": read_device(r)}
     elif kind == "revoke":
         body = {"deviceID": r.string()}
     elif kind == "announce":
@@ -299,17 +303,21 @@ def apply(circle: dict, data: bytes) -> str:
             raise Rejected("untrustedSigner", e["signer"])
         if not ed25519_verify(signer["keys"]["signing"], e["signature"], e["signed"]):
             raise Rejected("badSignature", f"entry {e['seq']}")
-        if e["kind"] == "approve":
+        # PROTOCOL.md "Recovery": a recovery kit's member signs only an approve.
+        if signer.get("recovery") and e["kind"] != "approve":
+            raise Rejected("invalid", "a recovery kit's member may sign only an approve")
+        if e["kind"] in ("approve", "recovery"):
             device = body["device"]
             new_id = device_id(device["signing"], device["box"])
             if new_id in members:
                 raise Rejected("invalid", f"device {new_id} is already in the circle")
-            members[new_id] = {"keys": device, "revoked": False}
+            members[new_id] = {"keys": device, "revoked": False, "recovery": e["kind"] == "recovery"}
         elif e["kind"] == "revoke":
             target = members.get(body["deviceID"])
             if target is None or target["revoked"]:
                 raise Rejected("invalid", "revoking a device that is not trusted")
-            if sum(1 for m in members.values() if not m["revoked"]) <= 1:
+            devices = sum(1 for m in members.values() if not m["revoked"] and not m.get("recovery"))
+            if not target.get("recovery") and devices <= 1:
                 raise Rejected("invalid", "revoking the last device")
             members[body["deviceID"]] = dict(target, revoked=True)
         else:  # announce
@@ -451,7 +459,8 @@ def take_share(circle: dict, sealed: bytes, me: str, box_public: bytes, box_secr
     """PROTOCOL.md "Key share", rules 1 to 8, for the device `me` whose verified circle is `circle`."""
     def trusted_key(sender):
         member = circle["members"].get(sender)
-        return member["keys"]["signing"] if member and not member["revoked"] else None
+        # A trusted device: not revoked, not a recovery kit's member.
+        return member["keys"]["signing"] if member and not member["revoked"] and not member.get("recovery") else None
     share = open_share(sealed, box_public, box_secret, trusted_key)
     header = share["header"]
     if header["account"] != circle["account"] or header["recipient"] != me:
@@ -936,6 +945,15 @@ def negative_vectors(v: dict) -> list:
     bad_sig[-1] ^= 0x01
     bad_challenge_sig = bytearray(v["challenge"])
     bad_challenge_sig[-1] ^= 0x01
+    # PROTOCOL.md "Recovery": a kit's member (Ed25519 seed 05 x 32, X25519 secret 06 x 32), added by A, re-joins
+    # the account from a new device C (seed 07 x 32, X25519 secret 08 x 32) by an approve naming no request.
+    sign_pk_k, sk_k = ed25519_keypair(b"\x05" * 32)
+    device_k = {"signing": sign_pk_k, "box": x25519_public_key(b"\x06" * 32), "name": "recovery kit"}
+    id_k = device_id(device_k["signing"], device_k["box"])
+    sign_pk_c, _ = ed25519_keypair(b"\x07" * 32)
+    device_c = {"signing": sign_pk_c, "box": x25519_public_key(b"\x08" * 32), "name": "restored"}
+    recovery = entry(2, entry_hash(approve), id_a, sk_a, "recovery", {"device": device_k})
+    rejoin = entry(3, entry_hash(recovery), id_k, sk_k, "approve", {"device": device_c, "requestHash": ZERO_HASH})
     # Another request from B (a second request, one millisecond later) and its hash.
     other_request_hash = labeled_hash(LABEL_REQUEST_HASH, [request(requested_at=v["request_at"] + 1)])
 
@@ -964,6 +982,15 @@ def negative_vectors(v: dict) -> list:
         ("announce of a generation already announced with that key", "log", [genesis, approve],
          entry(2, entry_hash(approve), id_b, sk_b, "announce", {"generation": 1, "keyID": kid, "keyCreatedAt": t}), "invalid"),
         ("entry with a trailing byte", "log", [genesis], approve + b"\x00", "malformed"),
+        ("recovery kit's member added", "log", [genesis, approve], recovery, "accepted"),
+        ("recovery kit's member approves a new device", "log", [genesis, approve, recovery], rejoin, "accepted"),
+        ("recovery kit's member announces", "log", [genesis, approve, recovery],
+         entry(3, entry_hash(recovery), id_k, sk_k, "announce", {"generation": 2, "keyID": key_id(other_key), "keyCreatedAt": t}), "invalid"),
+        ("recovery kit's member revokes a device", "log", [genesis, approve, recovery],
+         entry(3, entry_hash(recovery), id_k, sk_k, "revoke", {"deviceID": id_b}), "invalid"),
+        ("recovery kit's member added by a device not in the circle", "log", [genesis],
+         entry(1, genesis_hash, id_b, sk_b, "recovery", {"device": device_k}), "untrustedSigner"),
+        ("share from a recovery kit's member", "share", [genesis, approve, recovery], share(sender=id_k, sender_sk=sk_k), "untrustedSigner"),
         # enrollment requests
         ("request", "request", [], v["request"], "accepted"),
         ("request with a trailing byte", "request", [], v["request"] + b"\x00", "malformed"),

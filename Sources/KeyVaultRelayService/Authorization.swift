@@ -13,11 +13,25 @@ enum Authorization {
         /// learns it was revoked) and nothing else, and writes nothing. A candidacy it
         /// still holds does not count: a revoked device comes back only with new keys.
         case revoked(SigningPublicKey, through: LogSeq)
+        /// Not known yet, but approved by the `approve` entry its batch opens with (signed by a
+        /// trusted member, so it verifies whoever sends it): a device a recovery kit's member
+        /// re-joined publishes its own approval. It may publish that batch only.
+        case approvedInBatch(SigningPublicKey)
 
         var key: SigningPublicKey {
             switch self {
-            case .member(let key), .candidate(let key), .revoked(let key, _): return key
+            case .member(let key), .candidate(let key), .revoked(let key, _), .approvedInBatch(let key): return key
             }
+        }
+
+        /// The key of the device an `approve` entry opening `records` approves, if that is
+        /// `keyID` and the entry extends `circle`'s head as a trusted member signed it.
+        static func approvedInBatch(_ keyID: DeviceID, records: [RelayRecord], circle: CircleState) -> Standing? {
+            guard let first = records.first, first.kind == .log, let entry = try? LogEntry.decode(first.body),
+                  case .approve(let device, _) = entry.body, device.deviceID == keyID, entry.seq == circle.nextSeq else { return nil }
+            var after = circle
+            guard (try? after.apply(entry)) != nil else { return nil }
+            return .approvedInBatch(device.signing)
         }
 
         static func of(_ keyID: DeviceID, circle: CircleState, candidates: [Candidate]) -> Standing? {
@@ -43,10 +57,12 @@ enum Authorization {
         var circle = start
         var requests = ownRequests
         var out: [RelayRecord] = []
-        for record in records {
-            // The running circle: a genesis earlier in the batch makes its device a member for the rest.
+        for (index, record) in records.enumerated() {
+            // The running circle: a genesis earlier in the batch makes its device a member for the rest,
+            // and so does an approval of the signer opening the batch (`Standing.approvedInBatch`).
             let isMember = circle.isTrusted(keyID)
-            guard isMember || isCandidate else { throw .forbidden }
+            let approvesSigner = index == 0 && !isMember && !isCandidate && Self.approves(record, keyID)
+            guard isMember || isCandidate || approvesSigner else { throw .forbidden }
             guard record.account == circle.account else { throw .invalid("a record for another account") }
             guard (record.kind == .share) == (record.recipient != nil) else { throw .invalid("recipient is for a share, and only a share") }
             guard (record.kind == .log) == (record.logSeq != nil) else { throw .invalid("logSeq is for a log entry, and only a log entry") }
@@ -63,7 +79,7 @@ enum Authorization {
                 if entry.seq == 0 {
                     guard isCandidate, case .genesis(let device, _, _, _) = entry.body, device.deviceID == keyID else { throw .forbidden }
                 } else {
-                    guard isMember else { throw .forbidden }
+                    guard isMember || approvesSigner else { throw .forbidden }
                 }
                 try decoded { () throws(ProtocolError) in try circle.apply(entry) }
             case .request:
@@ -105,6 +121,7 @@ enum Authorization {
     static func mayRead(_ record: RelayRecord, reader keyID: DeviceID, standing: Standing) -> Bool {
         switch standing {
         case .member: return true
+        case .approvedInBatch: return false
         case .revoked(_, let through): return record.kind == .log && (record.logSeq.map { $0 <= through } ?? false)
         case .candidate:
             switch record.kind {
@@ -114,6 +131,12 @@ enum Authorization {
             case .ack: return false
             }
         }
+    }
+
+    /// Whether `record` is a log entry approving the device `keyID`.
+    private static func approves(_ record: RelayRecord, _ keyID: DeviceID) -> Bool {
+        guard record.kind == .log, let entry = try? LogEntry.decode(record.body), case .approve(let device, _) = entry.body else { return false }
+        return device.deviceID == keyID
     }
 
     /// What a device still on pairing version 1 is told when it asks to join.

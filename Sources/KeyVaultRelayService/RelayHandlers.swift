@@ -93,7 +93,7 @@ final class RelayHandlers: Sendable {
             }
             records.append(record)
         }
-        let (circle, standing) = try await authenticate(signed, account: account)
+        let (circle, standing) = try await authenticate(signed, account: account, batch: records)
         var ownRequests: [FiledRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
             ownRequests = try await store(.requests) { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
@@ -103,6 +103,9 @@ final class RelayHandlers: Sendable {
         switch standing {
         case .revoked: throw Refusal.forbidden
         case .candidate: isCandidate = true
+        case .approvedInBatch:
+            // Its approval, checked again below as the batch's first record, makes it a member for the rest.
+            isCandidate = false
         case .member:
             // What only a candidate may send (a genesis, a request, a reveal) a member may not, whatever
             // candidacy it holds: no need to read the candidacies.
@@ -158,9 +161,10 @@ final class RelayHandlers: Sendable {
     /// (`forbidden`) after the same work: the store's circle and candidates read,
     /// and one signature verified (against a key nobody holds when there is none),
     /// so neither the answer nor its time says whether the account exists.
-    private func authenticate(_ signed: SignedRequest, account: AccountID) async throws -> (CircleState, Authorization.Standing) {
+    private func authenticate(_ signed: SignedRequest, account: AccountID, batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
         let started = ContinuousClock.now
-        let (circle, standing, readCandidates) = try await standingFully(of: signed.keyID, account: account)
+        var (circle, standing, readCandidates) = try await standingFully(of: signed.keyID, account: account)
+        if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         let verifies = signed.isValid(by: standing?.key ?? Self.nobodysKey)
         guard let standing, verifies else {
             // A member's key ID was answered without the candidates' read; a stranger's was not.

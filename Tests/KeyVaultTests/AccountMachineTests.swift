@@ -27,16 +27,18 @@ struct AccountFixture {
                    wrapped: WrappedSecret.wrap(secret, under: kek, context: WrapContext(account: account, kind: kind, generation: number)))
     }
 
-    /// This device's genesis of the account, signed as entry 0.
-    func genesis() -> LogEntry {
-        LogEntry.make(account: account, seq: 0, previousHash: LogHash.zero, signer: me.signing, signerID: me.deviceID,
-                      body: .genesis(device: myKeys, generation: 1, keyID: KeyID(of: first), keyCreatedAt: 0), at: t0)
+    /// This device's genesis of the account, signed as entry 0: at the account's creation (its key made
+    /// at the same time), or `later` by a device that held the account on its own.
+    func genesis(later: Bool = false) -> LogEntry {
+        let created = UInt64(t0.timeIntervalSince1970 * 1000)
+        return LogEntry.make(account: account, seq: 0, previousHash: LogHash.zero, signer: me.signing, signerID: me.deviceID,
+                             body: .genesis(device: myKeys, generation: 1, keyID: KeyID(of: first), keyCreatedAt: created - (later ? 1 : 0)), at: t0)
     }
 
     /// An account as the vault would load it: this device's identity and generation 1, locked.
     /// `founded`: this device's genesis is its log (confirmed by the relay through `confirmed` entries);
     /// `joining`: a request is in the vault and nothing is held yet.
-    func loaded(accessibility: Accessibility = .whenUnlocked, founded: Bool = true, confirmed: Int = 1,
+    func loaded(accessibility: Accessibility = .whenUnlocked, founded: Bool = true, foundedLater: Bool = false, confirmed: Int = 1,
                 joining: [UInt8]? = nil) throws -> AccountState {
         let kdf = try KDFParameters(opsLimit: 1, memLimitBytes: 8192)
         var record = AccountRecord(id: account, createdAt: t0, kdf: kdf, salt: Random.bytes(16), accessibility: accessibility,
@@ -48,7 +50,7 @@ struct AccountFixture {
         if holds { items.append(item(.generationKey, 1, KeyID(of: first), first.bytes, accessibility)) }
         var snapshot = AccountSnapshot(account: record, generations: holds ? [generation(1, first)] : [], items: items,
                                        enrollment: joining, logConfirmed: confirmed)
-        if founded { snapshot.circleLog = [genesis().encoded] }
+        if founded { snapshot.circleLog = [genesis(later: foundedLater).encoded] }
         return AccountState(snapshot: snapshot)
     }
 
@@ -94,6 +96,14 @@ struct AccountMachineTests {
         guard case .ready(let released) = state.read(.current, withRelay: true).availability else { Issue.record("not ready"); return }
         #expect(KeyID(of: released.key) == KeyID(of: f.first))
         #expect(state.readModel != before)
+    }
+
+    @Test("16. founded later, not yet on the relay: the keys it served before stay ready, and the phase is member")
+    func foundedLaterServes() throws {
+        let state = try f.unlocked(try f.loaded(foundedLater: true, confirmed: 0))
+        #expect(state.isFounding && !state.foundedAtCreation)
+        #expect(state.phase == .member)
+        guard case .ready = state.read(.current, withRelay: true).availability else { Issue.record("not ready"); return }
     }
 
     @Test("3. member, unlocked + lock (whenUnlocked): locked, the KEK, identity and keys forgotten; reads answer locked and do not wait")

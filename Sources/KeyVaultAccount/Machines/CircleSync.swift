@@ -67,7 +67,7 @@ package enum CircleSync {
             case .announce(let generation, let keyID, _) where entry.signer != me: out.events.append(.rotated(generation, keyID))
             case .revoke(let deviceID): out.events.append(.deviceRevoked(deviceID))
             case .destroy: out.destroyed = true
-            case .genesis, .announce, .promote: break
+            case .genesis, .announce, .promote, .recovery: break
             }
         }
         out.joined = !wasMember && out.circle.isTrusted(me)

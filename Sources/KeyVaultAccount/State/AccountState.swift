@@ -89,6 +89,13 @@ package struct AccountState: Sendable {
     /// a founding in progress, or one a crash or an unreachable relay interrupted.
     package var isFounding: Bool { logConfirmed == 0 && circle.entries.first?.signer == deviceID }
 
+    /// Whether the circle was founded with the account (its genesis signed when its first key
+    /// was made), not later by a device that held the account on its own (PROTOCOL.md, "Founding later").
+    package var foundedAtCreation: Bool {
+        guard let first = circle.entries.first, case .genesis(_, _, _, let keyCreatedAt) = first.body else { return false }
+        return first.createdAt == keyCreatedAt
+    }
+
     package var membership: KeyAvailability.Membership {
         if enrollment.isJoining {
             switch enrollment.progress {
@@ -99,7 +106,8 @@ package struct AccountState: Sendable {
         }
         // Its own genesis, not yet on the relay (a creation in progress, or interrupted and not
         // completed yet): its keys wait until the relay has taken it.
-        if isFounding { return .founding(since: record.createdAt) }
+        // A circle founded later holds keys the device served before: they stay readable meanwhile.
+        if isFounding && foundedAtCreation { return .founding(since: record.createdAt) }
         if let member = circle.members[deviceID] {
             return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
         }

@@ -9,6 +9,11 @@ package struct DeviceIdentity: Sendable {
     package var signing: SigningKey
     package var box: BoxSecretKey
 
+    package init(signing: SigningKey, box: BoxSecretKey) {
+        self.signing = signing
+        self.box = box
+    }
+
     package static func generate() -> DeviceIdentity {
         DeviceIdentity(signing: .generate(), box: .generate())
     }

@@ -10,6 +10,9 @@ package struct CircleState: Sendable, Equatable {
         package var keys: DeviceKeys
         package var joinedAt: UInt64
         package var revoked: Bool
+        /// A recovery kit's member (a `recovery` entry): it receives shares, is never
+        /// waited on for an acknowledgement, and may sign only an `approve`.
+        package var isRecovery = false
     }
 
     package struct Announced: Sendable, Equatable {
@@ -45,8 +48,14 @@ package struct CircleState: Sendable, Equatable {
     package var nextSeq: LogSeq { LogSeq(index: entries.count) }
     package var isEmpty: Bool { entries.isEmpty }
 
+    /// Whether `deviceID` is a member not revoked: a device, or a recovery kit's member.
     package func isTrusted(_ deviceID: DeviceID) -> Bool { members[deviceID].map { !$0.revoked } ?? false }
-    package var trustedDevices: [DeviceID: Member] { members.filter { !$0.value.revoked } }
+    /// Trusted devices: the members that hold keys, acknowledge them and act (no recovery kit's member).
+    package var trustedDevices: [DeviceID: Member] { members.filter { !$0.value.revoked && !$0.value.isRecovery } }
+    /// Every trusted member a new generation is shared with: the devices and the recovery kits' members.
+    package var shareRecipients: [DeviceID: Member] { members.filter { !$0.value.revoked } }
+    /// Whether `deviceID` is a trusted device (not a recovery kit's member).
+    package func isTrustedDevice(_ deviceID: DeviceID) -> Bool { members[deviceID].map { !$0.revoked && !$0.isRecovery } ?? false }
 
     /// The last promoted generation in the agreed order: every device that has
     /// verified the same entries agrees on it, whatever order they arrived in.
@@ -129,17 +138,23 @@ package struct CircleState: Sendable, Equatable {
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
             next.insert(Announced(generation: 1, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
             next.promoted.append(keyID)
-        case .approve, .revoke, .announce, .promote, .destroy:
+        case .approve, .recovery, .revoke, .announce, .promote, .destroy:
             guard entry.seq > .genesis else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
             guard signer.keys.signing.isValidSignature(entry.signature, for: entry.signedBytes) else { throw .badSignature("entry \(entry.seq)") }
+            // A recovery kit's member re-joins the account from a new device, and does nothing else.
+            if signer.isRecovery, entry.body.kind != "approve" { throw .invalid("a recovery kit's member may sign only an approve") }
             switch entry.body {
             case .approve(let device, _):
                 guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
                 next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            case .recovery(let device):
+                guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
+                next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false, isRecovery: true)
             case .revoke(let deviceID):
                 guard let member = members[deviceID], !member.revoked else { throw .invalid("revoking a device that is not trusted") }
-                guard trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
+                // A circle never empties itself of devices: a recovery kit's member alone acts for no one.
+                guard member.isRecovery || trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
                 next.members[deviceID]?.revoked = true
             case .announce(let generation, let keyID, let keyCreatedAt):
                 // A key ID names one key: announcing it again is refused. A number may repeat

@@ -136,7 +136,7 @@ package struct KeyShare: Sendable {
     /// PROTOCOL.md "Key share", rules 1 to 8: opens `sealed` as device `deviceID` (box key pair `key`) and checks it against that device's verified `circle`.
     package static func accept(_ sealed: [UInt8], with key: BoxSecretKey, as deviceID: DeviceID, in circle: CircleState) throws(ProtocolError) -> KeyShare {
         // Rules 1 to 6: opens, lengths, header, a trusted sender, its signature, the key's ID.
-        let share = try open(sealed, with: key) { sender in circle.isTrusted(sender) ? circle.members[sender]?.keys.signing : nil }
+        let share = try open(sealed, with: key) { sender in circle.isTrustedDevice(sender) ? circle.members[sender]?.keys.signing : nil }
         let header = share.header
         // Rule 7.
         guard header.account == circle.account, header.recipient == deviceID else { throw .invalid("a share for someone else") }

@@ -7,8 +7,12 @@ package struct LogEntry: Sendable, Equatable {
     package enum Body: Sendable, Equatable {
         /// Entry 0: the first device, self-signed, and key generation 1.
         case genesis(device: DeviceKeys, generation: Generation, keyID: KeyID, keyCreatedAt: UInt64)
-        /// A new device joins; names the enrollment request it answers.
+        /// A new device joins; names the enrollment request it answers (the zero
+        /// hash when a recovery kit's member re-joins the account from a new device).
         case approve(device: DeviceKeys, requestHash: RequestHash)
+        /// A recovery kit's keys join as a member that receives every later
+        /// generation and may sign only an `approve` (PROTOCOL.md, "Recovery").
+        case recovery(device: DeviceKeys)
         /// A device leaves.
         case revoke(deviceID: DeviceID)
         /// A new key generation exists.
@@ -22,6 +26,7 @@ package struct LogEntry: Sendable, Equatable {
             switch self {
             case .genesis: return "genesis"
             case .approve: return "approve"
+            case .recovery: return "recovery"
             case .revoke: return "revoke"
             case .announce: return "announce"
             case .promote: return "promote"
@@ -56,6 +61,8 @@ package struct LogEntry: Sendable, Equatable {
         case .approve(let device, let requestHash):
             device.write(to: &w)
             w.hash(requestHash)
+        case .recovery(let device):
+            device.write(to: &w)
         case .revoke(let deviceID):
             w.string(deviceID.hex)
         case .announce(let generation, let keyID, let keyCreatedAt):
@@ -99,6 +106,8 @@ package struct LogEntry: Sendable, Equatable {
             body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.u64())
         case "approve":
             body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.hash32("a request hash"))
+        case "recovery":
+            body = .recovery(device: try DeviceKeys.read(from: &r))
         case "revoke":
             body = .revoke(deviceID: try r.deviceID())
         case "announce":

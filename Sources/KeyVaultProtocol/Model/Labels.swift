@@ -39,6 +39,8 @@ extension Labels {
 extension Labels {
     /// A recovery kit: every key generation of an account under a kit passphrase.
     package static let recoveryKit = "keyvault/v1/recovery-kit"
+    /// Version 2 of the kit: its keys, and the keys of the kit's own member of the circle.
+    package static let recoveryKitV2 = "keyvault/v2/recovery-kit"
 }
 
 extension Labels {

@@ -43,6 +43,11 @@ extension Hash32 where Kind == LogHashKind {
     package static let zero = LogHash(computed: [UInt8](repeating: 0, count: 32))
 }
 
+extension Hash32 where Kind == RequestHashKind {
+    /// What an `approve` names when no request was made: a recovery kit's member re-joined the account.
+    package static let zero = RequestHash(computed: [UInt8](repeating: 0, count: 32))
+}
+
 extension FieldReader {
     package mutating func hash32<Kind>(_ what: String) throws(ProtocolError) -> Hash32<Kind> {
         try Hash32<Kind>(bytes: try bytes(count: 32, what))

@@ -132,7 +132,7 @@ struct Status: AsyncParsableCommand {
 }
 
 struct AccountCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "account", abstract: "Manage accounts.", subcommands: [Create.self, IdentityNonce.self])
+    static let configuration = CommandConfiguration(commandName: "account", abstract: "Manage accounts.", subcommands: [Create.self, Found.self, IdentityNonce.self])
 
     struct IdentityNonce: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

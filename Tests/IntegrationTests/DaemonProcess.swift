@@ -129,7 +129,7 @@ final class DaemonProcess: @unchecked Sendable {
     private static func signInAccount(path: String, fields: [String: Any]) -> String? {
         if path == "/v1/accounts" { return fields["user"] as? String }
         let parts = path.split(separator: "/")
-        if parts.count == 4, parts[0] == "v1", parts[1] == "accounts", parts[3] == "enroll" { return String(parts[2]) }
+        if parts.count == 4, parts[0] == "v1", parts[1] == "accounts", parts[3] == "enroll" || parts[3] == "circle" { return String(parts[2]) }
         return nil
     }
 

@@ -59,6 +59,11 @@ struct RotateBody: Decodable {
     static let shape = #"{"promote": "after-acks" | "now" (optional)}"#
 }
 
+struct FoundBody: Decodable {
+    var identityToken: String?
+    static let shape = #"{"identityToken": string (optional; a relay service needs it)}"#
+}
+
 struct ApproveBody: Decodable {
     var pairingCode: String
     static let shape = #"{"pairingCode": string}"#

@@ -91,6 +91,18 @@ enum Routes {
             return try APIResponse.json(.pending, EnrollAnswer(deviceId: ticket.deviceID, pairingCode: ticket.pairingCode, since: ticket.since),
                                         retryAfter: PendingBody.retrySeconds)
         }
+        // An account this device held on its own: its circle founded on the relay (PROTOCOL.md, "Founding later").
+        routes.on(.post, account: "/circle", permission: .create) { request, context, account in
+            let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+            var token: String?
+            if buffer.readableBytes > 0 {
+                guard let body = try? JSONDecoder().decode(FoundBody.self, from: Data(buffer: buffer)) else {
+                    throw Refusal.invalid("the body must be a JSON object: \(FoundBody.shape)")
+                }
+                token = body.identityToken
+            }
+            return try APIResponse.ready(AccountBody(account: try await service.founding.foundCircle(account, identityToken: token)))
+        }
         // Before a sign-in that creates or joins the account: either permission may ask.
         routes.on(.post, account: "/identity-nonce", permission: .enroll, orPermission: .create) { _, _, account in
             try APIResponse.ready(IdentityNonceBody(account: account.rawValue, nonce: await service.identityNonce(account)))

@@ -26,6 +26,7 @@ extension KeyVaultService: EnginePart {
     var rotations: Rotations { Rotations(service: self) }
     var envelopes: Envelopes { Envelopes(service: self) }
     var exports: Exports { Exports(service: self) }
+    var founding: Founding { Founding(service: self) }
 }
 
 extension EnginePart {

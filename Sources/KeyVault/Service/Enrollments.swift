@@ -154,7 +154,11 @@ package struct Enrollments: EnginePart {
             guard let entry = try? LogEntry.decode(row.record.body) else { continue }
             do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
         }
-        guard !circle.isEmpty else { throw Refusal(.unknown, "the relay knows no account \(id); create it on its first device") }
+        guard !circle.isEmpty else {
+            throw Refusal(.unknown, "the relay knows no account \(id): create it on its first device; if it exists on a device that had no relay, "
+                + "give that device this relay and unlock the account there (its circle is founded on the relay then; on a relay service, "
+                + "`keyvault account found` with the person's sign-in)")
+        }
         return circle
     }
 
@@ -163,6 +167,10 @@ package struct Enrollments: EnginePart {
         let state = try existing(id)
         // A device with no relay has no circle to join: no one can be asking.
         if relay == nil && state.circle.isEmpty { return [] }
+        if state.circle.isEmpty && !state.enrollment.isJoining {
+            throw Refusal.invalid("the account \(id) has no circle on the relay yet, so no device can ask to join it: "
+                + (relayCredentials == nil ? "unlock it on this device to found it there" : "found it with `keyvault account found` and the person's sign-in"))
+        }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not (yet) trusted in the circle of \(id)") }
         let current = state.enrollment.live(at: now(), lifetime: requestLifetime).map {
             EnrollmentListing(deviceId: $0.device.deviceID, deviceName: $0.device.name, requestedAt: $0.requestedDate, pairingVersion: 2)
@@ -299,7 +307,7 @@ package struct Enrollments: EnginePart {
                 ? Dictionary(state.generations.filter { state.keys[$0.keyID] != nil }.map { ($0.keyID, $0.createdAt) }, uniquingKeysWith: { a, _ in a })
                 : state.promotions.acknowledgements[id]?.generations ?? [:]
             let numbers = Set(acked.keys.compactMap { state.circle.announced(keyID: $0)?.generation })
-            return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : "trusted",
+            return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : member.isRecovery ? "recovery-kit" : "trusted",
                                  lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
                                  generations: numbers.sorted(), acknowledged: Dictionary(uniqueKeysWithValues: acked.map { ($0.key.hex, $0.value) }))
         }

@@ -68,7 +68,7 @@ package struct Exports: EnginePart {
             let subject: String?
             switch entry.body {
             case .genesis(let device, _, _, _): subject = device.deviceID.hex
-            case .approve(let device, _): subject = device.deviceID.hex
+            case .approve(let device, _), .recovery(let device): subject = device.deviceID.hex
             case .revoke(let deviceID): subject = deviceID.hex
             case .announce(let generation, _, _): subject = "generation \(generation)"
             case .promote(let generation, _): subject = "generation \(generation)"

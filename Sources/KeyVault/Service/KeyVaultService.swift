@@ -73,40 +73,65 @@ package final class KeyVaultService: Sendable {
         try await found(id, passphrase: passphrase, accessibility: accessibility, deviceName: deviceName, restoring: nil, identityToken: identityToken)
     }
 
-    /// Restores an account from a recovery kit on this device, as a device on its own
-    /// (no circle: it can found none, since its generations already exist).
-    /// `authorize` is asked about the account the kit restores before any KDF work
-    /// (the caller's policy scope); it throws to refuse.
+    /// Restores an account from a recovery kit on this device. A version 2 kit whose
+    /// member the relay's circle for the account still trusts re-joins that circle:
+    /// the member approves this device (PROTOCOL.md, "Recovery"), and the keys shared
+    /// to the member since the kit was made come with it. Otherwise (a version 1 kit,
+    /// no relay, no circle there) the account is restored as a device on its own, which
+    /// founds its circle when it meets a relay. `authorize` is asked about the account
+    /// the kit restores before any KDF work (the caller's policy scope); it throws to refuse.
     package func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
                                   authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
         let named = try checkKitHeader(kit)
         try authorize(named)
-        let (account, generations): (AccountID, [RecoveryKit.KeptKey])
+        let contents: RecoveryKit.Contents
         do {
-            (account, generations) = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
+            contents = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
         } catch CryptoError.authenticationFailed {
             throw Refusal(.denied, "wrong kit passphrase, or the kit was changed")
         } catch is ProtocolError {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
         } catch is InvalidInput {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
+        } catch is CryptoError {
+            throw Refusal.invalid("this is not a keyvaultd recovery kit")
         }
         // The header is the AAD: the account it named is the one the kit holds.
-        precondition(account == named, "RecoveryKit.open authenticates the header it was checked by")
-        guard !generations.isEmpty else { throw Refusal.invalid("the recovery kit holds no key") }
-        return try await found(account, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName, restoring: generations)
+        precondition(contents.account == named, "RecoveryKit.open authenticates the header it was checked by")
+        guard !contents.keys.isEmpty else { throw Refusal.invalid("the recovery kit holds no key") }
+        var rejoining: Founding.Rejoin?
+        if let member = contents.member, owners.holding(named) == nil {
+            rejoining = try await founding.rejoin(named, member: member)
+        }
+        return try await found(named, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName,
+                               restoring: contents.keys + (rejoining?.sharedKeys ?? []), rejoining: rejoining)
     }
 
     /// Writes a recovery kit of every generation this device holds, under `kitPassphrase`.
+    /// On a device trusted in a circle the kit also gets a member of its own, announced in
+    /// the log first (a `recovery` entry): whoever holds the kit and its passphrase can
+    /// re-join the account from a new device after every device is lost, and is shared
+    /// every generation made after the kit.
     package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> [UInt8] {
-        let state = try existing(id)
+        var state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
+        var member: DeviceIdentity?
+        if relay != nil, state.circle.isTrustedDevice(state.deviceID), !state.circle.destroyed {
+            let made = DeviceIdentity.generate()
+            try await appendEntry(id) { _ in
+                .recovery(device: DeviceKeys(signing: made.signing.publicKey, box: made.box.publicKey, name: "recovery kit"))
+            }
+            member = made
+            logger.notice("recovery kit's member added to the circle", metadata: ["account": "\(id)", "member": "\(made.deviceID)"])
+            await publishQueued(id)
+            state = try existing(id)
+        }
         let generations = state.knownGenerations.compactMap { g in
             state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
         }
         let parameters = policy.current.kdf
-        return try await NIOThreadPool.singleton.runIfActive {
-            try RecoveryKit.seal(account: id, generations: generations, passphrase: kitPassphrase, parameters: parameters)
+        return try await NIOThreadPool.singleton.runIfActive { [member] in
+            try RecoveryKit.seal(account: id, generations: generations, member: member, passphrase: kitPassphrase, parameters: parameters)
         }
     }
 
@@ -146,7 +171,7 @@ package final class KeyVaultService: Sendable {
     }
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
-                       restoring: [RecoveryKit.KeptKey]?, identityToken: String? = nil) async throws -> AccountStatus {
+                       restoring: [RecoveryKit.KeptKey]?, rejoining: Founding.Rejoin? = nil, identityToken: String? = nil) async throws -> AccountStatus {
         try await owners.run(id) {
             if (owners.holding(id) != nil) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let founding = relay != nil && restoring == nil
@@ -158,7 +183,10 @@ package final class KeyVaultService: Sendable {
             let identity = founding ? takeIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()
-            let keys = restoring ?? [RecoveryKit.KeptKey(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
+            var keys = restoring ?? [RecoveryKit.KeptKey(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
+            // One key per key ID (a kit's key may also have been shared to its member).
+            var seen = Set<KeyID>()
+            keys = keys.filter { seen.insert($0.keyID).inserted }
             let current = keys.map(\.number).max() ?? .first
             let generations = keys.map { KeyGeneration(number: $0.number, keyID: $0.keyID, createdAt: $0.createdAt, state: .active) }
             // An item's generation is 0 for the device's identity items (docs/FORMAT.md).
@@ -178,6 +206,16 @@ package final class KeyVaultService: Sendable {
             // The current key: the newest of those stored, in the agreed order.
             record.currentKeyID = generations.max { $0.precedes($1) }?.keyID
             var snapshot = AccountSnapshot(account: record, generations: generations, items: items)
+            if let rejoining {
+                // The kit's member approves this device on the circle's head: stored first (unconfirmed), published after.
+                let me = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
+                var circle = rejoining.circle
+                try circle.apply(circle.nextEntry(.approve(device: me, requestHash: .zero), signer: rejoining.member.signing,
+                                                  signerID: rejoining.member.deviceID, at: created))
+                snapshot.circleLog = circle.entries.map(\.encoded)
+                snapshot.logConfirmed = rejoining.circle.entries.count
+                if let current = circle.current { snapshot.account.setCurrent(CurrentKey(generation: current.generation, keyID: current.keyID)) }
+            }
             if relay != nil, restoring == nil {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
@@ -215,6 +253,12 @@ package final class KeyVaultService: Sendable {
                     throw RelayError.unreachable(relayStatus?.problem ?? "no answer")
                 }
             }
+            if rejoining != nil {
+                // Stored here first: if the relay does not take it now, it goes out at the next publish or start.
+                await publishQueued(id)
+                logger.notice("account restored from its recovery kit and re-joined its circle, approved by the kit's member",
+                              metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
+            }
             logger.info("account created", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return statusOf(id)!
         }
@@ -231,6 +275,8 @@ package final class KeyVaultService: Sendable {
                 // The account's next job, before anything asked after this unlock: entries that needed
                 // this device's key to rebase its own after them, then shares, then what waits.
                 owners.enqueue(id) {
+                    // A device on its own meets its relay: its account's circle is founded there.
+                    await self.founding.foundIfAlone(id)
                     await self.readLog(for: id)
                     await self.takeKeptShares(for: id)
                     await self.advanceEnrollments(id)

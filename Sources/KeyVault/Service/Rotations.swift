@@ -35,7 +35,9 @@ package struct Rotations: EnginePart {
     /// relay unreachable it rotates here and queues the rest (`queued`); if
     /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
     package func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        guard relay != nil else { return try await owners.run(id) { try await rotateAlone(id) } }
+        // A device on its own (no relay, or its account's circle not founded on the relay yet) rotates alone.
+        let alone = owners.read(id) { $0.circle.isEmpty && !$0.enrollment.isJoining } ?? false
+        guard relay != nil, !alone else { return try await owners.run(id) { try await rotateAlone(id) } }
         return try await owners.run(id) { try await rotateLocked(id, promotion: promotion) }
     }
 

@@ -296,6 +296,9 @@ package struct Propagation: EnginePart {
     func adopt(_ entries: [LogEntry], account: AccountID) async throws {
         try await owners.run(account) {
             guard let state = owners.state(account) else { return }
+            // An account on its own here follows no circle it reads: its circle is founded from this
+            // device or not at all (PROTOCOL.md, "Founding later"): another device's is never merged in.
+            guard !state.circle.isEmpty || state.enrollment.isJoining else { return }
             let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
             guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
             let circle = outcome.circle, confirmed = outcome.confirmed

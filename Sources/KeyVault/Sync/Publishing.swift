@@ -93,7 +93,13 @@ package struct Publishing: EnginePart {
                     if !riding.isEmpty { riders = [] }
                 }
                 if taken == .genesis, isFounding(id) {
-                    try await abandonFounding(id, because: "another device founded it on the relay first")
+                    // A new account never existed anywhere else: dropped. An account this device held on
+                    // its own before it met the relay is kept, on its own, and the conflict is said.
+                    if owners.read(id, { $0.foundedAtCreation }) == true {
+                        try await abandonFounding(id, because: "another device founded it on the relay first")
+                    } else {
+                        try await service.founding.withdrawForConflict(id)
+                    }
                     return .blocked(seq: .genesis)
                 }
                 if try await sendOutbox(id, relay: relay) { answered = true }
@@ -151,7 +157,8 @@ package struct Publishing: EnginePart {
     private func queuedBatch(_ id: AccountID) -> (records: [RelayRecord], confirmedThrough: Int, settled: [OwedDelivery])? {
         struct Delivery { var owed: OwedDelivery; var key: SecretKey; var generation: KeyGeneration; var devices: [DeviceKeys] }
         let found = owners.read(id) { state -> (entries: [LogEntry], confirmed: Int, identity: DeviceIdentity?, me: DeviceID, deliveries: [Delivery], gone: [OwedDelivery]) in
-            let others = state.circle.trustedDevices.values.map(\.keys).filter { $0.deviceID != state.deviceID }
+            // Every trusted member but this device, recovery kits' members included: a kit restores the keys made after it.
+            let others = state.circle.shareRecipients.values.map(\.keys).filter { $0.deviceID != state.deviceID }
             var deliveries: [Delivery] = []
             var gone: [OwedDelivery] = []
             for owed in state.owedDeliveries.sorted(by: { ($0.keyID, $0.recipient?.hex ?? "") < ($1.keyID, $1.recipient?.hex ?? "") }) {
@@ -265,8 +272,9 @@ package struct Publishing: EnginePart {
         } + ((try? vault.outboxCount()) ?? 0)
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
         let behind = health.behind.values.sorted { $0.account < $1.account }
-        return RelayStatus(state: state, since: health.unreachableSince,
-                           problem: health.problem, queued: queued, behind: behind.isEmpty ? nil : behind)
+        let conflicts = health.conflicts.values.sorted { $0.account < $1.account }
+        return RelayStatus(state: state, since: health.unreachableSince, problem: health.problem, queued: queued,
+                           behind: behind.isEmpty ? nil : behind, conflicts: conflicts.isEmpty ? nil : conflicts)
     }
 }
 
@@ -310,6 +318,8 @@ struct RelayHealth: Sendable {
     var hasAnswered = false
     /// Accounts whose log entries the relay was found to lack, since the start.
     var behind: [AccountID: RelayBehind] = [:]
+    /// Accounts on their own here whose ID the relay holds another circle for.
+    var conflicts: [AccountID: RelayConflict] = [:]
 }
 
 /// What this device found missing on the relay: log entries it knows the
@@ -334,6 +344,8 @@ package struct RelayStatus: Sendable, Codable, Equatable {
     package var queued: Int
     /// Accounts whose confirmed log entries the relay was found to lack (absent when none).
     package var behind: [RelayBehind]?
+    /// Accounts on their own here whose ID the relay holds another device's circle for (absent when none).
+    package var conflicts: [RelayConflict]?
 }
 
 extension OutboxRecord {

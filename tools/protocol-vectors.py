@@ -66,6 +66,7 @@ LABEL_PAIRING_APPROVAL_KEY = "keyvault/v2/pairing-approval-key"
 KEY_BYTES = 32
 SEAL_BYTES = 48          # crypto_box_SEALBYTES: ephemeral public key (32) + MAC (16)
 ZERO_HASH = bytes(32)
+MAX_MILLIS = 253_402_300_799_999   # PROTOCOL.md "Encoding": the last millisecond of the year 9999
 ACCOUNT_CHARS = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-")
 
 VECTORS_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "KeyVaultTests", "vectors", "protocol.json")
@@ -238,6 +239,8 @@ def decode_log_entry(data: bytes) -> dict:
     entry = {"account": r.account(), "seq": r.u64(), "previousHash": r.bytes(32, "a previous hash"),
              "signer": r.string(), "createdAt": r.u64(), "kind": r.string()}
     kind = entry["kind"]
+    if entry["createdAt"] > MAX_MILLIS:
+        raise Rejected("malformed", "a time past the year 9999")
     if kind == "genesis":
         body = {"device": read_device(r), "generation": r.generation(), "keyID": r.bytes(16, "a key ID"), "keyCreatedAt": r.u64()}
     elif kind == "approve":
@@ -251,6 +254,8 @@ def decode_log_entry(data: bytes) -> dict:
     else:
         raise Rejected("malformed", f"unknown entry kind '{kind}'")
     r.finish()
+    if body.get("keyCreatedAt", 0) > MAX_MILLIS:
+        raise Rejected("malformed", "a time past the year 9999")
     entry.update(body=body, signed=signed, signature=signature,
                  hash=labeled_hash(LABEL_LOG_HASH, [signed, signature]))
     return entry
@@ -324,6 +329,8 @@ def apply(circle: dict, data: bytes) -> str:
             pair = (body["generation"], body["keyID"])
             if pair in generations:
                 raise Rejected("invalid", "generation already announced with that key")
+            if body["generation"] > max(g for g, _ in generations) + 1:
+                raise Rejected("invalid", "an announce skips past the next generation")
             generations.add(pair)
     circle["hashes"].append(e["hash"])
     circle["members"], circle["generations"] = members, generations
@@ -982,6 +989,10 @@ def negative_vectors(v: dict) -> list:
         ("announce of a generation already announced with that key", "log", [genesis, approve],
          entry(2, entry_hash(approve), id_b, sk_b, "announce", {"generation": 1, "keyID": kid, "keyCreatedAt": t}), "invalid"),
         ("entry with a trailing byte", "log", [genesis], approve + b"\x00", "malformed"),
+        ("announce skipping past the next generation", "log", [genesis, approve],
+         entry(2, entry_hash(approve), id_b, sk_b, "announce", {"generation": 2**31 - 1, "keyID": key_id(other_key), "keyCreatedAt": t}), "invalid"),
+        ("entry created past the year 9999", "log", [genesis],
+         entry(1, genesis_hash, id_a, sk_a, "approve", {"device": device_b, "requestHash": v["request_hash"]}, MAX_MILLIS + 1), "malformed"),
         ("recovery kit's member added", "log", [genesis, approve], recovery, "accepted"),
         ("recovery kit's member approves a new device", "log", [genesis, approve, recovery], rejoin, "accepted"),
         ("recovery kit's member announces", "log", [genesis, approve, recovery],

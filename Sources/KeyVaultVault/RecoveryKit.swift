@@ -60,7 +60,7 @@ package enum RecoveryKit {
             put(LabeledHash.lengthPrefix(generations.count))
             for g in generations {
                 put(LabeledHash.lengthPrefix(g.number.value))
-                let ms = UInt64((g.createdAt.timeIntervalSince1970 * 1000).rounded())
+                let ms = Millis.of(g.createdAt, rounding: .toNearestOrAwayFromZero)
                 put((0..<8).map { UInt8((ms >> UInt64(56 - 8 * $0)) & 0xff) })
                 put(g.keyID.bytes)
                 g.key.bytes.withUnsafeBytes { out.baseAddress!.advanced(by: offset).copyMemory(from: $0.baseAddress!, byteCount: $0.count) }
@@ -141,7 +141,8 @@ package enum RecoveryKit {
             let keyID = try KeyID(bytes: plain.publicBytes(base + 12..<base + 28))
             let key = try SecretKey(secureBytes: plain.secureSlice(base + 28..<base + recordLength))
             guard let number = Generation(number), KeyID(of: key) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
-            out.append(KeptKey(number: number, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(ms) / 1000), key: key))
+            guard ms <= Millis.max else { throw ProtocolError.malformed("a recovery kit's key was made past the year 9999") }
+            out.append(KeptKey(number: number, keyID: keyID, createdAt: Millis.date(ms), key: key))
         }
         return Contents(account: account, keys: out, member: member)
     }

@@ -37,7 +37,7 @@ struct RetentionRaceTests {
             let rounds = 150
             for round in 1...rounds {
                 let key = SecretKey.generate()
-                let announce = circle.nextEntry(.announce(generation: held.generation.next, keyID: KeyID(of: key),
+                let announce = circle.nextEntry(.announce(generation: try #require(held.generation.next), keyID: KeyID(of: key),
                                                           keyCreatedAt: UInt64(Date().timeIntervalSince1970 * 1000)),
                                                 signer: first.signing, signerID: first.id, at: Date())
                 try circle.apply(announce)

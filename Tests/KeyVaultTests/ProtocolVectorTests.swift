@@ -35,7 +35,7 @@ struct ProtocolVectorTests {
     }
 
     /// PROTOCOL.md, "Test vectors", "Cases".
-    static let caseCount = 51
+    static let caseCount = 53
 
     static func outcome(_ error: ProtocolError) -> String {
         switch error {

@@ -60,7 +60,8 @@ struct StateBody: Encodable {
 /// (`2026-11-21T23:46:44.706Z`). Formatted by hand: it is on the key-read path.
 package enum RFC3339 {
     package static func string(from date: Date) -> String {
-        let millis = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // Clamped to what a record may carry (0 … year 9999): no date, however it came, can trap here.
+        let millis = Int64(Millis.of(date))
         var seconds = time_t(millis / 1000)
         var parts = tm()
         gmtime_r(&seconds, &parts)

@@ -308,7 +308,7 @@ package struct Enrollments: EnginePart {
                 : state.promotions.acknowledgements[id]?.generations ?? [:]
             let numbers = Set(acked.keys.compactMap { state.circle.announced(keyID: $0)?.generation })
             return DeviceListing(deviceId: id, deviceName: member.keys.name, status: member.revoked ? "revoked" : member.isRecovery ? "recovery-kit" : "trusted",
-                                 lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Date(timeIntervalSince1970: Double(member.joinedAt) / 1000),
+                                 lastSeen: id == state.deviceID ? now() : state.promotions.acknowledgements[id]?.lastSeen ?? Millis.date(member.joinedAt),
                                  generations: numbers.sorted(), acknowledged: Dictionary(uniqueKeysWithValues: acked.map { ($0.key.hex, $0.value) }))
         }
         for request in state.enrollment.live(at: now(), lifetime: requestLifetime) where state.circle.members[request.device.deviceID] == nil {

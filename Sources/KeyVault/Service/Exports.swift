@@ -75,7 +75,7 @@ package struct Exports: EnginePart {
             case .destroy: subject = nil
             }
             return AccountExport.Entry(seq: entry.seq, kind: entry.body.kind, signer: entry.signer,
-                                       createdAt: Date(timeIntervalSince1970: Double(entry.createdAt) / 1000), hash: entry.hash.hex, subject: subject)
+                                       createdAt: Millis.date(entry.createdAt), hash: entry.hash.hex, subject: subject)
         }
         return AccountExport(account: id.rawValue, deviceId: state.deviceID, deviceName: state.record.deviceName, createdAt: state.record.createdAt,
                              accessibility: state.record.accessibility.rawValue,

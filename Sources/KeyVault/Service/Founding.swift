@@ -83,10 +83,10 @@ package struct Founding: EnginePart {
             throw Refusal.invalid("the account \(state.record.id) holds no generation 1 here, which a circle's genesis names; "
                 + "it stays on its own (a recovery kit made on a device of its circle restores it into that circle)")
         }
-        let ms = { (date: Date) in UInt64((date.timeIntervalSince1970 * 1000).rounded()) }
+        let ms = { (date: Date) in Millis.of(date, rounding: .toNearestOrAwayFromZero) }
         // A later founding's genesis is signed after its key was made: at creation the two times are one
         // (`AccountState.foundedAtCreation`), and only that founding is dropped when another circle holds the account.
-        let signedAt = Date(timeIntervalSince1970: Double(max(ms(date), ms(first.createdAt) + 1)) / 1000)
+        let signedAt = Millis.date(max(ms(date), ms(first.createdAt) + 1))
         var circle = CircleState(account: state.record.id)
         let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: state.record.deviceName)
         var bodies: [LogEntry.Body] = [.genesis(device: keys, generation: .first, keyID: first.keyID, keyCreatedAt: ms(first.createdAt))]

@@ -219,7 +219,7 @@ package final class KeyVaultService: Sendable {
             if relay != nil, restoring == nil {
                 let body = LogEntry.Body.genesis(
                     device: DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: record.deviceName),
-                    generation: 1, keyID: KeyID(of: generated), keyCreatedAt: UInt64(created.timeIntervalSince1970 * 1000))
+                    generation: 1, keyID: KeyID(of: generated), keyCreatedAt: Millis.of(created))
                 // Queued like any entry of this device's: stored first (unconfirmed), published after.
                 snapshot.circleLog = [LogEntry.make(account: id, seq: 0, previousHash: .zero, signer: identity.signing,
                                                     signerID: identity.deviceID, body: body, at: created).encoded]

@@ -50,13 +50,18 @@ package struct Rotations: EnginePart {
         }
         guard let kek = state.kek else { throw Refusal.locked(id) }
         guard state.generations.allSatisfy({ $0.state != .destroyed }) else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
-        let number = state.generations.map(\.number).max()?.next ?? .first
+        guard let number = state.generations.map(\.number).max().map({ $0.next }) ?? .first else { throw Self.noNumberLeft(id) }
         let key = SecretKey.generate()
         let generation = newGeneration(number, of: key)
         try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, makingCurrent: true)
         hub.announce(id, .rotated(number, generation.keyID))
         logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "1"])
         return RotationResult(generation: number, keyId: generation.keyID, promoted: true, devices: [], queued: false, note: nil)
+    }
+
+    /// No generation number is left after 2^31 − 1: said, never a trap.
+    static func noNumberLeft(_ id: AccountID) -> Refusal {
+        Refusal.invalid("the account \(id) has used every generation number (up to 2^31 − 1): it cannot rotate again")
     }
 
     /// A new generation made now, its time to the millisecond (as the log and the vault keep it).
@@ -72,7 +77,7 @@ package struct Rotations: EnginePart {
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
         guard !state.circle.destroyed else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
-        let number = state.circle.latestGeneration?.next ?? .first
+        guard let number = state.circle.latestGeneration.map({ $0.next }) ?? .first else { throw Self.noNumberLeft(id) }
         // A key stored by a rotation that died before its announce: announced now rather
         // than replaced, if it still has the next number; otherwise dropped (never served).
         let leftovers = state.generations.filter { state.circle.announced(keyID: $0.keyID) == nil && state.keys[$0.keyID] != nil }
@@ -93,7 +98,7 @@ package struct Rotations: EnginePart {
         let deadline = (keyID: generation.keyID,
                         at: promoteNow ? now() : now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
         try await appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
-            .announce(generation: number, keyID: keyID, keyCreatedAt: UInt64((generation.createdAt.timeIntervalSince1970 * 1000).rounded()))
+            .announce(generation: number, keyID: keyID, keyCreatedAt: Millis.of(generation.createdAt, rounding: .toNearestOrAwayFromZero))
         }
         if promoteNow {
             try await promoteInJob(id, keyID: generation.keyID)

@@ -82,7 +82,7 @@ package enum CircleSync {
         try rebased.apply(entry)
         var dropped: [LogEntry.Body] = []
         for mine in circle.entries[entry.seq.index...] {
-            let again = rebased.nextEntry(mine.body, signer: signer, signerID: me, at: Date(timeIntervalSince1970: Double(mine.createdAt) / 1000))
+            let again = rebased.nextEntry(mine.body, signer: signer, signerID: me, at: Millis.date(mine.createdAt))
             do { try rebased.apply(again) } catch { dropped.append(mine.body) }
         }
         return (rebased, dropped)

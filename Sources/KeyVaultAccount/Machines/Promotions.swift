@@ -54,7 +54,7 @@ package struct Promotions: Sendable, Equatable {
         }
         guard ack.isSigned(by: member.keys.signing) else { throw .badSignature("an acknowledgement") }
         var entry = acknowledgements[ack.deviceID] ?? Acknowledgements()
-        let at = Date(timeIntervalSince1970: Double(ack.receivedAt) / 1000)
+        let at = Millis.date(ack.receivedAt)
         entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)
         entry.lastSeen = max(entry.lastSeen, at)
         acknowledgements[ack.deviceID] = entry

@@ -109,7 +109,7 @@ package struct AccountState: Sendable {
         // A circle founded later holds keys the device served before: they stay readable meanwhile.
         if isFounding && foundedAtCreation { return .founding(since: record.createdAt) }
         if let member = circle.members[deviceID] {
-            return member.revoked ? .revoked : .member(since: Date(timeIntervalSince1970: Double(member.joinedAt) / 1000))
+            return member.revoked ? .revoked : .member(since: Millis.date(member.joinedAt))
         }
         return .member(since: record.createdAt)
     }

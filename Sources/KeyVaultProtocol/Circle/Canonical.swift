@@ -1,4 +1,26 @@
+package import Foundation
 import KeyVaultCrypto
+
+/// A time as the records write it: milliseconds since 1970, from 0 to the last
+/// millisecond of the year 9999, the range every date a record, JSON or a SQL
+/// column carries must fit (PROTOCOL.md, "Encoding"). A time read from outside
+/// is checked against it where it enters (`FieldReader.millis`); a date written
+/// is clamped into it, so no conversion of a time can trap.
+package enum Millis {
+    package static let max: UInt64 = 253_402_300_799_999
+
+    /// `date` in milliseconds, rounded down (or to the nearest, for a date that was read
+    /// from milliseconds), clamped into range: a clock before 1970 writes 0.
+    package static func of(_ date: Date, rounding rule: FloatingPointRoundingRule = .down) -> UInt64 {
+        let ms = (date.timeIntervalSince1970 * 1000).rounded(rule)
+        guard ms.isFinite, ms > 0 else { return 0 }
+        return ms >= Double(max) ? max : UInt64(ms)
+    }
+
+    /// The date of a time in range.
+    package static func date(_ ms: UInt64) -> Date { Date(timeIntervalSince1970: Double(Swift.min(ms, max)) / 1000) }
+}
+
 /// The canonical encoding every signed record uses (docs/PROTOCOL.md,
 /// "Encoding"): a sequence of fields, each `u32be length || bytes`.
 /// Integers are 8-byte big-endian fields; strings are UTF-8. Decoding is
@@ -74,6 +96,13 @@ package struct FieldReader {
 
     package mutating func label(_ expected: String) throws(ProtocolError) {
         guard try string() == expected else { throw .malformed("not a \(expected) record") }
+    }
+
+    /// A time (`Millis`): refused as `malformed` outside 0 … `Millis.max`.
+    package mutating func millis() throws(ProtocolError) -> UInt64 {
+        let value = try u64()
+        guard value <= Millis.max else { throw .malformed("a time past the year 9999") }
+        return value
     }
 
     package func finish() throws(ProtocolError) {

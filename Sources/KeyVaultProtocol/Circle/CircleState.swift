@@ -136,7 +136,7 @@ package struct CircleState: Sendable, Equatable {
             }
             guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
             next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
-            next.insert(Announced(generation: 1, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+            next.insert(Announced(generation: 1, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
             next.promoted.append(keyID)
         case .approve, .recovery, .revoke, .announce, .promote, .destroy:
             guard entry.seq > .genesis else { throw .invalid("entry 0 must be a genesis") }
@@ -162,7 +162,13 @@ package struct CircleState: Sendable, Equatable {
                 guard announced(keyID: keyID) == nil else {
                     throw .invalid("the key \(keyID) is already announced")
                 }
-                next.insert(Announced(generation: generation, keyID: keyID, createdAt: Date(timeIntervalSince1970: Double(keyCreatedAt) / 1000)))
+                // At most one past the highest announced (the same number again: a device that rotated
+                // apart). So a member cannot jump the numbers to the end and pin the current key: the
+                // rotation after a revoke always has a number left above anything announced before it.
+                guard generation.value <= (latestGeneration?.value ?? 0) + 1 else {
+                    throw .invalid("generation \(generation) skips past the next one, \((latestGeneration?.value ?? 0) + 1)")
+                }
+                next.insert(Announced(generation: generation, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
             case .promote(let generation, let keyID):
                 guard let target = announced(keyID: keyID), target.generation == generation else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")

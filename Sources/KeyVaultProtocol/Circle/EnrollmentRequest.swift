@@ -30,7 +30,7 @@ package struct EnrollmentRequest: Sendable, Equatable {
     /// `secret` is the device's pairing secret (32 random bytes), kept until it is revealed.
     package static func make(account: AccountID, device: DeviceKeys, signer: SigningKey, headHash: LogHash, secret: [UInt8], at date: Date) -> EnrollmentRequest {
         let commitment = PairingCode.commitment(to: secret)
-        let at = UInt64(date.timeIntervalSince1970 * 1000)
+        let at = Millis.of(date)
         let bytes = signedBytes(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at)
         return EnrollmentRequest(account: account, device: device, commitment: commitment, headHash: headHash, requestedAt: at, signature: signer.signature(for: bytes))
     }
@@ -48,7 +48,7 @@ package struct EnrollmentRequest: Sendable, Equatable {
         let device = try DeviceKeys.read(from: &r)
         let commitment = try r.bytes(count: 32, "a commitment")
         let head: LogHash = try r.hash32("a head hash")
-        let at = try r.u64()
+        let at = try r.millis()
         try r.finish()
         guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
         return EnrollmentRequest(account: account, device: device, commitment: commitment, headHash: head, requestedAt: at, signature: signature)
@@ -57,5 +57,5 @@ package struct EnrollmentRequest: Sendable, Equatable {
     /// Identifies the request in the approval entry.
     package var hash: RequestHash { RequestHash(computed: LabeledHash.hash(label: Labels.requestHash, parts: [encoded])) }
 
-    package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
+    package var requestedDate: Date { Millis.date(requestedAt) }
 }

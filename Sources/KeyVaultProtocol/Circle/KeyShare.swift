@@ -30,7 +30,7 @@ package struct KeyShare: Sendable {
             w.string(account.rawValue)
             w.generation(generation)
             w.bytes(keyID.bytes)
-            w.u64(UInt64(createdAt.timeIntervalSince1970 * 1000))
+            w.u64(Millis.of(createdAt))
             w.string(sender.hex)
             w.string(recipient.hex)
             return w.bytes
@@ -42,9 +42,9 @@ package struct KeyShare: Sendable {
             guard let account = try? AccountID(validating: try r.string()) else { throw .malformed("bad account ID") }
             let generation = try r.generation()
             let keyID = try r.keyID()
-            let createdAt = try r.u64()
+            let createdAt = try r.millis()
             let header = Header(account: account, generation: generation, keyID: keyID,
-                                createdAt: Date(timeIntervalSince1970: Double(createdAt) / 1000), sender: try r.deviceID(), recipient: try r.deviceID())
+                                createdAt: Millis.date(createdAt), sender: try r.deviceID(), recipient: try r.deviceID())
             try r.finish()
             return header
         }
@@ -170,7 +170,7 @@ package struct ShareAck: Sendable, Equatable {
 
     package static func make(account: AccountID, generation: Generation, keyID: KeyID, deviceID: DeviceID, signer: SigningKey, at date: Date) -> ShareAck {
         var ack = ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID,
-                           receivedAt: UInt64(date.timeIntervalSince1970 * 1000), signature: [])
+                           receivedAt: Millis.of(date), signature: [])
         ack.signature = signer.signature(for: ack.signedBytes)
         return ack
     }
@@ -185,7 +185,7 @@ package struct ShareAck: Sendable, Equatable {
         let generation = try r.generation()
         let keyID = try r.keyID()
         let deviceID = try r.deviceID()
-        let at = try r.u64()
+        let at = try r.millis()
         try r.finish()
         return ShareAck(account: account, generation: generation, keyID: keyID, deviceID: deviceID, receivedAt: at, signature: signature)
     }

@@ -80,7 +80,7 @@ package struct LogEntry: Sendable, Equatable {
 
     package static func make(account: AccountID, seq: LogSeq, previousHash: LogHash, signer: SigningKey, signerID: DeviceID, body: Body, at date: Date) -> LogEntry {
         var entry = LogEntry(account: account, seq: seq, previousHash: previousHash, signer: signerID,
-                             createdAt: UInt64(date.timeIntervalSince1970 * 1000), body: body, signature: [])
+                             createdAt: Millis.of(date), body: body, signature: [])
         entry.signature = signer.signature(for: entry.signedBytes)
         return entry
     }
@@ -99,11 +99,11 @@ package struct LogEntry: Sendable, Equatable {
         let seq = LogSeq(try r.u64())
         let previous: LogHash = try r.hash32("a previous hash")
         let signer = try r.deviceID()
-        let createdAt = try r.u64()
+        let createdAt = try r.millis()
         let body: Body
         switch try r.string() {
         case "genesis":
-            body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.u64())
+            body = .genesis(device: try DeviceKeys.read(from: &r), generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.millis())
         case "approve":
             body = .approve(device: try DeviceKeys.read(from: &r), requestHash: try r.hash32("a request hash"))
         case "recovery":
@@ -111,7 +111,7 @@ package struct LogEntry: Sendable, Equatable {
         case "revoke":
             body = .revoke(deviceID: try r.deviceID())
         case "announce":
-            body = .announce(generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.u64())
+            body = .announce(generation: try r.generation(), keyID: try r.keyID(), keyCreatedAt: try r.millis())
         case "destroy":
             body = .destroy
         case "promote":

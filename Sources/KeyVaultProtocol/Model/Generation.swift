@@ -21,11 +21,9 @@ package struct Generation: Hashable, Comparable, Sendable, Codable, CustomString
         self.value = number
     }
 
-    /// The number a rotation after this one announces.
-    package var next: Generation {
-        precondition(value < Self.range.upperBound, "no generation after 2^31 − 1")
-        return Generation(integerLiteral: value + 1)
-    }
+    /// The number a rotation after this one announces; nil after 2^31 − 1 (a log's
+    /// announces climb by one at most, so no log gets there: PROTOCOL.md, `announce`).
+    package var next: Generation? { Generation(value + 1) }
 
     package static func < (a: Self, b: Self) -> Bool { a.value < b.value }
     package var description: String { String(value) }

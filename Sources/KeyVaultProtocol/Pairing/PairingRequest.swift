@@ -52,7 +52,7 @@ package struct PairingRequest: Sendable, Equatable {
         precondition(Pairing.isCode(code) && session.count == sessionByteCount)
         let started = try initiator(Pairing.inputs(code: code, account: account, device: device, session: session),
                                     Pairing.initiatorData(deviceID: device.deviceID))
-        let at = UInt64(date.timeIntervalSince1970 * 1000)
+        let at = Millis.of(date)
         let share = started.message.share
         let bytes = signedBytes(account: account, device: device, session: session, share: share, headHash: headHash, requestedAt: at)
         let request = PairingRequest(account: account, device: device, session: session, share: share, headHash: headHash,
@@ -86,7 +86,7 @@ package struct PairingRequest: Sendable, Equatable {
         let session = try r.bytes(count: sessionByteCount, "a session")
         let share = try Pairing.element(try r.bytes(count: 32, "a share"))
         let head: LogHash = try r.hash32("a head hash")
-        let at = try r.u64()
+        let at = try r.millis()
         try r.finish()
         guard device.signing.isValidSignature(signature, for: signed) else { throw .badSignature("an enrollment request") }
         return PairingRequest(account: account, device: device, session: session, share: share, headHash: head, requestedAt: at,
@@ -96,7 +96,7 @@ package struct PairingRequest: Sendable, Equatable {
     /// Names the request in the response, confirmation, approval and approve entry.
     package var hash: RequestHash { RequestHash(computed: LabeledHash.hash(label: Labels.pairingRequestHash, parts: [encoded])) }
 
-    package var requestedDate: Date { Date(timeIntervalSince1970: Double(requestedAt) / 1000) }
+    package var requestedDate: Date { Millis.date(requestedAt) }
 
     /// CPace's `Ya, ADa` as the responder takes them.
     func initiatorMessage() throws(ProtocolError) -> CPace.Message {

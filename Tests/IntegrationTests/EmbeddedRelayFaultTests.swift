@@ -82,6 +82,14 @@ struct EmbeddedRelayFaultTests {
         let b = try await circle.device()
         try await circle.enroll(b, into: "young", approver: a)
         #expect(try await b.request("GET", "/v1/accounts/young/keys/current?wait=10")["key"] == keyA)
+
+        // A caller whose rules cover other accounts does not see this one's name in the relay's lines either.
+        try a.writePolicy(DaemonProcess.testPolicy.replacingOccurrences(of: "accounts = [\"*\"]", with: "accounts = [\"app-*\"]"))
+        a.signal(SIGHUP)
+        try await eventually { try await a.request("GET", "/v1/accounts/young/keys/current").status == 403 }
+        let status = try await a.request("GET", "/v1/status")
+        #expect(status.status == 200)
+        #expect(!status.raw.text.contains("young"), "\(status.raw.text)")
     }
 
     static func relayState(_ daemon: DaemonProcess) async throws -> String? {

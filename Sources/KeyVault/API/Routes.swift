@@ -19,11 +19,15 @@ enum Routes {
         routes.on(.get, "/v1/status", permission: .status) { _, context in
             // Only the accounts the caller's rules cover.
             let policy = service.policy.current
-            let visible = service.status().filter { status in
-                guard let peer = context.peer, let id = try? AccountID(validating: status.account) else { return false }
+            func covers(_ account: String) -> Bool {
+                guard let peer = context.peer, let id = try? AccountID(validating: account) else { return false }
                 return policy.allows(peer, .status, account: id)
             }
-            return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, relay: service.relayStatus, accounts: visible))
+            // The relay's per-account lines too: another account's name is not the caller's to see.
+            var relay = service.relayStatus
+            if let behind = relay?.behind { relay?.behind = behind.filter { covers($0.account) }.nilIfEmpty }
+            if let conflicts = relay?.conflicts { relay?.conflicts = conflicts.filter { covers($0.account) }.nilIfEmpty }
+            return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, relay: relay, accounts: service.status().filter { covers($0.account) }))
         }
 
         routes.on(.post, "/v1/accounts", permission: .create) { request, context in
@@ -293,4 +297,9 @@ struct StatusBody: Encodable {
 struct AccountBody: Encodable {
     var state = ContractState.ready
     var account: AccountStatus
+}
+
+extension Array {
+    /// nil for an empty array: a list the answer omits when it has nothing.
+    var nilIfEmpty: [Element]? { isEmpty ? nil : self }
 }

@@ -23,9 +23,30 @@ struct Export: AsyncParsableCommand {
         guard answer.state == "ready", let kit = answer.field("kit").flatMap(Base64.decode) else { return try answer.finish() }
         let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o600)
         guard fd >= 0 else { throw UsageError("cannot create \(path) (it must not exist yet)") }
-        _ = kit.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        // Every byte written and on disk, or no file: a kit cut short by a full disk must never pass for one.
+        if let problem = Self.writeAll(kit, to: fd) {
+            unlink(path)
+            StandardError.print("The recovery kit for \(id) was not written to \(path): \(problem). Nothing was left there; free space and export again.")
+            throw ExitCode(CLIExit.other)
+        }
         StandardError.print("Recovery kit for \(id) written to \(path) (mode 0600). Keep it and its passphrase apart.")
+    }
+
+    /// Writes all of `bytes`, syncs and closes `fd`; answers what failed, or nil.
+    static func writeAll(_ bytes: [UInt8], to fd: Int32) -> String? {
+        var problem: String?
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let wrote = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
+                if wrote < 0 && errno == EINTR { continue }
+                guard wrote > 0 else { problem = String(cString: strerror(wrote < 0 ? errno : EIO)); return }
+                offset += wrote
+            }
+        }
+        if problem == nil, fsync(fd) != 0 { problem = String(cString: strerror(errno)) }
+        if close(fd) != 0, problem == nil { problem = String(cString: strerror(errno)) }
+        return problem
     }
 }
 

@@ -164,6 +164,29 @@ struct HalfDoneTests {
         #expect(try await b.request("GET", "/v1/accounts/joined/keys/current?wait=10")["key"] == keyA)
     }
 
+    @Test("a recovery kit written to a full disk: exit 1, said, and no file left that could pass for a kit")
+    func kitOnFullDisk() async throws {
+        let daemon = try DaemonProcess()
+        let folder = daemon.root + "/kits"
+        let disk = try SmallDisk(at: folder, megabytes: 1)
+        defer { disk.unmount(); daemon.remove() }
+        try await daemon.start()
+        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "kit", "passphrase": "p"]).status == 200)
+        try disk.fill()
+        try "kit passphrase\n".write(toFile: daemon.root + "/kitpass", atomically: true, encoding: .utf8)
+        let kit = folder + "/kit.bin"
+        let result = try await run(DaemonProcess.binaryDirectory + "/keyvault",
+                                   ["export", "--account", "kit", "--recovery-kit", kit, "--kit-passphrase-file", daemon.root + "/kitpass", "--socket", daemon.socket])
+        #expect(result.status == 1, "\(result.err)")
+        #expect(result.err.contains("was not written"), "\(result.err)")
+        #expect(!FileManager.default.fileExists(atPath: kit))
+        disk.makeRoom()
+        let again = try await run(DaemonProcess.binaryDirectory + "/keyvault",
+                                  ["export", "--account", "kit", "--recovery-kit", kit, "--kit-passphrase-file", daemon.root + "/kitpass", "--socket", daemon.socket])
+        #expect(again.status == 0, "\(again.err)")
+        #expect(((try? FileManager.default.attributesOfItem(atPath: kit)[.size] as? Int) ?? 0) > 100)
+    }
+
     @Test("a full disk: wrong passphrases get exactly the answers a healthy disk gives")
     func fullDiskUnlock() async throws {
         let healthy = try DaemonProcess()

@@ -21,7 +21,7 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
         switch self {
         case .unreachable(let socket, let reason):
             return "cannot reach keyvaultd at \(socket) (\(reason)); is it running? "
-                + "(the socket is --socket, else $KEYVAULT_SOCKET, else $XDG_RUNTIME_DIR/keyvaultd.sock)"
+                + "(the socket is --socket, else $KEYVAULT_SOCKET, else $XDG_RUNTIME_DIR/keyvaultd.sock, else ~/.local/state/keyvaultd/keyvaultd.sock)"
         case .wrongPeer(let socket, let expected, let actual):
             return "refusing to talk to \(socket): it is served by uid \(actual), not by uid \(expected) as expected; "
                 + "another user may have taken the daemon's place (nothing was sent). If the daemon runs as uid \(actual) "

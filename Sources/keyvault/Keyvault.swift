@@ -69,7 +69,7 @@ struct UsageError: Error {
 
 /// `--socket`, shared by every subcommand that talks to the daemon.
 struct SocketOptions: ParsableArguments {
-    @Option(help: "The daemon's socket. Default: $KEYVAULT_SOCKET, else $XDG_RUNTIME_DIR/keyvaultd.sock.")
+    @Option(help: "The daemon's socket. Default: $KEYVAULT_SOCKET, else $XDG_RUNTIME_DIR/keyvaultd.sock, else ~/.local/state/keyvaultd/keyvaultd.sock.")
     var socket: String?
 
     var path: String {

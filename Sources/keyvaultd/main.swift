@@ -17,7 +17,7 @@ struct Keyvaultd: AsyncParsableCommand {
             help: "The vault's folder (made 0700). Default: $XDG_DATA_HOME/keyvaultd (or ~/.local/share/keyvaultd), its missing parents made 0700.")
     var dataDirectory: String?
 
-    @Option(help: "The Unix socket to serve on. Default: $XDG_RUNTIME_DIR/keyvaultd.sock.")
+    @Option(help: "The Unix socket to serve on. Default: $XDG_RUNTIME_DIR/keyvaultd.sock, else ~/.local/state/keyvaultd/keyvaultd.sock.")
     var socket: String?
 
     @Option(help: "A policy folder of *.toml files. Default: the built-in policy, the same as the shipped policy/.")

@@ -1,4 +1,5 @@
 import KeyVaultAccount
+import KeyVaultVault
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -44,6 +45,8 @@ package enum SocketFolder {
     package static func prepare(forSocket socketPath: String, group: UInt32?) throws {
         let folder = (socketPath as NSString).deletingLastPathComponent
         let path = folder.isEmpty ? "." : folder
+        // Missing folders above it are made 0700, as the XDG base directory spec asks (`~/.local/state`).
+        try? DataDirectory.makeParents(of: path)
         if mkdir(path, 0o700) == 0 {
             if let group {
                 _ = chown(path, uid_t.max, group)

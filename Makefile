@@ -1,5 +1,5 @@
 # keyvaultd: the two commands that set up a fresh machine are `make demo` and `make test`.
-.PHONY: deps build test demo bench release clean
+.PHONY: deps build test fuzz demo bench release clean
 
 deps:
 	@./scripts/install-deps.sh
@@ -15,15 +15,24 @@ build: deps
 # suites' daemon client recorded (KEYVAULT_API_RECORD, made anew each run), and
 # schemathesis fuzzing a live daemon (scripts/fuzz-api.sh). Last, the release archive
 # (make release) is built and run with the toolchain's folder hidden (scripts/test-release.sh).
+# The libFuzzer targets (Fuzz/) replay their corpora and run briefly (scripts/fuzz.sh replay);
+# a crash fails the test.
 API_RECORD := $(CURDIR)/.build/api-answers.jsonl
 test: deps
 	rm -f "$(API_RECORD)"
 	./scripts/with-test-postgres.sh sh -c 'swift build --build-tests && KEYVAULT_API_RECORD="$(API_RECORD)" swift test --skip-build --no-parallel'
+	./scripts/fuzz.sh replay
 	.build-venv/bin/openapi-spec-validator docs/openapi.yaml
 	.build-venv/bin/python tools/check-openapi "$(API_RECORD)"
 	./scripts/fuzz-api.sh "$$(swift build --show-bin-path)/keyvaultd"
 	./scripts/release.sh
 	./scripts/test-release.sh
+
+# Every libFuzzer target (Fuzz/README.md) for FUZZ_SECONDS each, one after another, on its
+# corpus; crashes are kept in .build-fuzz/artifacts/TARGET/.
+FUZZ_SECONDS ?= 600
+fuzz: deps
+	./scripts/fuzz.sh run $(FUZZ_SECONDS)
 
 demo: build
 	@./scripts/demo.sh

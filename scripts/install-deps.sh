@@ -5,7 +5,9 @@
 # a PostgreSQL server for the PostgreSQL relay tests (scripts/pg-cluster.sh),
 # systemd-analyze (a test verifies dist/keyvaultd.service), socat and a Python
 # venv for the API checks (scripts/fuzz-api.sh), and in .build-venv/ the pinned
-# Python packages of scripts/api-check-requirements.txt.
+# Python packages of scripts/api-check-requirements.txt. The fuzz targets
+# (scripts/fuzz.sh) need nothing more: libFuzzer and AddressSanitizer come with
+# the Swift toolchain, and they link the same libsodium and OpenSSL.
 set -euo pipefail
 need=()
 for pkg in libsodium-dev libssl-dev openssl libsqlite3-dev sqlite3 curl util-linux python3 python3-venv socat; do

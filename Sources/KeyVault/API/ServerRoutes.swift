@@ -33,7 +33,8 @@ enum ServerRoutes {
                 limits: limits,
                 connections: .init(open: counts.open, requestsInProgress: inProgress.current, refusedWaiting: counts.refusedWaiting, refusedTotal: counts.refusedTotal, closedForRoomTotal: counts.evictedTotal,
                                     forbiddenByPolicyTotal: counts.unentitledTotal, maxPerCaller: limiter.perPeerLimit),
-                held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners))
+                held: .init(waitingReads: reads, eventStreams: streams, hubWaiters: hub.waiters, hubListeners: hub.listeners,
+                            accountOwners: service.ownerCount))
         }
         routes.on(.get, "/v1/server", permission: .status) { _, _ in
             try APIResponse.ready(server())
@@ -76,6 +77,9 @@ struct ServerBody: Encodable {
         /// Slots in the waiting hub (each waiting read holds one while it waits).
         var hubWaiters: Int
         var hubListeners: Int
+        /// Owners in the account directory: the accounts held, and names something still needs
+        /// (a job, a waiter, a stream, an exchange, a timer, a prepared identity).
+        var accountOwners: Int
     }
 
     var state = ContractState.ready

@@ -13,11 +13,22 @@ import KeyVaultAccount
 ///
 /// A job's own steps may ask for the same account again (a rotation runs a
 /// relay pass): that runs inline, as part of the job, never queued behind it.
+///
+/// A name used once keeps nothing: the owner of an account this device does not
+/// hold is forgotten as soon as nothing needs it (no job, waiter, listener,
+/// exchange, timer or prepared identity), and prepared identities are bounded,
+/// so a caller naming accounts that do not exist cannot grow memory (issue 32).
 final class AccountOwners: Sendable {
     /// The account whose job the current task is running, if any.
     @TaskLocal static var running: AccountID?
 
+    /// At most this many identities made for a sign-in (`identityNonce`) and not yet
+    /// taken by a creation or enrollment; the oldest is forgotten past it.
+    static let preparedIdentityLimit = 256
+
     private let owners = Mutex<[AccountID: AccountOwner]>([:])
+    /// The accounts with a prepared identity, oldest first.
+    private let prepared = Mutex<[AccountID]>([])
 
     /// The account's owner, made on first use (a creation or enrollment that may not happen yet).
     func owner(_ account: AccountID) -> AccountOwner {
@@ -66,34 +77,91 @@ final class AccountOwners: Sendable {
     /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result.
     func run<T: Sendable>(_ account: AccountID, _ body: () async throws -> T) async throws -> T {
         if Self.running == account { return try await body() }
-        let queue = owner(account).jobs
-        let ticket = queue.take()
+        let (queue, ticket) = line(account)
         await queue.wait(for: ticket)
-        defer { queue.finish(ticket) }
+        defer { done(account, queue, ticket) }
         return try await Self.$running.withValue(account) { try await body() }
     }
 
     func run<T: Sendable>(_ account: AccountID, _ body: () async -> T) async -> T {
         if Self.running == account { return await body() }
-        let queue = owner(account).jobs
-        let ticket = queue.take()
+        let (queue, ticket) = line(account)
         await queue.wait(for: ticket)
-        defer { queue.finish(ticket) }
+        defer { done(account, queue, ticket) }
         return await Self.$running.withValue(account) { await body() }
     }
 
     /// Queues a follow-up: its place is taken now (after every job queued so
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
-        let queue = owner(account).jobs
-        let ticket = queue.take()
+        let (queue, ticket) = line(account)
         // Detached: a task-local "running" from the enqueuing job must not let it run inline.
         Task.detached {
             await queue.wait(for: ticket)
             await Self.$running.withValue(account) { await body() }
-            queue.finish(ticket)
+            self.done(account, queue, ticket)
         }
     }
+
+    /// A place in the account's line, taken under the directory's lock: an owner
+    /// being forgotten cannot hand out a place that its successor would not honour.
+    private func line(_ account: AccountID) -> (JobQueue, UInt64) {
+        owners.withLock { owners in
+            let owner = owners[account] ?? AccountOwner(account)
+            owners[account] = owner
+            return (owner.jobs, owner.jobs.take())
+        }
+    }
+
+    private func done(_ account: AccountID, _ queue: JobQueue, _ ticket: UInt64) {
+        queue.finish(ticket)
+        forgetIfIdle(account)
+    }
+
+    /// Forgets the owner of an account this device does not hold once nothing needs it.
+    func forgetIfIdle(_ account: AccountID) {
+        owners.withLock { owners in
+            guard let owner = owners[account], owner.isIdle else { return }
+            owners[account] = nil
+        }
+    }
+
+    /// Runs `body` on the account's owner (made if needed) under the directory's lock, for
+    /// what registers on it from outside a job (an event stream): it cannot be forgotten meanwhile.
+    func withOwner<T>(_ account: AccountID, _ body: (AccountOwner) -> T) -> T {
+        owners.withLock { owners in
+            let owner = owners[account] ?? AccountOwner(account)
+            owners[account] = owner
+            return body(owner)
+        }
+    }
+
+    /// Keeps `identity` as the one prepared for the account's sign-in (in its job), forgetting
+    /// the oldest other prepared identity past `preparedIdentityLimit`.
+    func prepare(_ account: AccountID, _ identity: DeviceIdentity) {
+        owner(account).preparedIdentity.withLock { $0 = identity }
+        let evicted = prepared.withLock { order -> AccountID? in
+            order.removeAll { $0 == account }
+            order.append(account)
+            return order.count > Self.preparedIdentityLimit ? order.removeFirst() : nil
+        }
+        if let evicted {
+            existing(evicted)?.preparedIdentity.withLock { $0 = nil }
+            forgetIfIdle(evicted)
+        }
+    }
+
+    /// Takes the account's prepared identity, if any.
+    func takePrepared(_ account: AccountID) -> DeviceIdentity? {
+        prepared.withLock { $0.removeAll { $0 == account } }
+        return existing(account)?.preparedIdentity.withLock { prepared in
+            defer { prepared = nil }
+            return prepared
+        }
+    }
+
+    /// How many owners the directory holds (accounts, and names something still needs).
+    var count: Int { owners.withLock { $0.count } }
 }
 
 /// One account's owner: its line of jobs, the state they last published, the
@@ -115,6 +183,12 @@ final class AccountOwner: Sendable {
 
     var state: AccountState? { published.withLock { $0 } }
     var isHeld: Bool { published.withLock { $0 != nil } }
+
+    /// Nothing needs this owner: no account is held, and no job, waiter, listener,
+    /// exchange, timer or prepared identity is on it.
+    var isIdle: Bool {
+        !isHeld && jobs.isIdle && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+    }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is
     /// shared, not copied), so no reader holds the lock while it works.
@@ -160,6 +234,9 @@ final class JobQueue: Sendable {
             if now { continuation.resume() }
         }
     }
+
+    /// No job running or waiting.
+    var isIdle: Bool { state.withLock { $0.serving == $0.next } }
 
     func finish(_ ticket: UInt64) {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in

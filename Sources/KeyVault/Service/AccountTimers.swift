@@ -31,6 +31,9 @@ final class AccountTimers: Sendable {
         replaced?.task.cancel()
     }
 
+    /// No timer set.
+    var isEmpty: Bool { timers.withLock { $0.isEmpty } }
+
     func cancelAll() {
         let all = timers.withLock { timers in
             defer { timers = [:] }

@@ -21,22 +21,15 @@ extension KeyVaultService {
             if let keys = owners.read(id, { ($0.record.signingPublicKey, $0.record.boxPublicKey) }) {
                 return IdentityNonce.of(signing: keys.0, box: keys.1)
             }
-            let identity = owners.owner(id).preparedIdentity.withLock { prepared in
-                if let identity = prepared { return identity }
-                let identity = DeviceIdentity.generate()
-                prepared = identity
-                return identity
-            }
+            let identity = owners.existing(id)?.preparedIdentity.withLock { $0 } ?? DeviceIdentity.generate()
+            owners.prepare(id, identity)
             return IdentityNonce.of(signing: identity.signing.publicKey, box: identity.box.publicKey)
         }
     }
 
     /// The identity prepared for the account's sign-in, or a new one.
     func takeIdentity(for id: AccountID) -> DeviceIdentity {
-        owners.owner(id).preparedIdentity.withLock { prepared in
-            defer { prepared = nil }
-            return prepared
-        } ?? .generate()
+        owners.takePrepared(id) ?? .generate()
     }
 
     /// A relay service binds accounts to a sign-in: without a token there is nothing to present.

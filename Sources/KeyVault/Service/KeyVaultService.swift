@@ -28,6 +28,8 @@ package final class KeyVaultService: Sendable {
     package let hub: WaitingHub
     let relayHealth = Mutex(RelayHealth())
     package var hasRelay: Bool { relay != nil }
+    /// Owners in the account directory (`GET /v1/server`).
+    package var ownerCount: Int { owners.count }
     /// With a relay service: what its requests are signed with, kept in step
     /// with each account's identity (`update`, `install`). nil otherwise.
     let relayCredentials: RelayCredentials?

@@ -68,6 +68,9 @@ final class AccountPairings: Sendable {
         responders.withLock { $0.removeValue(forKey: device)?.state.take() }
     }
 
+    /// No exchange under way.
+    var isEmpty: Bool { initiator.withLock { $0 == nil } && responders.withLock { $0.isEmpty } }
+
     func forgetAll() {
         initiator.withLock { $0 = nil }
         responders.withLock { $0 = [:] }

@@ -63,7 +63,7 @@ package final class WaitingHub: Sendable {
     /// The account's events until the stream is dropped, after those a
     /// resuming stream missed (`Last-Event-ID`; see `EventBacklog`).
     func events(_ account: AccountID, after lastEventID: String?) -> AsyncStream<NumberedEvent> {
-        owners.owner(account).waiters.listen(after: lastEventID)
+        owners.withOwner(account) { $0.waiters.listen(after: lastEventID) }
     }
 }
 
@@ -166,4 +166,7 @@ final class AccountWaiters: Sendable {
     var counts: (waiters: Int, listeners: Int) {
         (slots.withLock { $0.count }, streams.withLock { $0.listeners.count })
     }
+
+    /// No read waits and no stream listens.
+    var isIdle: Bool { counts == (0, 0) }
 }

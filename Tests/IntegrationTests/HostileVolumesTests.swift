@@ -1,5 +1,8 @@
 import Foundation
 import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultRelay
 
 /// Work whose cost a caller chooses (issue 32, item 3): a name used once keeps
 /// nothing, and identities prepared for a sign-in are bounded.
@@ -37,5 +40,43 @@ struct HostileVolumesTests {
         let again = try await daemon.request("POST", "/v1/accounts/app-0/identity-nonce")["nonce"]
         #expect(again != nil && again != first)
         #expect(try await daemon.request("GET", "/v1/accounts/real/keys/current").status == 200)
+    }
+}
+
+extension HostileVolumesTests {
+    @Test("20,000 pairing requests a hostile relay files: at most 64 kept, taken in a page per job, and a lock goes between pages")
+    func floodOfRequests() async throws {
+        let circle = try await Circle(.sqlite)
+        defer { circle.remove() }
+        let a = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "flood", "passphrase": "a passphrase"]).status == 200)
+        let relay = try await circle.store.open()
+        var head = CircleState(account: try AccountID(validating: "flood"))
+        for row in try await relay.all(.log, account: head.account) { try head.apply(LogEntry.decode(row.record.body)) }
+        var batch: [RelayRecord] = []
+        for i in 0..<20_000 {
+            let signing = SigningKey.generate(), box = BoxSecretKey.generate()
+            let device = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "junk \(i)")
+            let request = try PairingRequest.make(account: head.account, device: device, signer: signing, code: "123456",
+                                                  headHash: head.headHash, at: Date()).request
+            batch.append(.request(request))
+            if batch.count == 1_000 {
+                try await relay.publish(batch: batch)
+                batch = []
+            }
+        }
+        await relay.shutdown()
+        // The lock is a job of the account: it waits for one page at most, not for all 20,000 rows.
+        let started = ContinuousClock.now
+        #expect(try await a.request("POST", "/v1/accounts/flood/lock").status == 200)
+        let waited = ContinuousClock.now - started
+        #expect(waited < .seconds(3), "the lock waited \(waited) behind the requests")
+        #expect(try await a.request("POST", "/v1/accounts/flood/unlock", json: ["passphrase": "a passphrase"]).status == 200)
+        try await eventually {
+            let listed = try await a.request("GET", "/v1/accounts/flood/enrollments")
+            guard let count = (listed.object["enrollments"] as? [Any])?.count else { return false }
+            #expect(count <= 64)
+            return count == 64
+        }
     }
 }

@@ -65,6 +65,9 @@ package struct Propagation: EnginePart {
     /// (logged) and the relay can deny those keys, which it always could.
     static let maxKeptShares = 256
 
+    /// Rows read and taken in per job of the account.
+    static let pageSize = 250
+
     /// How many rows of an account may be read past the cursor the vault holds.
     static let cursorWriteInterval = 256
 
@@ -75,18 +78,18 @@ package struct Propagation: EnginePart {
     }
 
     /// One pass over what is new on the relay for one account, after its own
-    /// cursor: one of the account's jobs. Each page is processed
-    /// (what it changes is stored), then the cursor moves on with the records
-    /// kept for the next start, in one vault transaction: a crash between the
-    /// two reads the page again, and reading a record twice changes nothing.
+    /// cursor: a job of the account per page, so the account's other work (a
+    /// lock, an unlock) goes between pages however much a relay files. Each page
+    /// is processed (what it changes is stored), then the cursor moves on with
+    /// the records kept for the next start, in one vault transaction: a crash
+    /// between the two reads the page again, and reading a record twice changes nothing.
     func sync(_ account: AccountID) async {
         guard let relay else { return }
         do {
-            try await owners.run(account) {
-                while true {
-                    guard let cursor = owners.read(account, { $0.relayCursor }) else { return }
-                    let rows = try await relay.rows(account: account, after: cursor, limit: 500)
-                    guard let last = rows.last else { break }
+            while try await owners.run(account, { () async throws -> Bool in
+                    guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
+                    let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
+                    guard let last = rows.last else { return false }
                     var kept: [RelayNote] = []
                     for row in rows {
                         let seenAt = now()
@@ -104,10 +107,10 @@ package struct Propagation: EnginePart {
                         state.relayCursor = max(state.relayCursor, last.cursor)
                         state.rowsSinceStoredCursor = store ? 0 : unstored
                     }
-                }
-                noteRelay(nil)
-                await advanceEnrollments(account)
-            }
+                    return true
+                }) {}
+            noteRelay(nil)
+            await owners.run(account) { await advanceEnrollments(account) }
         } catch let error as RelayError {
             noteRelay(error)
         } catch {

@@ -184,7 +184,24 @@ package struct Enrollment: Sendable {
     package mutating func requestArrived(_ request: PairingRequest, circle: CircleState, me: DeviceID, at now: Date) -> Bool {
         guard keeps(request.device.deviceID, naming: request.headHash, circle: circle, me: me, at: now) else { return false }
         requests[request.device.deviceID] = request
+        boundRequests()
         return true
+    }
+
+    /// Requests kept at once, of both versions: a relay, untrusted, may file as many as it
+    /// likes, so past this the one first seen longest ago is forgotten (the newest, where a
+    /// person pairing now finds theirs, are kept), and taking one in costs the same however
+    /// many came before.
+    package static let maxRequests = 64
+
+    private mutating func boundRequests() {
+        while requests.count + retired.count > Self.maxRequests {
+            let ids = Array(requests.keys) + Array(retired.keys)
+            guard let oldest = ids.min(by: { (firstSeen[$0] ?? .distantPast, $0) < (firstSeen[$1] ?? .distantPast, $1) }) else { return }
+            requests[oldest] = nil
+            retired[oldest] = nil
+            firstSeen[oldest] = nil
+        }
     }
 
     /// A version 1 request read from the relay, kept by the same rules as a version 2 one.
@@ -192,6 +209,7 @@ package struct Enrollment: Sendable {
                                                me: DeviceID, at now: Date) -> Bool {
         guard keeps(device.deviceID, naming: headHash, circle: circle, me: me, at: now) else { return false }
         retired[device.deviceID] = RetiredRequest(device: device, requestedAt: requestedAt)
+        boundRequests()
         return true
     }
 

@@ -11,15 +11,15 @@
 #                                       exits 1 on any crash (make test runs this)
 #   scripts/fuzz.sh merge [T...]        adds to Fuzz/corpus/T/ the inputs a run grew
 #                                       in .build-fuzz/corpus/T/ that add coverage
-#   scripts/fuzz.sh seeds               writes the seed inputs (Fuzz/Seeds/) into Fuzz/corpus/
+#   scripts/fuzz.sh seeds               writes the seed inputs (Fuzz/Seeds/) missing from Fuzz/corpus/
 #   scripts/fuzz.sh list                the targets
 #
 # Not through SwiftPM: each module the targets need is compiled once with
 # `swiftc -sanitize=fuzzer,address` (coverage and AddressSanitizer, nothing
 # rebuilt for the package's dependencies) from the sources as they are:
 # KeyVaultCrypto, KeyVaultProtocol, KeyVaultAccount whole; of KeyVaultVault
-# RecoveryKit.swift; of KeyVault the policy parser, the request-body parsers and
-# HTTPExchange, beside stand-ins (Fuzz/Stubs/) for the few Hummingbird and NIO
+# RecoveryKit.swift; of KeyVault the policy parser, the request-body parsers,
+# HTTPExchange and EventBacklog, beside stand-ins (Fuzz/Stubs/) for the few Hummingbird and NIO
 # types they name. A module is compiled again only when a source of it or of a
 # module it imports changed. Everything lands in .build-fuzz/ (FUZZ_BUILD).
 # Crashes a run finds are in .build-fuzz/artifacts/T/.
@@ -78,7 +78,7 @@ daemon_files=(
     Sources/KeyVault/Policy/Policy.swift Sources/KeyVault/Policy/Permission.swift
     Sources/KeyVault/Policy/PeerCredentials.swift
     Sources/KeyVault/API/SecretBody.swift Sources/KeyVault/API/RequestBodies.swift
-    Sources/KeyVault/API/HTTPExchange.swift
+    Sources/KeyVault/API/HTTPExchange.swift Sources/KeyVault/Sync/EventBacklog.swift
     Fuzz/Stubs/KeyVaultDaemon.swift
 )
 
@@ -211,12 +211,17 @@ seeds() {
     "$bin" Fuzz/corpus Tests/KeyVaultTests/vectors/protocol.json
 }
 
-case ${1:-} in
-    build) build ;;
-    run) shift; run "$@" ;;
-    replay) shift; replay "$@" ;;
-    merge) shift; merge "$@" ;;
-    seeds) seeds ;;
-    list) all_targets ;;
-    *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
-esac
+main() {
+    case ${1:-} in
+        build) build ;;
+        run) shift; run "$@" ;;
+        replay) shift; replay "$@" ;;
+        merge) shift; merge "$@" ;;
+        seeds) seeds ;;
+        list) all_targets ;;
+        *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+    esac
+}
+
+# One line, read whole before it runs: editing this file during a long run cannot change what the run does next.
+main "$@"; exit

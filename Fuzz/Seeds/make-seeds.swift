@@ -1,4 +1,5 @@
-// Writes the seed inputs of every fuzz target into Fuzz/corpus/<target>/seed-*:
+// Writes the seed inputs of every fuzz target into Fuzz/corpus/<target>/seed-*
+// (those missing):
 // valid records cut from the protocol vectors (Tests/KeyVaultTests/vectors/protocol.json)
 // and made with the harnesses' fixed keys, in each harness's input format.
 // Run by `scripts/fuzz.sh seeds`; the files it writes are committed.
@@ -30,6 +31,7 @@ struct MakeSeeds {
         try seeds.policy()
         try seeds.secretBody()
         try seeds.httpExchange()
+        try seeds.lastEventID()
     }
 }
 
@@ -45,7 +47,10 @@ struct Seeds {
         let folder = root.appendingPathComponent(target)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let safe = name.map { $0.isLetter || $0.isNumber ? $0 : "-" }
-        try Data(bytes).write(to: folder.appendingPathComponent("seed-" + String(safe)))
+        let file = folder.appendingPathComponent("seed-" + String(safe))
+        // A seed already there is kept (some hold random bytes: a sealed box's, a kit's salt); delete it to write it again.
+        guard !FileManager.default.fileExists(atPath: file.path) else { return }
+        try Data(bytes).write(to: file)
     }
 
     // MARK: log_entries
@@ -319,5 +324,14 @@ struct Seeds {
         try write("http_exchange", "parse-error", [0, 0, 1 | 16, 3, 4, 6 | 8, 7, 7])
         try write("http_exchange", "deadline", [0, 0, 1 | 16, 2, 5, 6 | 8, 7])
         try write("http_exchange", "refused", [1, 0, 1 | 16, 5, 6, 7])
+    }
+
+    // MARK: last_event_id
+
+    func lastEventID() throws {
+        try write("last_event_id", "recent", [10] + Array("0123456789abcdef-7".utf8))
+        try write("last_event_id", "all-seen", [10] + Array("0123456789abcdef-10".utf8))
+        try write("last_event_id", "dropped", [200] + Array("0123456789abcdef-100".utf8))
+        try write("last_event_id", "other-epoch", [3] + Array("fedcba9876543210-1".utf8))
     }
 }

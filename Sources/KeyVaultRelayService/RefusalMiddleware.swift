@@ -1,5 +1,4 @@
 import Hummingbird
-import KeyVaultRelayStore
 import NIOCore
 import Logging
 import KeyVaultProtocol
@@ -37,7 +36,7 @@ struct RefusalMiddleware: RouterMiddleware {
             return Refusal.tooLarge
         default:
             // The store's own words (PostgreSQL's message and SQLSTATE), never a request's values.
-            logger.error("answered unavailable", metadata: ["error": "\(PostgresRelay.reason(error).prefix(300))"])
+            logger.error("answered unavailable", metadata: ["error": "\(StoreProblem.describe(error).prefix(300))"])
             return Refusal.unavailable
         }
     }

@@ -47,6 +47,12 @@ package struct RelayServer: Sendable {
         package let description: String
     }
 
+    /// The store could not be opened, or an address taken: the settings are well formed, and
+    /// the world did not let them be used (exit 1, not a usage error).
+    package struct RunError: Error, CustomStringConvertible {
+        package let description: String
+    }
+
     package let configuration: Configuration
     package let logger: Logger
     /// This server's own registry: never the process-wide one, so servers side by side keep theirs apart.
@@ -64,7 +70,17 @@ package struct RelayServer: Sendable {
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)
         if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
-        let relay = try await address.openStore(logger: logger)
+        // What an operator reads first: which build, on what, for whom. Never the store's user or password.
+        logger.notice("keyvault-relay starting", metadata: [
+            "version": "\(KeyVaultVersion.string)", "store": "\(Self.storeKind(address))", "storeAt": "\(Self.storeLocation(address))",
+            "issuer": "\(configuration.issuer)", "audience": "\(configuration.audience)",
+        ])
+        let relay: any RelayStore
+        do {
+            relay = try await address.openStore(logger: logger)
+        } catch let error as RelayError {
+            throw RunError(description: StoreProblem.describe(error))
+        }
         let state: any ServiceState
         do {
             switch address {
@@ -74,6 +90,7 @@ package struct RelayServer: Sendable {
             }
         } catch {
             await relay.shutdown()
+            if error is RelayError { throw RunError(description: StoreProblem.describe(error)) }
             throw error
         }
         let handlers = RelayHandlers(relay: relay, state: state, identity: identity, metrics: metrics, logger: logger)
@@ -89,7 +106,7 @@ package struct RelayServer: Sendable {
         router.get("/v1/accounts/:account/records") { request, context in
             try await handlers.read(request, account: try context.parameters.require("account"))
         }
-        let host = configuration.host
+        let host = configuration.host, transport = configuration.tls == nil ? "http" : "https"
         let requestLimit = TimeAmount.nanoseconds(Int64(configuration.requestTimeout.components.seconds) * 1_000_000_000
                                                   + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
         // One ledger for every connection: what bodies still arriving hold, per address and in all.
@@ -100,13 +117,20 @@ package struct RelayServer: Sendable {
             responder: AccessLog(inner: router.buildResponder(), metrics: metrics, logger: logger),
             server: try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
-            onServerRunning: { channel in
+            onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? 0
                 FileHandle.standardOutput.write(Data("listening on \(host):\(port)\n".utf8))
+                logger.notice("listening", metadata: ["address": "\(host):\(port)", "transport": "\(transport)"])
             },
             logger: logger)
-        var services: [any Service] = [app, WakeService(relay: relay, waiters: handlers.waiters)]
-        if let listen = configuration.metricsListen { services.append(MetricsEndpoint.application(listen, metrics: metrics, logger: logger)) }
+        var services: [any Service] = [
+            Listening(inner: app, what: "keyvault-relay", host: host, port: configuration.port),
+            WakeService(relay: relay, waiters: handlers.waiters, logger: logger),
+        ]
+        if let listen = configuration.metricsListen {
+            services.append(Listening(inner: MetricsEndpoint.application(listen, metrics: metrics, logger: logger),
+                                      what: "the metrics listener", host: listen.host, port: listen.port))
+        }
         let group = ServiceGroup(
             services: services,
             gracefulShutdownSignals: [.sigterm, .sigint],
@@ -120,6 +144,24 @@ package struct RelayServer: Sendable {
         }
         await state.shutdown()
         await relay.shutdown()
+        logger.notice("keyvault-relay stopped")
+    }
+
+    private static func storeKind(_ address: RelayAddress) -> String {
+        switch address {
+        case .sqlite: return "sqlite"
+        case .postgres: return "postgres"
+        case .service: return "service"
+        }
+    }
+
+    /// Where the store is, without its credentials: a path, or a server and database.
+    private static func storeLocation(_ address: RelayAddress) -> String {
+        switch address {
+        case .sqlite(let path): return path
+        case .postgres(let postgres): return "\(postgres.host):\(postgres.port)/\(postgres.database)"
+        case .service(let urls): return urls.joined(separator: " ")
+        }
     }
 
     private func loadIdentity() async throws -> IdentityVerifier {
@@ -130,6 +172,10 @@ package struct RelayServer: Sendable {
     private static func tlsConfiguration(_ files: (certificate: String, key: String)) throws -> TLSConfiguration {
         let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
         let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
-        return TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        // Closing a connection waits this long for the peer's close_notify, which an idle client may never
+        // send (NIO's default is 5 s): at SIGTERM every answer is already out, so the wait only delays the stop.
+        configuration.shutdownTimeout = .milliseconds(500)
+        return configuration
     }
 }

@@ -53,8 +53,9 @@ final class Waiters: Sendable {
         for _ in 0..<woken { metrics.pushed(path, after: latency) }
     }
 
-    /// Graceful shutdown: every held read answers now, and none waits after.
-    func drain() { wakeAll(draining: true) }
+    /// Graceful shutdown: every held read answers now, and none waits after. Returns how many it woke.
+    @discardableResult
+    func drain() -> Int { wakeAll(draining: true) }
 
     /// Returns how many held reads it woke.
     @discardableResult

@@ -1,5 +1,6 @@
 import KeyVaultRelay
 import KeyVaultRelayStore
+import Logging
 import ServiceLifecycle
 
 /// Carries the store's wake-ups to the held reads of the accounts they name.
@@ -9,13 +10,15 @@ import ServiceLifecycle
 struct WakeService: Service {
     let relay: any Relay
     let waiters: Waiters
+    let logger: Logger
 
     func run() async throws {
         let wakeups = relay.wakeups()
         try await withGracefulShutdownHandler {
             for try await change in wakeups.cancelOnGracefulShutdown() { waiters.storeChanged(change, path: .store) }
         } onGracefulShutdown: {
-            waiters.drain()
+            let answered = waiters.drain()
+            logger.notice("keyvault-relay stopping", metadata: ["heldReadsAnswered": "\(answered)"])
         }
     }
 }

@@ -62,8 +62,12 @@ extension EnginePart {
         try service.requireIdentityToken(token, for: what)
     }
 
-    func takeIdentity(for id: AccountID) -> DeviceIdentity {
-        service.takeIdentity(for: id)
+    func preparedIdentity(for id: AccountID) -> DeviceIdentity {
+        service.preparedIdentity(for: id)
+    }
+
+    func spendIdentity(for id: AccountID) {
+        service.spendIdentity(for: id)
     }
 
     func signRelayRequests(_ id: AccountID, as identity: DeviceIdentity?) {

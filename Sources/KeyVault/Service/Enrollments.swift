@@ -62,7 +62,7 @@ package struct Enrollments: EnginePart {
             try requireIdentityToken(identityToken, for: "enrolling")
             // A relay service shows the circle only to a candidate: this device's identity, with the
             // person's sign-in, becomes one when it first reads (and the token is dropped after).
-            let identity = relayCredentials != nil ? takeIdentity(for: id) : DeviceIdentity.generate()
+            let identity = relayCredentials != nil ? preparedIdentity(for: id) : DeviceIdentity.generate()
             var installed = false
             signRelayRequests(id, as: identity)
             relayCredentials?.present(identityToken: identityToken, for: id)
@@ -107,6 +107,7 @@ package struct Enrollments: EnginePart {
             pairings.keep(started.takeInitiator(), for: id)
             install(id, state)
             installed = true
+            spendIdentity(for: id)
             await publishQueued(id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: code, since: request.requestedDate)

@@ -27,9 +27,18 @@ extension KeyVaultService {
         }
     }
 
-    /// The identity prepared for the account's sign-in, or a new one.
-    func takeIdentity(for id: AccountID) -> DeviceIdentity {
-        owners.takePrepared(id) ?? .generate()
+    /// The identity prepared for the account's sign-in, or a new one, for a creation or
+    /// enrollment to use. A prepared one stays prepared until one succeeds (`spendIdentity`):
+    /// a token refused, or a relay away, leaves the nonce as it was, so a token made for it
+    /// again is taken.
+    func preparedIdentity(for id: AccountID) -> DeviceIdentity {
+        owners.existing(id)?.preparedIdentity.withLock { $0 } ?? .generate()
+    }
+
+    /// The account now holds the prepared identity: a later creation or enrollment (after a
+    /// delete) makes a new one.
+    func spendIdentity(for id: AccountID) {
+        _ = owners.takePrepared(id)
     }
 
     /// A relay service binds accounts to a sign-in: without a token there is nothing to present.

@@ -182,7 +182,7 @@ package final class KeyVaultService: Sendable {
             let salt = Random.bytes(KDFParameters.saltByteCount)
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             let created = now()
-            let identity = founding ? takeIdentity(for: id) : DeviceIdentity.generate()
+            let identity = founding ? preparedIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()
             var keys = restoring ?? [RecoveryKit.KeptKey(number: 1, keyID: KeyID(of: generated), createdAt: created, key: generated)]
@@ -254,6 +254,7 @@ package final class KeyVaultService: Sendable {
                     try await abandonFounding(id, because: "the relay did not take its genesis")
                     throw RelayError.unreachable(relayStatus?.problem ?? "no answer")
                 }
+                spendIdentity(for: id)
             }
             if rejoining != nil {
                 // Stored here first: if the relay does not take it now, it goes out at the next publish or start.

@@ -8,11 +8,13 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
     case untrustedPath(socket: String, reason: String)
     /// The daemon's answer is not one this client understands.
     case malformedAnswer(String)
+    /// `$KEYVAULT_DAEMON_UID` names no uid or user: nothing was sent.
+    case unknownDaemonUser(String)
 
     /// The socket's peer or path was refused: trying again meets the same socket.
     var refusesThePeer: Bool {
         switch self {
-        case .wrongPeer, .untrustedPath: return true
+        case .wrongPeer, .untrustedPath, .unknownDaemonUser: return true
         case .unreachable, .malformedAnswer: return false
         }
     }
@@ -30,6 +32,8 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
             return "refusing to talk to \(socket): \(reason), so another user could put their own socket there (nothing was sent)"
         case .malformedAnswer(let what):
             return "the daemon's answer is not understood: \(what)"
+        case .unknownDaemonUser(let text):
+            return "$KEYVAULT_DAEMON_UID must be a uid or a user name; there is no user '\(text.prefix(64))' (nothing was sent)"
         }
     }
 }

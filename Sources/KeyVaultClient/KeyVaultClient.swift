@@ -15,7 +15,7 @@ public struct KeyVaultClient: Sendable {
         public var socketPath: String
         public var daemonUID: DaemonUID
 
-        public init(socketPath: String = DaemonSocket.clientPath, daemonUID: DaemonUID = .ownOrSocketOwner) {
+        public init(socketPath: String = DaemonSocket.clientPath, daemonUID: DaemonUID = .configured) {
             self.socketPath = socketPath
             self.daemonUID = daemonUID
         }
@@ -27,7 +27,7 @@ public struct KeyVaultClient: Sendable {
         self.configuration = configuration
     }
 
-    public init(socketPath: String, daemonUID: DaemonUID = .ownOrSocketOwner) {
+    public init(socketPath: String, daemonUID: DaemonUID = .configured) {
         self.init(Configuration(socketPath: socketPath, daemonUID: daemonUID))
     }
 

@@ -27,7 +27,7 @@ enum SocketTrust {
 
         let own = geteuid(), owner = socketInfo.st_uid
         let expected: UInt32
-        switch daemonUID {
+        switch try daemonUID.resolved() {
         case .own: expected = own
         case .uid(let uid): expected = uid
         case .ownOrSocketOwner:
@@ -36,6 +36,8 @@ enum SocketTrust {
             // and no folder above the socket is writable by others.
             let unlinked = linkFree(path)
             expected = owner != own && unlinked && placedByOwnerOrRoot(resolved, owner: owner) ? owner : own
+        case .configured:
+            preconditionFailure("resolved above")
         }
         guard owner == expected else { throw .wrongPeer(socket: path, expected: expected, actual: owner) }
         try folders(above: resolved, trusted: expected, socket: path)

@@ -64,6 +64,93 @@ struct ClientLibraryTests {
         #expect(key.bytes.withUnsafeBytes { Array($0) } == aKey.bytes.withUnsafeBytes { Array($0) })
     }
 
+    @Test("readyKey fits a daemon whose max_wait_seconds is under its hold: the ready key, and a pending one once it lands")
+    func readyKeyWithinTheDaemonsLimit() async throws {
+        let policy = DaemonProcess.testPolicy + "\n[limits]\nmax_wait_seconds = 5\n"
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device(policy: policy)
+        let b = try await circle.device(policy: policy)
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "brief", "passphrase": "pa"])
+        // The default hold (30 s) is over the limit; the key is ready all the same.
+        let key = try await a.client.readyKey("brief")
+        #expect(key.generation == 1)
+
+        let enrollment = try await b.client.enroll("brief", passphrase: "pb", deviceName: "b")
+        let waiting = Task { try await b.client.readyKey("brief") }
+        try await eventually { try await AccountStreamTests.enrollments(a, "brief").contains(enrollment.deviceID.hex) }
+        #expect(try await a.request("POST", "/v1/accounts/brief/enrollments/\(enrollment.deviceID.hex)/approve",
+                                    json: ["pairingCode": enrollment.pairingCode]).status == 200)
+        #expect(try await waiting.value.keyID == key.keyID)
+    }
+
+    @Test("enroll answers the device ID and pairing code; the enrolling device's pending key read carries the code, and approving with it works")
+    func enrollAndItsCode() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "coded", "passphrase": "pa"])
+        let enrollment = try await b.client.enroll("coded", passphrase: "pb", deviceName: "phone")
+        #expect(enrollment.pairingCode.count == 6 && enrollment.pairingCode.allSatisfy(\.isNumber))
+        #expect(enrollment.since != nil)
+
+        // What a sync engine that did not enroll sees: the code, on the pending read (held, or not).
+        guard case .pending(let pending) = try await b.client.key("coded") else { Issue.record("B's key was not pending"); return }
+        #expect(pending.reason == .awaitingApproval)
+        let code = try #require(pending.pairingCode, "the pending read has no pairing code")
+        #expect(code == enrollment.pairingCode)
+        let raw = try await b.request("GET", "/v1/accounts/coded/keys/current?wait=1")
+        #expect(raw.state == "pending" && raw["pairingCode"] == enrollment.pairingCode, "\(raw.raw.text)")
+        // Asking again while the exchange waits answers the same code.
+        #expect(try await b.client.enroll("coded", passphrase: "pb", deviceName: "phone") == enrollment)
+
+        // An account the relay does not know is a refusal, thrown.
+        await #expect(throws: Refusal.self) { _ = try await b.client.enroll("nobody-here", passphrase: "pb", deviceName: "phone") }
+
+        let waiting = Task { try await b.client.readyKey("coded", heldFor: .seconds(5)) }
+        try await eventually { try await AccountStreamTests.enrollments(a, "coded").contains(enrollment.deviceID.hex) }
+        #expect(try await a.request("POST", "/v1/accounts/coded/enrollments/\(enrollment.deviceID.hex)/approve",
+                                    json: ["pairingCode": code]).status == 200)
+        #expect(try await waiting.value.generation == 1)
+        guard case .ready = try await b.client.key("coded") else { Issue.record("B's key was not ready once approved"); return }
+    }
+
+    @Test("the library reads $KEYVAULT_DAEMON_UID as the CLI does: a daemon of that uid in /tmp is talked to, and refused without it",
+          .enabled(if: geteuid() == 0, "running a listener as another uid needs root"))
+    func daemonUIDFromTheEnvironment() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        chmod(daemon.root, 0o755)
+        let folder = daemon.root + "/nobody"
+        #expect(mkdir(folder, 0o755) == 0)
+        #expect(chown(folder, 65534, 65534) == 0)
+        let socket = folder + "/kv.sock", heard = folder + "/heard"
+        _ = FileManager.default.createFile(atPath: heard, contents: nil)
+        #expect(chown(heard, 65534, 65534) == 0)
+        let listener = try RedTeamTests.asNobody(Self.countingListener, [socket, heard], stdout: daemon.root + "/out", stderr: daemon.root + "/err")
+        defer { listener.killAndReap() }
+        try await eventually { FileManager.default.fileExists(atPath: socket) }
+
+        // An app (the example engine) with the library's defaults: under /tmp, only its own uid is expected.
+        let engine = ExampleSyncEngineTests.binary
+        let arguments = ["--account", "uid", "--store", daemon.root + "/records", "--stop-file", daemon.root + "/stop", "--socket", socket]
+        let quiet = ["SWIFT_BACKTRACE": "enable=no"]  // the engine ends on the error it is given: no backtrace
+        let refused = try await run(engine, arguments, environment: quiet)
+        #expect(refused.err.contains("refusing to talk to \(socket)"), "\(refused.err)")
+        #expect(refused.err.contains("$KEYVAULT_DAEMON_UID"), "\(refused.err)")
+        // Named in the variable, the daemon's uid is talked to (its answer, a health check's, is not a key).
+        let trusted = try await run(engine, arguments, environment: quiet.merging(["KEYVAULT_DAEMON_UID": "65534"]) { $1 })
+        #expect(!trusted.err.contains("refusing to talk"), "\(trusted.err)")
+        #expect(trusted.err.contains("not understood"), "\(trusted.err)")
+        // A name that is no user is refused before anything is sent.
+        let unknown = try await run(engine, arguments, environment: quiet.merging(["KEYVAULT_DAEMON_UID": "no-such-user-here"]) { $1 })
+        #expect(unknown.err.contains("$KEYVAULT_DAEMON_UID must be a uid or a user name"), "\(unknown.err)")
+        listener.signal(SIGTERM)
+        _ = await listener.wait()
+        #expect(Int(try String(contentsOfFile: heard, encoding: .utf8)) ?? 0 > 0, "the listener was never asked")
+    }
+
     @Test("seal and open in a batch; the wrong aad is refused as invalid and opens nothing")
     func sealAndOpen() async throws {
         let daemon = try DaemonProcess()

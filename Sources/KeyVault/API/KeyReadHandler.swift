@@ -66,7 +66,8 @@ struct KeyReadHandler: Sendable {
             if let token { service.hub.disarm(account, token) }
             if case .forbidden(let refusal)? = held?.end { throw refusal }
             if case .pending(let reason, let since) = availability {
-                return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since), retryAfter: PendingBody.retrySeconds)
+                return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since, pairingCode: read.pairingCode),
+                                            retryAfter: PendingBody.retrySeconds)
             }
             return try render(availability, context, account)
         }
@@ -107,7 +108,15 @@ struct PendingBody: Encodable {
     var state = ContractState.pending
     var reason: String
     var since: Date
+    /// `awaiting-approval` with the code this device shows; left out when there is none.
+    var pairingCode: String?
     var retryAfter = PendingBody.retrySeconds
+
+    init(reason: String, since: Date, pairingCode: String? = nil) {
+        self.reason = reason
+        self.since = since
+        self.pairingCode = pairingCode
+    }
 }
 
 /// The `ready` answer for a key. Rendered by hand, on the hot path: every

@@ -21,6 +21,9 @@ package struct ReadModel: Equatable {
 package struct KeyRead {
     package var availability: KeyAvailability
     package var waits: Bool
+    /// On a device waiting to be approved, the code it shows (in memory only, so none after a
+    /// restart): an app reading its key tells the person what to type on a trusted device.
+    package var pairingCode: String? = nil
 }
 
 extension AccountState {
@@ -38,6 +41,7 @@ extension AccountState {
     package func read(_ selector: KeySelector, withRelay: Bool) -> KeyRead {
         let availability = availability(of: selector)
         switch availability {
+        case .pending(.awaitingApproval, _): return KeyRead(availability: availability, waits: true, pairingCode: enrollment.pairingCode)
         case .pending: return KeyRead(availability: availability, waits: true)
         case .unknown: return KeyRead(availability: availability, waits: withRelay)
         case .ready, .locked, .revoked, .destroyed: return KeyRead(availability: availability, waits: false)

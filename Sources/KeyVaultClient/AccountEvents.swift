@@ -8,7 +8,13 @@ public struct AccountEvent: Sendable, Equatable {
     /// The stream's id for it: what a stream resumed later starts after.
     public var id: String?
     public var name: String
+    /// Every field as text (a generation's number too: "2").
     public var fields: [String: String]
+    /// The fields that are numbers on the wire, as numbers (`generation`).
+    public var numbers: [String: Int] = [:]
+
+    /// The generation a `key-ready` or `rotated` event names.
+    public var generation: Int? { numbers["generation"] }
 }
 
 /// An account's events as they happen, for as long as the caller iterates.
@@ -65,12 +71,12 @@ public struct AccountEvents: AsyncSequence, Sendable {
                 var parser = ServerSentEventParser()
                 reading: for try await chunk in response.body {
                     for event in try parser.feed(chunk.readableBytesView) {
-                        let fields = Self.fields(event.data)
+                        let (fields, numbers) = Self.fields(event.data)
                         if event.name == "forbidden" {
                             throw Refusal(state: .forbidden, message: fields["error"] ?? "the policy no longer allows following this account", retryAfter: nil)
                         }
                         // The caller is behind: this connection is left, and the next resumes after the last event taken.
-                        guard yield(AccountEvent(id: event.id, name: event.name, fields: fields)) else { break reading }
+                        guard yield(AccountEvent(id: event.id, name: event.name, fields: fields, numbers: numbers)) else { break reading }
                         if let id = event.id { last = id }
                     }
                 }
@@ -90,9 +96,43 @@ public struct AccountEvents: AsyncSequence, Sendable {
         }
     }
 
-    /// `data:` is one JSON object; its values are given as text (a generation's number too).
-    private static func fields(_ data: String) -> [String: String] {
-        guard let object = try? JSONSerialization.jsonObject(with: Data(data.utf8)) as? [String: Any] else { return [:] }
-        return object.compactMapValues { $0 as? String ?? ($0 as? NSNumber)?.stringValue }
+    /// `data:` is one JSON object: every value as text, and the whole numbers among them as numbers too.
+    private static func fields(_ data: String) -> (text: [String: String], numbers: [String: Int]) {
+        guard let object = try? JSONDecoder().decode([String: EventValue].self, from: Data(data.utf8)) else { return ([:], [:]) }
+        return (object.compactMapValues(\.text), object.compactMapValues(\.number))
+    }
+}
+
+/// One value of an event's `data:` object, by its JSON type (not through NSNumber, which
+/// may read `true` as 1): only a whole number is a number.
+private enum EventValue: Decodable {
+    case text(String)
+    case number(Int)
+    case other(String?)
+
+    init(from decoder: any Decoder) throws {
+        let value = try decoder.singleValueContainer()
+        if let text = try? value.decode(String.self) {
+            self = .text(text)
+        } else if let number = try? value.decode(Int.self) {
+            self = .number(number)
+        } else if let flag = try? value.decode(Bool.self) {
+            self = .other(String(flag))
+        } else {
+            self = .other((try? value.decode(Double.self)).map { String($0) })
+        }
+    }
+
+    var text: String? {
+        switch self {
+        case .text(let text): return text
+        case .number(let number): return String(number)
+        case .other(let text): return text
+        }
+    }
+
+    var number: Int? {
+        if case .number(let number) = self { return number }
+        return nil
     }
 }

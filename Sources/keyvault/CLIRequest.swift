@@ -18,7 +18,7 @@ struct CLIRequest {
         let body = try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
         do {
             let result = try await client().send(method, path, body: body, headers: headers, timeout: timeout)
-            return CLIAnswer(result: result)
+            return CLIAnswer(result: result, path: path)
         } catch let error as KeyVaultClientError {
             throw Self.exit(error)
         }
@@ -44,6 +44,13 @@ enum CLIExit {
     static let unreachable: Int32 = 2
     static let usage: Int32 = 64
     static let pending: Int32 = 75
+    /// A script's one refusal that a person cures without changing the request: unlock, then ask again.
+    static let locked: Int32 = 77
+
+    /// The status for a refusal's state.
+    static func refused(_ state: String) -> Int32 {
+        state == "locked" ? locked : other
+    }
 }
 
 extension CLIRequest {
@@ -61,15 +68,27 @@ extension CLIRequest {
 
 struct CLIAnswer {
     let result: DaemonResponse
-    let object: [String: Any]
+    private(set) var object: [String: Any]
+    /// The account the request named, for sentences that say what to run next.
+    let account: String?
 
-    init(result: DaemonResponse) {
+    init(result: DaemonResponse, path: String = "") {
         self.result = result
         self.object = (try? JSONSerialization.jsonObject(with: Data(result.body))) as? [String: Any] ?? [:]
+        // `/v1/accounts/{account}/…`: a valid account ID needs no decoding.
+        let parts = path.split(separator: "?").first?.split(separator: "/") ?? []
+        account = parts.count >= 3 && parts[0] == "v1" && parts[1] == "accounts" ? String(parts[2]) : nil
     }
 
     var state: String { object["state"] as? String ?? "error" }
     func field(_ name: String) -> String? { object[name] as? String }
+
+    /// The same answer with the daemon's sentence said in the CLI's words (its options, not the API's fields).
+    func saying(_ error: String) -> CLIAnswer {
+        var answer = self
+        answer.object["error"] = error
+        return answer
+    }
 
     /// Prints the answer and exits by its state.
     func finish() throws {
@@ -82,14 +101,18 @@ struct CLIAnswer {
         try exitByState()
     }
 
-    /// 0 for `ready`, 75 for `pending`, else 1 with the daemon's sentence on standard error.
+    /// 0 for `ready`, 75 for `pending`, 77 for `locked`, else 1; the daemon's sentence on standard error.
     func exitByState() throws {
         switch state {
         case "ready": return
         case "pending": throw ExitCode(CLIExit.pending)
+        case "locked":
+            let unlock = "keyvault unlock --account " + (account ?? "ACCOUNT")
+            StandardError.print("keyvault: locked: \(field("error") ?? "the account is locked"); run: \(unlock)")
+            throw ExitCode(CLIExit.locked)
         default:
             StandardError.print("keyvault: \(state): \(field("error") ?? "HTTP \(result.status)")")
-            throw ExitCode(CLIExit.other)
+            throw ExitCode(CLIExit.refused(state))
         }
     }
 }

@@ -78,7 +78,9 @@ struct Events: AsyncParsableCommand {
         var seen = 0
         do {
             for try await event in client.events(id, lastEventID: lastEventID) {
-                var object: [String: Any] = ["event": event.name, "fields": event.fields]
+                // As the wire has them: a generation is a number.
+                let fields = event.fields.mapValues { $0 as Any }.merging(event.numbers.mapValues { $0 as Any }) { _, number in number }
+                var object: [String: Any] = ["event": event.name, "fields": fields]
                 if let id = event.id { object["id"] = id }
                 // Written at once, not buffered: a script reads each event as it happens.
                 var line = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
@@ -89,7 +91,7 @@ struct Events: AsyncParsableCommand {
             }
         } catch let refusal as Refusal {
             StandardError.print("keyvault: \(refusal)")
-            throw ExitCode(CLIExit.other)
+            throw ExitCode(CLIExit.refused(refusal.state.rawValue))
         } catch let error as KeyVaultClientError {
             throw CLIRequest.exit(error)
         }

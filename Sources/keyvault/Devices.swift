@@ -20,7 +20,8 @@ struct Enroll: AsyncParsableCommand {
         let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "Passphrase for \(id) on this device: ", confirm: true)
         var body = ["passphrase": passphrase, "deviceName": deviceName]
         if let token = try identity.read() { body["identityToken"] = token }
-        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enroll", json: body)
+        let answer = identity.explain(try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/enroll", json: body),
+                                      account: id, doing: "enrolling")
         if let code = answer.field("pairingCode") {
             StandardError.print("""
                 Pairing code: \(code.prefix(3)) \(code.suffix(3))

@@ -13,8 +13,9 @@ struct Keyvault: AsyncParsableCommand {
             Answers print as JSON on standard output; the daemon's sentence for anything but `ready` \
             goes to standard error.
             Exit status: 0 ready; 75 pending (the key is not here yet: wait and ask again); \
+            77 locked (run keyvault unlock, then ask again); \
             2 the daemon cannot be reached (not running, or the wrong socket); 64 a usage error; \
-            1 anything else (locked, unknown, revoked, forbidden, a refused peer…).
+            1 anything else (unknown, revoked, forbidden, a refused peer…).
             Passphrases are read without echo from the terminal, or from --passphrase-file, \
             or from standard input; never from the command line.
             --socket PATH may come before the subcommand (keyvault --socket PATH key get …) or after it.
@@ -89,6 +90,14 @@ struct IdentityTokenOption: ParsableArguments {
     @Option(name: .customLong("identity-token-file"),
             help: "A file holding the OpenID Connect ID token of the sign-in (its nonce: `keyvault account identity-nonce`); needed with a relay service.")
     var identityTokenFile: String?
+
+    /// Without a token, a relay service's refusal names the API's field: said here with this option.
+    func explain(_ answer: CLIAnswer, account: String, doing what: String) -> CLIAnswer {
+        guard identityTokenFile == nil, answer.state == "denied", answer.field("error")?.contains("identityToken") == true else { return answer }
+        return answer.saying("this daemon's relay is a relay service, so \(what) needs the person's sign-in: "
+            + "sign in with the nonce `keyvault account identity-nonce --account \(account)` prints, "
+            + "and give the ID token with --identity-token-file FILE")
+    }
 
     func read() throws -> String? {
         guard let path = identityTokenFile else { return nil }
@@ -166,7 +175,8 @@ struct AccountCommand: AsyncParsableCommand {
             if let token = try identity.read() { body["identityToken"] = token }
             if let accessibility { body["accessibility"] = accessibility }
             if let deviceName { body["deviceName"] = deviceName }
-            try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts", json: body).finish()
+            let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts", json: body)
+            try identity.explain(answer, account: id, doing: "creating an account").finish()
         }
     }
 }

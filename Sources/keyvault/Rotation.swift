@@ -77,6 +77,8 @@ struct Drill: AsyncParsableCommand {
                 let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
                 print(String(decoding: data, as: UTF8.self))
             } else {
+                // The drill made a real rotation: say which key it made, before whose acknowledgements.
+                print("generation \(generation), key ID \(keyID.hex): announced to every trusted device, current once all hold it")
                 print(DrillRow.table(rows))
             }
             if !missed.isEmpty {

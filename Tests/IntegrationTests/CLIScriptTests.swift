@@ -6,12 +6,15 @@ import Testing
 struct CLIScriptTests {
     static let cli = DaemonProcess.binaryDirectory + "/keyvault"
 
-    @Test("the exit statuses are documented in --help: 0 ready, 75 pending, 2 unreachable, 64 usage, 1 other")
+    @Test("the exit statuses are documented in --help and the README: 0 ready, 75 pending, 77 locked, 2 unreachable, 64 usage, 1 other")
     func exitCodesDocumented() async throws {
         let help = try await run(Self.cli, ["--help"])
         #expect(help.status == 0)
         let text = help.out.replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "  ", with: " ")
-        for needle in ["0 ready", "75 pending", "2 the daemon cannot be reached", "64 a usage error", "1 anything else"] {
+        let readme = try String(contentsOfFile: SystemdUnitTests.repository + "/README.md", encoding: .utf8)
+            .replacingOccurrences(of: "\n", with: " ")
+        #expect(readme.contains("77 `locked`"), "the README's exit statuses do not name 77 for locked")
+        for needle in ["0 ready", "75 pending", "77 locked", "2 the daemon cannot be reached", "64 a usage error", "1 anything else"] {
             #expect(text.contains(needle), "--help does not say '\(needle)'")
         }
     }
@@ -52,7 +55,7 @@ struct CLIScriptTests {
         #expect(!result.err.contains("Missing value"))
     }
 
-    @Test("--raw prints nothing on standard output unless the key is ready: locked is 1, pending is 75, each with a sentence on standard error")
+    @Test("--raw prints nothing on standard output unless the key is ready: locked is 77, pending is 75, each with a sentence on standard error")
     func rawOnlyWhenReady() async throws {
         let circle = try await Circle()
         defer { circle.remove() }
@@ -61,9 +64,10 @@ struct CLIScriptTests {
         _ = try await a.request("POST", "/v1/accounts", json: ["user": "raw", "passphrase": "pa"])
         _ = try await a.request("POST", "/v1/accounts/raw/lock")
         let locked = try await run(Self.cli, ["key", "get", "-a", "raw", "--raw", "hex", "--socket", a.socket])
-        #expect(locked.status == 1)
+        #expect(locked.status == 77)
         #expect(locked.out.isEmpty, "a locked key printed: \(locked.out)")
         #expect(locked.err.contains("locked"))
+        #expect(locked.err.contains("keyvault unlock --account raw"), "\(locked.err)")
 
         _ = try await b.request("POST", "/v1/accounts/raw/enroll", json: ["passphrase": "pb", "deviceName": "b"])
         let pending = try await run(Self.cli, ["key", "get", "-a", "raw", "--raw", "base64", "--socket", b.socket])
@@ -121,6 +125,54 @@ struct CLIScriptTests {
         let line = try #require(try JSONSerialization.jsonObject(with: Data(String(contentsOfFile: out, encoding: .utf8).utf8)) as? [String: Any])
         #expect(line["event"] as? String == "locked")
         #expect((line["id"] as? String)?.contains("-") == true)
+
+        // A rotation's event prints its generation as the wire has it: a number, not text.
+        let rotatedOut = daemon.root + "/rotated.out"
+        _ = try await daemon.request("POST", "/v1/accounts/ev/unlock", json: ["passphrase": "pw"])
+        let rotations = try ChildProcess(Self.cli, ["events", "-a", "ev", "--count", "1", "--socket", daemon.socket],
+                                         stdoutPath: rotatedOut, stderrPath: daemon.root + "/rotated.err")
+        defer { rotations.killAndReap() }
+        try await eventually {
+            _ = try await daemon.request("POST", "/v1/accounts/ev/rotate", json: ["promote": "now"])
+            return rotations.poll() != nil
+        }
+        let text = try String(contentsOfFile: rotatedOut, encoding: .utf8)
+        let event = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
+        let fields = try #require(event["fields"] as? [String: Any], "\(text)")
+        #expect(text.contains(#""generation":"#) && !text.contains(#""generation":""#), "\(text)")
+        #expect(fields["generation"] as? Int != nil, "\(text)")
+        #expect(fields["keyId"] as? String != nil, "\(text)")
+    }
+
+    @Test("a locked account: exit 77, and the sentence says to run keyvault unlock")
+    func lockedHasItsOwnStatus() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        _ = try await daemon.request("POST", "/v1/accounts", json: ["user": "shut", "passphrase": "pw"])
+        _ = try await daemon.request("POST", "/v1/accounts/shut/lock")
+        for command in [["key", "get"], ["rotate"], ["drill", "rotate"]] {
+            let said = try await run(Self.cli, command + ["-a", "shut", "--socket", daemon.socket])
+            #expect(said.status == 77, "\(command): \(said.err)")
+            #expect(said.err.contains("keyvault: locked: "), "\(said.err)")
+            #expect(said.err.contains("run: keyvault unlock --account shut"), "\(said.err)")
+        }
+        // Not every refusal is locked: an unknown account is still 1.
+        #expect(try await run(Self.cli, ["key", "get", "-a", "nobody", "--socket", daemon.socket]).status == 1)
+    }
+
+    @Test("a drill says which generation and key it made and announced")
+    func drillNamesItsGeneration() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "named", "passphrase": "pa"])
+        _ = try await a.request("GET", "/v1/accounts/named/keys/current?wait=10")
+        let drill = try await run(Self.cli, ["drill", "rotate", "-a", "named", "--deadline", "20s", "--socket", a.socket])
+        #expect(drill.status == 0, "\(drill.err)")
+        let current = try await a.request("GET", "/v1/accounts/named/keys/2?wait=10")
+        let keyID = try #require(current["keyId"], "\(current.raw.text)")
+        #expect(drill.out.contains("generation 2, key ID \(keyID)"), "\(drill.out)")
     }
 
     @Test("a drill with a device down, its standard error not a terminal, prints no progress lines")

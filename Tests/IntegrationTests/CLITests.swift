@@ -32,7 +32,7 @@ struct CLITests {
 
         #expect(try await run(cli, ["lock", "--account", "cli"], environment: env).status == 0)
         let locked = try await run(cli, ["key", "get", "--account", "cli", "--socket", daemon.socket])
-        #expect(locked.status == 1)
+        #expect(locked.status == 77)
         #expect(locked.err.contains("locked"))
 
         let file = daemon.root + "/pass.txt"

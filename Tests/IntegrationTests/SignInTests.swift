@@ -29,4 +29,23 @@ struct SignInTests {
             #expect(try await daemon.request("POST", "/v1/accounts/nina/identity-nonce")["nonce"] == nonce)
         }
     }
+
+    @Test("the CLI without --identity-token-file names its own options, not the API's field")
+    func cliNamesItsOptions() async throws {
+        try await RelayServiceFixture.with(.sqlite) { f in
+            let daemon = try DaemonProcess(relay: f.a.base)
+            defer { daemon.remove() }
+            try await daemon.start()
+            let cli = DaemonProcess.binaryDirectory + "/keyvault"
+            let passphrase = daemon.root + "/passphrase"
+            try "pw\n".write(toFile: passphrase, atomically: true, encoding: .utf8)
+            for command in [["account", "create"], ["enroll", "--device-name", "phone"]] {
+                let said = try await run(cli, command + ["-a", "olaf", "--passphrase-file", passphrase, "--socket", daemon.socket])
+                #expect(said.status == 1, "\(said.err)")
+                #expect(said.err.contains("--identity-token-file FILE"), "\(said.err)")
+                #expect(said.err.contains("keyvault account identity-nonce --account olaf"), "\(said.err)")
+                #expect(!(said.out + said.err).contains("identityToken"), "\(said.out) \(said.err)")
+            }
+        }
+    }
 }

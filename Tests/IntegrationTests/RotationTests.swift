@@ -239,6 +239,11 @@ struct RotationTests {
         let wrong = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", circle.root + "/wrong", "--passphrase-file", newPass, "--socket", fresh.socket])
         #expect(wrong.status == 1)
         #expect(wrong.err.contains("denied"))
+        // A wrong kit passphrase backs off, as an unlock does: the next guess at once is throttled, with no KDF work.
+        let again = try await fresh.request("POST", "/v1/accounts/import", json: [
+            "kit": Data(try Data(contentsOf: URL(fileURLWithPath: kitFile))).base64EncodedString(), "kitPassphrase": "not the kit passphrase", "passphrase": "p"])
+        #expect(again.state == "throttled", "\(again.object)")
+        #expect(again.raw.header("Retry-After") != nil)
         // A kit whose cost is out of Argon2id's range, or below the policy's, is refused before any KDF work.
         let original = [UInt8](try Data(contentsOf: URL(fileURLWithPath: kitFile)))
         // field(header) = len || field(label) || field(account) || field(u64 passes) || field(u64 memory) || field(salt)
@@ -257,7 +262,12 @@ struct RotationTests {
             #expect(refused.status == 400, "\(passes) passes over \(memory) bytes: \(refused.object)")
             #expect(refused["error"]?.contains(words) == true, "\(refused.object)")
         }
-        let imported = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", kitPass, "--passphrase-file", newPass, "--socket", fresh.socket])
+        // Once the back-off has run (a throttled answer costs no KDF work), the right kit passphrase restores.
+        var imported: (status: Int32, out: String, err: String) = (1, "", "")
+        try await eventually {
+            imported = try await run(cli, ["import", "--recovery-kit", kitFile, "--kit-passphrase-file", kitPass, "--passphrase-file", newPass, "--socket", fresh.socket])
+            return !imported.err.contains("throttled")
+        }
         #expect(imported.status == 0, "\(imported.err)")
         for generation in 1...3 {
             #expect(try await fresh.request("GET", "/v1/accounts/kit/keys/\(generation)")["key"] == keys[generation - 1])

@@ -22,7 +22,8 @@ struct GuardedRouter {
         let policy = self.policy
         router.on(RouterPath(path), method: method) { request, context in
             try Self.authorize(policy, context, permission, account: nil)
-            return try await handler(request, context)
+            // The caller, for the turns KDF runs take (`KDFRunner`).
+            return try await KDFRunner.$caller.withValue(context.peer?.uid) { try await handler(request, context) }
         }
     }
 
@@ -31,7 +32,7 @@ struct GuardedRouter {
         router.on(RouterPath("/v1/accounts/{user}" + path), method: method) { request, context in
             let account = try Self.account(from: context)
             try Self.authorize(policy, context, permission, account: account)
-            return try await handler(request, context, account)
+            return try await KDFRunner.$caller.withValue(context.peer?.uid) { try await handler(request, context, account) }
         }
     }
 
@@ -43,7 +44,7 @@ struct GuardedRouter {
             if (try? Self.authorize(policy, context, other, account: account)) == nil {
                 try Self.authorize(policy, context, permission, account: account)
             }
-            return try await handler(request, context, account)
+            return try await KDFRunner.$caller.withValue(context.peer?.uid) { try await handler(request, context, account) }
         }
     }
 

@@ -27,6 +27,8 @@ package final class KeyVaultService: Sendable {
     let relay: (any Relay)?
     package let hub: WaitingHub
     let relayHealth = Mutex(RelayHealth())
+    /// Wrong kit passphrases, per caller (uid): an import is throttled like an unlock. Memory only.
+    let kitThrottles = Mutex<[UInt32: UnlockThrottle]>([:])
     package var hasRelay: Bool { relay != nil }
     /// Owners in the account directory (`GET /v1/server`).
     package var ownerCount: Int { owners.count }
@@ -86,10 +88,21 @@ package final class KeyVaultService: Sendable {
                                   authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
         let named = try checkKitHeader(kit)
         try authorize(named)
+        // A kit passphrase is guessed at the kit's KDF cost: wrong ones back off per caller, as unlocks do.
+        let caller = KDFRunner.caller ?? UInt32.max
+        if let wait = kitThrottles.withLock({ $0[caller] })?.retryAfter(at: now()) {
+            throw Refusal(.throttled, "too many wrong kit passphrases from this caller; try again in \(wait) s", retryAfterSeconds: wait)
+        }
         let contents: RecoveryKit.Contents
         do {
-            contents = try await NIOThreadPool.singleton.runIfActive { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
+            contents = try await KDFRunner.run { try RecoveryKit.open(kit, passphrase: kitPassphrase) }
+            kitThrottles.withLock { _ = $0.removeValue(forKey: caller) }
         } catch CryptoError.authenticationFailed {
+            let backoff = policy.current.backoff
+            let at = now()
+            kitThrottles.withLock { throttles in
+                throttles[caller] = (throttles[caller] ?? UnlockThrottle(failures: 0, until: at)).failed(at: at, base: backoff.baseSeconds, max: backoff.maxSeconds)
+            }
             throw Refusal(.denied, "wrong kit passphrase, or the kit was changed")
         } catch is ProtocolError {
             throw Refusal.invalid("this is not a keyvaultd recovery kit")
@@ -132,7 +145,7 @@ package final class KeyVaultService: Sendable {
             state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
         }
         let parameters = policy.current.kdf
-        return try await NIOThreadPool.singleton.runIfActive { [member] in
+        return try await KDFRunner.run { [member] in
             try RecoveryKit.seal(account: id, generations: generations, member: member, passphrase: kitPassphrase, parameters: parameters)
         }
     }

@@ -8,38 +8,71 @@ import KeyVaultRelayStore
 /// stored `log` rows and kept with the cursor it was built to. Before each
 /// authorization only the rows after that cursor are read (one per-account
 /// query), so an instance sees what other instances on the store accepted.
-/// At most `capacity` accounts are kept; past it the least recently used half
-/// is forgotten (and rebuilt from the store when next asked for).
+///
+/// Bounded and not steerable (issue 33): an account's view is built once however
+/// many ask at the same time (the others await that build); a name with no log
+/// is never kept, so strangers naming accounts that do not exist flush nothing;
+/// and what is kept is bounded in bytes (the encoded entries), past which the
+/// least recently used views are forgotten down to half the budget, and rebuilt
+/// from the store when next asked for. Building is linear in the entries
+/// (`CircleState.apply` changes the state in place).
 actor VerifiedViews {
     private struct View {
         var circle: CircleState
         var cursor: RelayCursor
+        var bytes: Int
         var used: UInt64 = 0
     }
 
     private let relay: any Relay
     private let logger: Logger
     private let capacity: Int
+    private let byteBudget: Int
     private var views: [AccountID: View] = [:]
+    private var bytes = 0
     private var clock: UInt64 = 0
+    /// Builds under way, by account: later askers await the same one.
+    private var building: [AccountID: Task<View, any Error>] = [:]
 
-    init(relay: any Relay, logger: Logger, capacity: Int = 20_000) {
+    init(relay: any Relay, logger: Logger, capacity: Int = 20_000, byteBudget: Int = 64 << 20) {
         self.relay = relay
         self.logger = logger
         self.capacity = capacity
+        self.byteBudget = byteBudget
     }
 
-    /// How many accounts' views are kept now.
+    /// How many accounts' views are kept now, and their entries' bytes.
     var count: Int { views.count }
+    var keptBytes: Int { bytes }
 
     /// The account's verified circle as of now (empty: no account).
     func circle(of account: AccountID) async throws -> CircleState {
-        var view = views[account] ?? View(circle: CircleState(account: account), cursor: .start)
+        if let running = building[account] { return try await running.value.circle }
+        let start = views[account] ?? View(circle: CircleState(account: account), cursor: .start, bytes: 0)
+        let relay = self.relay, logger = self.logger
+        let task = Task { try await Self.extend(start, account: account, relay: relay, logger: logger) }
+        building[account] = task
+        defer { building[account] = nil }
+        var view = try await task.value
+        clock += 1
+        view.used = clock
+        // A name with no log is no account: nothing is kept for it.
+        guard !view.circle.isEmpty else { return view.circle }
+        bytes += view.bytes - (views[account]?.bytes ?? 0)
+        views[account] = view
+        if views.count > capacity || bytes > byteBudget { forgetLeastRecentlyUsed() }
+        return view.circle
+    }
+
+    /// `view` with the account's log rows after its cursor applied.
+    private static func extend(_ start: View, account: AccountID, relay: any Relay, logger: Logger) async throws -> View {
+        var view = start
         while true {
             let rows = try await relay.rows(account: account, after: view.cursor, limit: 1000)
             for row in rows where row.record.kind == .log {
                 do {
                     try view.circle.apply(try LogEntry.decode(row.record.body))
+                    view.bytes += row.record.body.count
                 } catch {
                     // Every stored entry was verified before it was stored; one that is not is skipped, not trusted.
                     logger.error("a stored log entry does not verify", metadata: ["cursor": "\(row.cursor)", "why": "\(error)"])
@@ -49,20 +82,15 @@ actor VerifiedViews {
             view.cursor = last.cursor
             if rows.count < 1000 { break }
         }
-        clock += 1
-        // Another refresh of this account may have run meanwhile (the actor is reentrant): keep the furthest.
-        if let current = views[account], current.cursor > view.cursor {
-            views[account]?.used = clock
-            return current.circle
-        }
-        view.used = clock
-        views[account] = view
-        if views.count > capacity { forgetLeastRecentlyUsed() }
-        return view.circle
+        return view
     }
 
+    /// Forgets the least recently used views, down to half the count and half the bytes allowed.
     private func forgetLeastRecentlyUsed() {
-        let oldest = views.sorted { $0.value.used < $1.value.used }.prefix(views.count - capacity / 2).map(\.key)
-        for account in oldest { views[account] = nil }
+        for (account, view) in views.sorted(by: { $0.value.used < $1.value.used }) {
+            guard views.count > capacity / 2 || bytes > byteBudget / 2 else { break }
+            views[account] = nil
+            bytes -= view.bytes
+        }
     }
 }

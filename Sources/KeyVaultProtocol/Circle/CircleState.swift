@@ -32,6 +32,9 @@ package struct CircleState: Sendable, Equatable {
     package private(set) var generations: [Announced] = []
     /// Key IDs promoted to current, in log order (genesis promotes generation 1).
     package private(set) var promoted: [KeyID] = []
+    /// Indexes of the two lists above, so a lookup costs the same however long the log.
+    private var announcedNumbers: [KeyID: Generation] = [:]
+    private var promotedSet: Set<KeyID> = []
     /// A destroy entry was verified: every key of the account is to be shredded.
     package private(set) var destroyed = false
 
@@ -60,7 +63,7 @@ package struct CircleState: Sendable, Equatable {
     /// The last promoted generation in the agreed order: every device that has
     /// verified the same entries agrees on it, whatever order they arrived in.
     package var current: Announced? {
-        generations.last { promoted.contains($0.keyID) }
+        generations.last { promotedSet.contains($0.keyID) }
     }
 
     package var currentGeneration: Generation? { current?.generation }
@@ -71,9 +74,12 @@ package struct CircleState: Sendable, Equatable {
     /// The last generation in the agreed order that carries `number`.
     package func announced(_ number: Generation) -> Announced? { generations.last { $0.generation == number } }
 
-    package func announced(keyID: KeyID) -> Announced? { generations.first { $0.keyID == keyID } }
+    package func announced(keyID: KeyID) -> Announced? {
+        guard announcedNumbers[keyID] != nil else { return nil }
+        return generations.first { $0.keyID == keyID }
+    }
 
-    package func isPromoted(keyID: KeyID) -> Bool { promoted.contains(keyID) }
+    package func isPromoted(keyID: KeyID) -> Bool { promotedSet.contains(keyID) }
 
     /// The entry that would come next on this log's head, signed by `signer`.
     package func nextEntry(_ body: LogEntry.Body, signer: SigningKey, signerID: DeviceID, at date: Date) -> LogEntry {
@@ -118,6 +124,8 @@ package struct CircleState: Sendable, Equatable {
 
     /// Verifies `entry` as the next one and applies it. An entry already
     /// verified (same seq, same hash) is a no-op; a different one is a fork.
+    /// Every rule is checked before anything changes, and the change is made in
+    /// place: applying n entries costs O(n), never a copy of the state per entry.
     package mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
         guard entry.account == account else { throw .invalid("an entry for another account") }
         if entry.seq < nextSeq {
@@ -127,7 +135,6 @@ package struct CircleState: Sendable, Equatable {
         guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }
         guard !destroyed else { throw .invalid("an entry after the account was destroyed") }
         guard entry.previousHash == headHash else { throw .fork(seq: entry.seq) }
-        var next = self
         switch entry.body {
         case .genesis(let device, let generation, let keyID, let keyCreatedAt):
             guard entry.seq == 0 else { throw .invalid("genesis after entry 0") }
@@ -135,9 +142,10 @@ package struct CircleState: Sendable, Equatable {
                 throw .badSignature("the genesis entry")
             }
             guard generation == 1 else { throw .invalid("genesis must announce generation 1") }
-            next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
-            next.insert(Announced(generation: 1, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
-            next.promoted.append(keyID)
+            members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+            insert(Announced(generation: 1, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
+            promoted.append(keyID)
+            promotedSet.insert(keyID)
         case .approve, .recovery, .revoke, .announce, .promote, .destroy:
             guard entry.seq > .genesis else { throw .invalid("entry 0 must be a genesis") }
             guard let signer = members[entry.signer], !signer.revoked else { throw .untrustedSigner(entry.signer) }
@@ -147,19 +155,19 @@ package struct CircleState: Sendable, Equatable {
             switch entry.body {
             case .approve(let device, _):
                 guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
-                next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
+                members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false)
             case .recovery(let device):
                 guard members[device.deviceID] == nil else { throw .invalid("device \(device.deviceID) is already in the circle") }
-                next.members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false, isRecovery: true)
+                members[device.deviceID] = Member(keys: device, joinedAt: entry.createdAt, revoked: false, isRecovery: true)
             case .revoke(let deviceID):
                 guard let member = members[deviceID], !member.revoked else { throw .invalid("revoking a device that is not trusted") }
                 // A circle never empties itself of devices: a recovery kit's member alone acts for no one.
-                guard member.isRecovery || trustedDevices.count > 1 else { throw .invalid("revoking the last device") }
-                next.members[deviceID]?.revoked = true
+                guard member.isRecovery || trustedDeviceCount > 1 else { throw .invalid("revoking the last device") }
+                members[deviceID]?.revoked = true
             case .announce(let generation, let keyID, let keyCreatedAt):
                 // A key ID names one key: announcing it again is refused. A number may repeat
                 // (two devices rotated while apart); the key ID orders the two.
-                guard announced(keyID: keyID) == nil else {
+                guard announcedNumbers[keyID] == nil else {
                     throw .invalid("the key \(keyID) is already announced")
                 }
                 // At most one past the highest announced (the same number again: a device that rotated
@@ -168,24 +176,30 @@ package struct CircleState: Sendable, Equatable {
                 guard generation.value <= (latestGeneration?.value ?? 0) + 1 else {
                     throw .invalid("generation \(generation) skips past the next one, \((latestGeneration?.value ?? 0) + 1)")
                 }
-                next.insert(Announced(generation: generation, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
+                insert(Announced(generation: generation, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
             case .promote(let generation, let keyID):
-                guard let target = announced(keyID: keyID), target.generation == generation else {
+                guard announcedNumbers[keyID] == generation else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")
                 }
-                guard !promoted.contains(target.keyID) else { throw .invalid("generation \(generation) is already promoted") }
-                next.promoted.append(target.keyID)
+                guard !promotedSet.contains(keyID) else { throw .invalid("generation \(generation) is already promoted") }
+                promoted.append(keyID)
+                promotedSet.insert(keyID)
             case .destroy:
-                next.destroyed = true
+                destroyed = true
             case .genesis:
                 preconditionFailure("handled above")
             }
         }
-        next.entries.append(entry)
-        self = next
+        entries.append(entry)
     }
 
+    /// Trusted devices, counted without building a dictionary.
+    private var trustedDeviceCount: Int { members.values.reduce(0) { $0 + ($1.revoked || $1.isRecovery ? 0 : 1) } }
+
+    /// Keeps the agreed order; an announce of the highest number so far (the usual case) appends.
     private mutating func insert(_ announced: Announced) {
+        announcedNumbers[announced.keyID] = announced.generation
+        if let last = generations.last, !announced.precedes(last) { generations.append(announced); return }
         let index = generations.firstIndex { announced.precedes($0) } ?? generations.endIndex
         generations.insert(announced, at: index)
     }

@@ -7,6 +7,8 @@ plus the system libsodium through ctypes. It only reads the vault.
     recover-vault.py DATA_DIR ACCOUNT                      passphrase on stdin (one line)
     recover-vault.py DATA_DIR ACCOUNT --passphrase-file F  passphrase in F (first line)
     recover-vault.py --example                             the FORMAT.md worked example
+    recover-vault.py --kit FILE                            open a recovery kit (FORMAT.md "Recovery kit",
+                                                           versions 1 and 2); kit passphrase on stdin
 
 Prints JSON: {"account", "generations": [{"generation", "keyId", "key"}],
 "deviceSigningSeed", "deviceBoxSecret"} with the secrets in base64. Exits 1
@@ -225,6 +227,63 @@ def example() -> dict:
     }
 
 
+LABEL_KIT_V1 = "keyvault/v1/recovery-kit"
+LABEL_KIT_V2 = "keyvault/v2/recovery-kit"
+MAX_MILLIS = 253_402_300_799_999
+
+
+def read_field(data: bytes, offset: int):
+    if offset + 4 > len(data):
+        raise RecoveryError("a field is cut short")
+    length = int.from_bytes(data[offset:offset + 4], "big")
+    if offset + 4 + length > len(data):
+        raise RecoveryError("a field is cut short")
+    return data[offset + 4:offset + 4 + length], offset + 4 + length
+
+
+def open_kit(kit: bytes, passphrase: str) -> dict:
+    """FORMAT.md "Recovery kit": the keys, and for version 2 the kit's member."""
+    header, offset = read_field(kit, 0)
+    sealed, offset = read_field(kit, offset)
+    if offset != len(kit):
+        raise RecoveryError("trailing bytes after the kit")
+    label, o = read_field(header, 0)
+    versions = {LABEL_KIT_V1.encode(): 1, LABEL_KIT_V2.encode(): 2}
+    if label not in versions:
+        raise RecoveryError("not a recovery kit")
+    version = versions[label]
+    account, o = read_field(header, o)
+    ops, o = read_field(header, o)
+    mem, o = read_field(header, o)
+    salt, o = read_field(header, o)
+    if o != len(header) or len(ops) != 8 or len(mem) != 8 or len(salt) != SALT_BYTES:
+        raise RecoveryError("a malformed kit header")
+    kek = argon2id(passphrase.encode(), salt, int.from_bytes(ops, "big"), int.from_bytes(mem, "big"))
+    plain = xchacha_open(kek, sealed[:NONCE_BYTES], sealed[NONCE_BYTES:], header)
+    if plain is None:
+        raise RecoveryError("wrong kit passphrase, or the kit was changed")
+    count = int.from_bytes(plain[:4], "big")
+    end = 4 + 60 * count
+    rest = plain[end:]
+    if len(plain) < end or not ((version == 1 and rest == b"") or (version == 2 and rest in (b"\x00",))
+                                or (version == 2 and len(rest) == 65 and rest[0] == 1)):
+        raise RecoveryError("a kit's length does not match its count")
+    generations = []
+    for i in range(count):
+        r = plain[4 + 60 * i:4 + 60 * (i + 1)]
+        number, ms, kid, key = int.from_bytes(r[:4], "big"), int.from_bytes(r[4:12], "big"), r[12:28], r[28:60]
+        if not 1 <= number <= 2**31 - 1 or ms > MAX_MILLIS or key_id(key) != kid.hex():
+            raise RecoveryError("a kit's key is out of range or does not match its key ID")
+        generations.append({"generation": number, "createdAtMs": ms, "keyId": kid.hex(), "key": base64.b64encode(key).decode()})
+    out = {"account": account.decode(), "version": version, "generations": generations}
+    if version == 2 and len(rest) == 65:
+        seed, box_secret = rest[1:33], rest[33:65]
+        signing_public, _ = ed25519_keypair(seed)
+        out["member"] = {"deviceId": device_id(signing_public, x25519_public_key(box_secret)),
+                         "signingPublicKey": signing_public.hex()}
+    return out
+
+
 def read_passphrase(path):
     if path is not None:
         with open(path, "r", encoding="utf-8") as f:
@@ -242,10 +301,14 @@ def main(argv) -> int:
     parser.add_argument("account", nargs="?", metavar="ACCOUNT")
     parser.add_argument("--passphrase-file", metavar="F", help="read the passphrase from F's first line instead of stdin")
     parser.add_argument("--example", action="store_true", help="print the worked example from docs/FORMAT.md")
+    parser.add_argument("--kit", metavar="FILE", help="open a recovery kit instead of a vault (kit passphrase on stdin or --passphrase-file)")
     args = parser.parse_args(argv)
     try:
         if args.example:
             result = example()
+        elif args.kit:
+            with open(args.kit, "rb") as f:
+                result = open_kit(f.read(), read_passphrase(args.passphrase_file))
         else:
             if args.data_dir is None or args.account is None:
                 parser.error("DATA_DIR and ACCOUNT are required (or --example)")

@@ -37,4 +37,26 @@ struct RecoveryToolTests {
         #expect(example.status == 0)
         #expect(example.out.contains("199ec22ed2428ae5f074ab7d9d641503"))
     }
+
+    @Test("opens a version 2 recovery kit a daemon made: its keys, and its member, which the circle lists as the recovery kit",
+          .enabled(if: FileManager.default.fileExists(atPath: "/usr/bin/python3")))
+    func opensKits() async throws {
+        let circle = try await Circle(.sqlite)
+        defer { circle.remove() }
+        let a = try await circle.device()
+        _ = try await a.request("POST", "/v1/accounts", json: ["user": "kitted", "passphrase": "p"])
+        let key = try #require(try await a.request("GET", "/v1/accounts/kitted/keys/current")["key"])
+        let kit = try #require(try await a.request("POST", "/v1/accounts/kitted/recovery-kit", json: ["kitPassphrase": "kit passphrase"])["kit"])
+        let path = circle.root + "/kit.bin"
+        try Data(base64Encoded: kit)!.write(to: URL(fileURLWithPath: path))
+        let opened = try await run("/usr/bin/python3", [Self.tool, "--kit", path], stdin: "kit passphrase\n")
+        #expect(opened.status == 0, "\(opened.err)")
+        #expect(opened.out.contains(key))
+        #expect(opened.out.contains("\"version\": 2"))
+        let devices = try #require(try await a.request("GET", "/v1/accounts/kitted/devices").object["devices"] as? [[String: Any]])
+        let member = try #require(devices.first { $0["status"] as? String == "recovery-kit" }?["deviceId"] as? String)
+        #expect(opened.out.contains(member), "\(opened.out)")
+        let wrong = try await run("/usr/bin/python3", [Self.tool, "--kit", path], stdin: "not it\n")
+        #expect(wrong.status == 1)
+    }
 }

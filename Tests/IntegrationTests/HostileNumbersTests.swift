@@ -63,10 +63,8 @@ struct HostileNumbersTests {
         #expect(try await a.request("POST", "/v1/accounts", json: ["user": "late", "passphrase": "a passphrase"]).status == 200)
         // The relay's own request, self-signed by keys it made, on the account's real head.
         let relay = try await circle.store.open()
-        var head = CircleState(account: try AccountID(validating: "late"))
-        for row in try await relay.all(.log, account: head.account) { try head.apply(LogEntry.decode(row.record.body)) }
-        let signing = SigningKey.generate(), box = BoxSecretKey.generate()
-        let device = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "relay's own")
+        let head = try await Self.circle(on: relay, of: AccountID(validating: "late"))
+        let (signing, device) = Self.relaysOwnDevice("relay's own")
         var request = try PairingRequest.make(account: head.account, device: device, signer: signing, code: "123456", headHash: head.headHash,
                                               at: Date()).request
         for at in [UInt64(1) << 63, Millis.max + 1] {
@@ -86,5 +84,18 @@ struct HostileNumbersTests {
             try await a.start()
             #expect(try await a.request("POST", "/v1/accounts/late/unlock", json: ["passphrase": "a passphrase"]).status == 200)
         }
+    }
+
+    /// The account's circle as the relay's own rows show it.
+    static func circle(on relay: any Relay, of account: AccountID) async throws -> CircleState {
+        var circle = CircleState(account: account)
+        for row in try await relay.all(.log, account: account) { try circle.apply(LogEntry.decode(row.record.body)) }
+        return circle
+    }
+
+    /// Keys a hostile relay makes for a device of its own, to file requests under.
+    static func relaysOwnDevice(_ name: String) -> (SigningKey, DeviceKeys) {
+        let signing = SigningKey.generate()
+        return (signing, DeviceKeys(signing: signing.publicKey, box: BoxSecretKey.generate().publicKey, name: name))
     }
 }

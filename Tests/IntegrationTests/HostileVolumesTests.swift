@@ -51,12 +51,10 @@ extension HostileVolumesTests {
         let a = try await circle.device()
         #expect(try await a.request("POST", "/v1/accounts", json: ["user": "flood", "passphrase": "a passphrase"]).status == 200)
         let relay = try await circle.store.open()
-        var head = CircleState(account: try AccountID(validating: "flood"))
-        for row in try await relay.all(.log, account: head.account) { try head.apply(LogEntry.decode(row.record.body)) }
+        let head = try await HostileNumbersTests.circle(on: relay, of: AccountID(validating: "flood"))
         var batch: [RelayRecord] = []
         for i in 0..<20_000 {
-            let signing = SigningKey.generate(), box = BoxSecretKey.generate()
-            let device = DeviceKeys(signing: signing.publicKey, box: box.publicKey, name: "junk \(i)")
+            let (signing, device) = HostileNumbersTests.relaysOwnDevice("junk \(i)")
             let request = try PairingRequest.make(account: head.account, device: device, signer: signing, code: "123456",
                                                   headHash: head.headHash, at: Date()).request
             batch.append(.request(request))

@@ -10,6 +10,9 @@ struct LogRecord {
     let message: String
     /// Sorted by key; each value as its text.
     let fields: [(key: String, value: String)]
+    /// The fields whose value is a number (logged as `.stringConvertible` of an integer or a
+    /// floating-point value), which JSON writes as numbers.
+    let numbers: [String: NSNumber]
 
     private static let timestampStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: .gmt)
 
@@ -28,6 +31,14 @@ struct LogRecord {
         source = event.source
         message = event.message.description
         fields = merged.map { (key: $0.key, value: $0.value.description) }.sorted { $0.key < $1.key }
+        numbers = merged.compactMapValues { value -> NSNumber? in
+            guard case .stringConvertible(let number) = value else { return nil }
+            switch number {
+            case let n as any BinaryInteger: return Int64(exactly: n).map { NSNumber(value: $0) }
+            case let n as Double where n.isFinite: return NSNumber(value: n)
+            default: return nil
+            }
+        }
     }
 }
 

@@ -34,7 +34,7 @@ struct AccessLog<Inner: HTTPResponder>: HTTPResponder where Inner.Context == Rel
         let elapsed = ContinuousClock.now - started
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         var metadata: Logger.Metadata = [
-            "method": "\(method)", "route": "\(route)", "status": "\(status)", "seconds": "\(String(format: "%.3f", seconds))",
+            "method": "\(method)", "route": "\(route)", "status": .stringConvertible(status), "seconds": .stringConvertible((seconds * 1000).rounded() / 1000),
         ]
         if let refusal { metadata["refusal"] = "\(refusal)" }
         logger.info("request", metadata: metadata)

@@ -129,11 +129,22 @@ struct DaemonOptionsTests {
     }
 
     /// Each non-empty line as a JSON object of strings with a level and a message; a line that is not fails the test.
-    static func jsonLines(_ text: String) throws -> [[String: String]] {
+    /// Each line as one JSON object of strings and numbers (numbers given as their text here);
+    /// `numbers` names the fields that must be numbers wherever they appear (a status, a duration).
+    static func jsonLines(_ text: String, numbers: Set<String> = ["status", "seconds"]) throws -> [[String: String]] {
         var objects: [[String: String]] = []
         for line in text.split(separator: "\n") {
-            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8))
-            let object = try #require(parsed as? [String: String], "not a JSON object of strings: \(line)")
+            let parsed = try #require(try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+            var object: [String: String] = [:]
+            for (key, value) in parsed {
+                if let string = value as? String {
+                    #expect(!numbers.contains(key), "\(key) written as a string: \(line)")
+                    object[key] = string
+                } else {
+                    let number = try #require(value as? NSNumber, "neither a string nor a number: \(key) in \(line)")
+                    object[key] = number.stringValue
+                }
+            }
             #expect(object["level"] != nil && object["message"] != nil, "\(line)")
             objects.append(object)
         }

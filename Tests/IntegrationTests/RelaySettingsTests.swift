@@ -52,6 +52,8 @@ struct RelaySettingsTests {
         #expect(await relay.stop() == 0)
         let logs = try DaemonOptionsTests.jsonLines(try String(contentsOfFile: relay.logPath, encoding: .utf8))
         #expect(logs.contains { $0["message"] == "candidate filed" && $0["account"] == "envy" }, "\(logs)")
+        // The access lines carry their status and duration as numbers (checked by `jsonLines`).
+        #expect(logs.contains { $0["message"] == "request" && $0["status"] == "200" && $0["seconds"] != nil }, "\(logs)")
 
         // Without the flag, the variable's bad address is the one in force: refused by its name, as a usage error.
         let refused = try await run(Self.relayBinary, [], environment: [

@@ -30,6 +30,12 @@ struct Export: AsyncParsableCommand {
             throw ExitCode(CLIExit.other)
         }
         StandardError.print("Recovery kit for \(id) written to \(path) (mode 0600). Keep it and its passphrase apart.")
+        if let member = answer.field("memberDeviceId") {
+            StandardError.print("After every device is lost, it restores the account into its circle. Its member in the circle is device \(member): "
+                + "`keyvault revoke --account \(id) --device-id \(member)` retires this kit.")
+        } else {
+            StandardError.print("It restores the keys only: this device has no circle on a relay (make a kit again once it has one).")
+        }
     }
 
     /// Writes all of `bytes`, syncs and closes `fd`; answers what failed, or nil.
@@ -66,8 +72,11 @@ struct Import: AsyncParsableCommand {
         guard let kit = FileManager.default.contents(atPath: recoveryKit) else { throw UsageError("cannot read \(recoveryKit)") }
         let kitPassphrase = try PassphraseInput.read(file: kitPassphraseFile, prompt: "Kit passphrase: ", confirm: false)
         let passphrase = try PassphraseInput.read(file: passphraseFile, prompt: "New passphrase for this device: ", confirm: true)
-        try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/import", json: [
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/import", json: [
             "kit": Base64.encode([UInt8](kit)), "kitPassphrase": kitPassphrase, "passphrase": passphrase, "deviceName": deviceName,
-        ]).finish()
+        ])
+        // What the kit restored, in the person's words: into the circle, or the keys only and why.
+        if answer.state == "ready", let restored = answer.field("restored") { StandardError.print("Restored \(restored).") }
+        try answer.finish()
     }
 }

@@ -101,6 +101,7 @@ struct JourneyTests {
         let lostB = try await circle.enroll(b, into: "kept", approver: a, name: "phone")
         let made = try await a.request("POST", "/v1/accounts/kept/recovery-kit", json: ["kitPassphrase": "kit passphrase"])
         let kit = try #require(made["kit"], "\(made.object)")
+        let member = try #require(made["memberDeviceId"], "\(made.object)")
         // A generation made after the kit: shared to the kit's member, so the kit restores it too.
         #expect(try await a.request("POST", "/v1/accounts/kept/rotate", json: ["promote": "now"]).status == 200)
         var keys: [String] = []
@@ -116,8 +117,10 @@ struct JourneyTests {
         // The kit on a new device restores the account into its circle.
         let r = try await circle.device()
         let restore: @Sendable () async throws -> Void = {
-            _ = try await r.request("POST", "/v1/accounts/import", json: [
+            let imported = try await r.request("POST", "/v1/accounts/import", json: [
                 "kit": kit, "kitPassphrase": "kit passphrase", "passphrase": "r passphrase", "deviceName": "restored"])
+            // The answer says what the kit did: into the circle, not keys only.
+            if imported.status == 200 { #expect(imported["restored"]?.hasPrefix("restored into its circle") == true, "\(imported.object)") }
         }
         if killed {
             try await Self.killDuring(r, restore)
@@ -130,6 +133,7 @@ struct JourneyTests {
         try await eventually { try await r.request("GET", "/v1/status").raw.text.contains("\"queued\":0") }
         let listed = try #require(try await r.request("GET", "/v1/accounts/kept/devices").object["devices"] as? [[String: Any]])
         #expect(Set(listed.compactMap { $0["status"] as? String }) == ["trusted", "recovery-kit"], "\(listed)")
+        #expect(listed.first { $0["status"] as? String == "recovery-kit" }?["deviceId"] as? String == member)
 
         // The restored device approves a new one, revokes the lost ones (rotating), and the new one has every key.
         let n = try await circle.device()
@@ -165,6 +169,7 @@ struct JourneyTests {
         try await fresh.start()
         let imported = try await fresh.request("POST", "/v1/accounts/import", json: ["kit": kit, "kitPassphrase": "kit passphrase", "passphrase": "p"])
         #expect(imported.status == 200, "\(imported.object)")
+        #expect(imported["restored"]?.hasPrefix("keys only") == true, "\(imported.object)")
         #expect(try await fresh.request("GET", "/v1/accounts/old/keys/current")["key"] == key)
     }
 }

@@ -53,17 +53,17 @@ enum Routes {
             let body = try await ImportBody.read(request, context)
             guard let kit = Base64.decode(try body.string("kit")) else { throw Refusal.invalid("'kit' must be base64") }
             // The route lets in a caller who may create some account; the kit's own account is checked before any KDF work.
-            let status = try await service.importRecoveryKit(kit, kitPassphrase: try body.secret("kitPassphrase"),
+            let (status, note) = try await service.importRecoveryKit(kit, kitPassphrase: try body.secret("kitPassphrase"),
                                                              passphrase: try body.secret("passphrase"),
                                                              deviceName: try RequestBody.deviceName(body.optional("deviceName"))) { account in
                 try GuardedRouter.authorize(service.policy, context, .create, account: account)
             }
-            return try APIResponse.ready(AccountBody(account: status))
+            return try APIResponse.ready(ImportedBody(account: status, restored: note))
         }
         routes.on(.post, account: "/recovery-kit", permission: .export) { request, context, account in
             let body = try await RecoveryKitBody.read(request, context)
-            let kit = try await service.recoveryKit(account, kitPassphrase: try body.secret("kitPassphrase"))
-            return try APIResponse.ready(KitBody(account: account.rawValue, kit: Base64.encode(kit)))
+            let made = try await service.recoveryKit(account, kitPassphrase: try body.secret("kitPassphrase"))
+            return try APIResponse.ready(KitBody(account: account.rawValue, kit: Base64.encode(made.kit), memberDeviceId: made.member))
         }
         routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in
             let body = try await PassphraseBody.read(request, context)
@@ -211,6 +211,15 @@ struct KitBody: Encodable {
     var state = ContractState.ready
     var account: String
     var kit: String
+    /// The kit's member of the circle (absent: the kit restores keys only).
+    var memberDeviceId: DeviceID?
+}
+
+/// An import's answer: the account, and what the kit restored (into its circle, or keys only, and why).
+struct ImportedBody: Encodable {
+    var state = ContractState.ready
+    var account: AccountStatus
+    var restored: String
 }
 
 struct DeletedBody: Encodable {

@@ -71,6 +71,8 @@ package struct Founding: EnginePart {
         do {
             try await foundCircle(id)
         } catch {
+            // A conflict was said where it was found, once.
+            guard service.relayHealth.withLock({ $0.conflicts[id] == nil }) else { return }
             logger.warning("the account's circle was not founded on the relay", metadata: ["account": "\(id)", "problem": "\(error)"])
         }
     }

@@ -85,13 +85,13 @@ package final class KeyVaultService: Sendable {
     /// founds its circle when it meets a relay. `authorize` is asked about the account
     /// the kit restores before any KDF work (the caller's policy scope); it throws to refuse.
     package func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
-                                  authorize: (AccountID) throws -> Void) async throws -> AccountStatus {
+                                  authorize: (AccountID) throws -> Void) async throws -> (status: AccountStatus, note: String) {
         let named = try checkKitHeader(kit)
         try authorize(named)
         // A kit passphrase is guessed at the kit's KDF cost: wrong ones back off per caller, as unlocks do.
         let caller = KDFRunner.caller ?? UInt32.max
         if let wait = kitThrottles.withLock({ $0[caller] })?.retryAfter(at: now()) {
-            throw Refusal(.throttled, "too many wrong kit passphrases from this caller; try again in \(wait) s", retryAfterSeconds: wait)
+            throw Refusal(.throttled, "a wrong kit passphrase was tried from this caller just now; try again in \(wait) s", retryAfterSeconds: wait)
         }
         let contents: RecoveryKit.Contents
         do {
@@ -118,8 +118,19 @@ package final class KeyVaultService: Sendable {
         if let member = contents.member, owners.holding(named) == nil {
             rejoining = try await founding.rejoin(named, member: member)
         }
-        return try await found(named, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName,
-                               restoring: contents.keys + (rejoining?.sharedKeys ?? []), rejoining: rejoining)
+        let status = try await found(named, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName,
+                                     restoring: contents.keys + (rejoining?.sharedKeys ?? []), rejoining: rejoining)
+        return (status, Self.importNote(rejoined: rejoining != nil, hasMember: contents.member != nil, hasRelay: relay != nil))
+    }
+
+    /// What an import did, for a person: re-joined the circle, or restored the keys only, and why.
+    static func importNote(rejoined: Bool, hasMember: Bool, hasRelay: Bool) -> String {
+        if rejoined { return "restored into its circle: the kit's member approved this device, which can approve devices, rotate and revoke" }
+        if !hasMember { return "keys only: this kit has no member of a circle (made before kits had one, or on a device with no circle)" }
+        if !hasRelay {
+            return "keys only: this daemon has no relay; to re-join the account's circle, delete the account here and import the kit again on a daemon with the account's relay"
+        }
+        return "keys only: the kit's member is not trusted in a circle the relay holds for the account (revoked, or the relay holds no such circle)"
     }
 
     /// Writes a recovery kit of every generation this device holds, under `kitPassphrase`.
@@ -127,14 +138,16 @@ package final class KeyVaultService: Sendable {
     /// the log first (a `recovery` entry): whoever holds the kit and its passphrase can
     /// re-join the account from a new device after every device is lost, and is shared
     /// every generation made after the kit.
-    package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> [UInt8] {
+    package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> (kit: [UInt8], member: DeviceID?) {
         var state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
         var member: DeviceIdentity?
         if relay != nil, state.circle.isTrustedDevice(state.deviceID), !state.circle.destroyed {
             let made = DeviceIdentity.generate()
+            // Named by the day it was made, so a person tells one kit from another in `devices`.
+            let name = "recovery kit of " + String(RFC3339.string(from: now()).prefix(10))
             try await appendEntry(id) { _ in
-                .recovery(device: DeviceKeys(signing: made.signing.publicKey, box: made.box.publicKey, name: "recovery kit"))
+                .recovery(device: DeviceKeys(signing: made.signing.publicKey, box: made.box.publicKey, name: name))
             }
             member = made
             logger.notice("recovery kit's member added to the circle", metadata: ["account": "\(id)", "member": "\(made.deviceID)"])
@@ -145,9 +158,10 @@ package final class KeyVaultService: Sendable {
             state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
         }
         let parameters = policy.current.kdf
-        return try await KDFRunner.run { [member] in
+        let kit = try await KDFRunner.run { [member] in
             try RecoveryKit.seal(account: id, generations: generations, member: member, passphrase: kitPassphrase, parameters: parameters)
         }
+        return (kit, member?.deviceID)
     }
 
     /// A kit is opened only at a cost within Argon2id's bounds, no cheaper than

@@ -148,7 +148,9 @@ package struct Propagation: EnginePart {
     /// in the vault for the next start (nil: nothing to keep, or refused).
     private func process(_ row: RelayRow, seenAt: Date) async -> RelayRecord.Kind? {
         let account = row.record.account
-        guard (owners.holding(account) != nil) else { return nil }
+        guard let held = owners.holding(account) else { return nil }
+        // An account on its own here follows no circle: the relay's rows for its ID are another's.
+        guard held.read({ !$0.circle.isEmpty || $0.enrollment.isJoining }) == true else { return nil }
         do {
             switch row.record.kind {
             case .log:
@@ -207,9 +209,15 @@ package struct Propagation: EnginePart {
                 return .ack
             }
         } catch {
-            logger.warning("refused relay record", metadata: [
+            let metadata: Logger.Metadata = [
                 "account": "\(account)", "kind": "\(row.record.kind.rawValue)", "cursor": "\(row.cursor)", "problem": "\(error)",
-            ])
+            ]
+            // A record a device wrote before it was revoked is history, not tampering: said quietly.
+            if case ProtocolError.untrustedSigner(let signer) = error, owners.read(account, { $0.circle.members[signer]?.revoked }) == true {
+                logger.debug("skipped a record of a device since revoked", metadata: metadata)
+            } else {
+                logger.warning("refused relay record", metadata: metadata)
+            }
             return nil
         }
     }

@@ -45,8 +45,12 @@ struct IdentityVerifier: Sendable {
             throw .identity("the identity token is malformed")
         }
         guard let kid = header.kid, !kid.isEmpty else { throw .identity("the identity token names no key (kid) to check it with") }
-        guard let collection = await keys.keys(for: kid) else {
+        guard let (collection, algorithm) = await keys.keys(for: kid) else {
             throw .identity("the identity token is signed by a key the issuer does not publish")
+        }
+        // The key's one algorithm, fixed when the set was read: a header naming another is refused, never obeyed.
+        guard header.alg == algorithm else {
+            throw .identity("the identity token is signed with an algorithm the relay does not accept")
         }
         let claims: Claims
         do {

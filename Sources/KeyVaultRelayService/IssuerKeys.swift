@@ -11,7 +11,15 @@ import NIOCore
 /// The key IDs the set holds are kept beside it: JWTKit, asked for a key ID it
 /// lacks, or for none, verifies with its default key instead, which would hide
 /// a rotation (no refetch) and accept a token that names no key.
+///
+/// Each key has exactly one algorithm, fixed when the set is read, from its key
+/// type (and its `alg` where given) within RELAY.md's allow-list: an RSA key is
+/// RS256, a P-256 key ES256; a key whose `alg` is anything else, or of another
+/// type or curve, is not loaded. A token's header never chooses it (JWTKit, given
+/// a key without `alg`, would build the verifier from the first token's header and
+/// keep it for every token after), and nothing a token says changes the set.
 actor IssuerKeys {
+
     enum Source: Sendable, Equatable {
         case file(String)
         case url(String)
@@ -38,8 +46,8 @@ actor IssuerKeys {
     let source: Source
     let refetchInterval: Duration
     private(set) var keys: JWTKeyCollection
-    /// The key IDs in `keys`.
-    private(set) var kids: Set<String>
+    /// The key IDs in `keys`, each with the one algorithm its key verifies.
+    private(set) var kids: [String: String]
     private var lastFetch: ContinuousClock.Instant
     private let logger: Logger
 
@@ -55,8 +63,8 @@ actor IssuerKeys {
     /// The keys to verify a token naming `kid` with, fetching the set again first if
     /// it comes from a URL, lacks that key, and was not fetched within the interval;
     /// nil if the set (still) lacks it.
-    func keys(for kid: String) async -> JWTKeyCollection? {
-        if kids.contains(kid) { return keys }
+    func keys(for kid: String) async -> (keys: JWTKeyCollection, algorithm: String)? {
+        if let algorithm = kids[kid] { return (keys, algorithm) }
         guard case .url = source, ContinuousClock.now - lastFetch >= refetchInterval else { return nil }
         lastFetch = .now
         do {
@@ -65,10 +73,22 @@ actor IssuerKeys {
         } catch {
             logger.warning("the identity key set could not be fetched again; the old one stays", metadata: ["why": "\(error)"])
         }
-        return kids.contains(kid) ? keys : nil
+        return kids[kid].map { (keys, $0) }
     }
 
-    private static func load(_ source: Source) async throws -> (JWTKeyCollection, Set<String>) {
+    /// The one algorithm `jwk` verifies with, or nil when the relay does not take it.
+    static func pinnedAlgorithm(_ jwk: JWK) -> JWK.Algorithm? {
+        let algorithm: JWK.Algorithm
+        switch jwk.keyType.rawValue {
+        case JWK.KeyType.rsa.rawValue: algorithm = .rs256
+        case JWK.KeyType.ecdsa.rawValue where jwk.curve == .ecdsa(.p256): algorithm = .es256
+        default: return nil
+        }
+        if let given = jwk.algorithm, given != algorithm { return nil }
+        return algorithm
+    }
+
+    private static func load(_ source: Source) async throws -> (JWTKeyCollection, [String: String]) {
         let text: String
         switch source {
         case .file(let path):
@@ -80,16 +100,22 @@ actor IssuerKeys {
             text = try await fetch(url)
         }
         let keys = JWTKeyCollection()
-        let set: JWKS
+        var kids: [String: String] = [:]
         do {
-            set = try JSONDecoder().decode(JWKS.self, from: Data(text.utf8))
-            try await keys.add(jwks: set)
+            let set = try JSONDecoder().decode(JWKS.self, from: Data(text.utf8))
+            for var jwk in set.keys {
+                // A key with no ID is never named by a token; one the allow-list lacks is never used.
+                guard let kid = jwk.keyIdentifier?.string, !kid.isEmpty, let algorithm = pinnedAlgorithm(jwk) else { continue }
+                // Given its algorithm, JWTKit builds the key's verifier now, once, and never from a header.
+                jwk.algorithm = algorithm
+                try await keys.add(jwk: jwk)
+                kids[kid] = algorithm.rawValue
+            }
         } catch {
             throw RelayServer.StartError(description: "--identity-jwks: not a JSON Web Key Set this relay can use (\(error))")
         }
-        let kids = Set(set.keys.compactMap { $0.keyIdentifier?.string })
         guard !kids.isEmpty else {
-            throw RelayServer.StartError(description: "--identity-jwks: the key set holds no key with a key ID (kid); tokens name the key they are signed with")
+            throw RelayServer.StartError(description: "--identity-jwks: the key set holds no RS256 or ES256 key with a key ID (kid); tokens name the key they are signed with")
         }
         return (keys, kids)
     }

@@ -13,4 +13,28 @@ package protocol RelayStore: Relay {
     /// none of it and `RelayError.nonceSpent` when the nonce was spent before.
     /// The batch is one account's, the nonce's.
     func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws
+    /// `rows(account:after:limit:)` that also ends before the row that would take its
+    /// bodies past `byteBudget` bytes (the first row is always in it): what an answer
+    /// holds in memory is bounded in bytes as well as rows, whatever the rows are.
+    func rows(account: AccountID, after cursor: RelayCursor, limit: Int, byteBudget: Int) async throws -> [RelayRow]
+    /// The account's last cursor (`.start` when it has no rows).
+    func lastCursor(account: AccountID) async throws -> RelayCursor
+    /// The account's rows of these kinds with cursors up to `through`, oldest first: what pruning
+    /// judges, read by kind (an index's prefix), never the account's shares with them.
+    func rows(account: AccountID, kinds: [RelayRecord.Kind], through: RelayCursor) async throws -> [RelayRow]
+    /// Deletes the account's shares to `recipient` with cursors up to `through`, by the
+    /// recipient (an index), reading none of them; how many went.
+    func removeShares(account: AccountID, recipient: DeviceID, through: RelayCursor) async throws -> Int
+}
+
+extension RelayStore {
+    /// How many of the rows `sizes` (their bodies' lengths, oldest first) fit in `byteBudget`: at least one.
+    package static func fitting(_ sizes: [Int], byteBudget: Int) -> Int {
+        var total = 0
+        for (index, size) in sizes.enumerated() {
+            total += size
+            if total > byteBudget { return max(index, 1) }
+        }
+        return sizes.count
+    }
 }

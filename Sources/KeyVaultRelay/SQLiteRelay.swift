@@ -241,6 +241,51 @@ package final class SQLiteRelay: RelayStore {
         }
     }
 
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int, byteBudget: Int) async throws -> [RelayRow] {
+        try checkSameFile()
+        return try await pool.read { db in
+            // The page's cursors and sizes first (SQLite reads a blob's length without its bytes), then
+            // the bodies of those that fit, in the same snapshot.
+            let sized = try Row.fetchAll(db, sql: """
+                SELECT cursor, min(length(body), \(RelayRecord.maxBodyByteCount)) AS size FROM records \
+                WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?
+                """, arguments: [account.rawValue, cursor, limit])
+            let fitting = Self.fitting(sized.map { $0["size"] as Int }, byteBudget: byteBudget)
+            guard fitting > 0 else { return [] }
+            let through: Int64 = sized[fitting - 1]["cursor"]
+            return try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? AND cursor <= ? ORDER BY cursor",
+                                    arguments: [account.rawValue, cursor, through]).compactMap(Self.relayRow)
+        }
+    }
+
+    package func lastCursor(account: AccountID) async throws -> RelayCursor {
+        try checkSameFile()
+        return try await pool.read { db in
+            try RelayCursor.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records WHERE account = ?", arguments: [account.rawValue]) ?? .start
+        }
+    }
+
+    package func rows(account: AccountID, kinds: [RelayRecord.Kind], through: RelayCursor) async throws -> [RelayRow] {
+        guard !kinds.isEmpty else { return [] }
+        try checkSameFile()
+        return try await pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT \(Self.columns) FROM records WHERE account = ? AND kind IN (\(databaseQuestionMarks(count: kinds.count))) \
+                AND cursor <= ? ORDER BY cursor
+                """, arguments: StatementArguments([account.rawValue as any DatabaseValueConvertible] + kinds.map { $0.rawValue as any DatabaseValueConvertible }
+                                                       + [through as any DatabaseValueConvertible])).compactMap(Self.relayRow)
+        }
+    }
+
+    package func removeShares(account: AccountID, recipient: DeviceID, through: RelayCursor) async throws -> Int {
+        try checkSameFile()
+        return try await pool.write { db in
+            try db.execute(sql: "DELETE FROM records WHERE kind = 'share' AND recipient = ? AND account = ? AND cursor <= ?",
+                           arguments: [recipient.hex, account.rawValue, through])
+            return db.changesCount
+        }
+    }
+
     package func lastCursor() async throws -> RelayCursor? {
         try checkSameFile()
         return try await pool.read { db in try RelayCursor.fetchOne(db, sql: "SELECT coalesce(MAX(cursor), 0) FROM records") ?? .start }

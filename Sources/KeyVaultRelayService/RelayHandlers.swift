@@ -120,7 +120,7 @@ final class RelayHandlers: Sendable {
             }
             // Our own readers at once; other instances through the store's wake-ups.
             waiters.storeChanged(.accounts([account]), path: .publish)
-            if toStore.contains(where: Retention.settlesSomething) { await prune(account) }
+            if toStore.contains(where: Retention.settlesSomething) { await prune(account, settling: toStore) }
         }
         return JSON.response(RelayWire.Published(stored: toStore.count))
     }
@@ -138,11 +138,19 @@ final class RelayHandlers: Sendable {
         let (signed, _) = try await Self.signed(request, now: Date())
         var (_, standing) = try await authenticate(signed, account: account)
         let deadline = ContinuousClock.now + .seconds(wait)
+        var holding = false
+        defer { if holding { waiters.release(account) } }
         while true {
             let mark = waiters.mark(account)
             let rows = try await visibleRows(account: account, after: after, limit: limit, reader: signed.keyID, standing: standing)
             if !rows.isEmpty || ContinuousClock.now >= deadline || waiters.isDraining {
                 return JSON.response(RelayWire.Rows(rows: rows.map(RelayWire.Row.init)))
+            }
+            // An account holds at most `perAccount` reads at once, whatever their addresses: past
+            // that a read answers its (empty) page now, as at its deadline.
+            if !holding {
+                guard waiters.hold(account) else { return JSON.response(RelayWire.Rows(rows: [])) }
+                holding = true
             }
             await waiters.wait(account, after: mark, until: deadline)
             // What woke the read may be the reader's own revocation (or approval): decide again
@@ -199,30 +207,38 @@ final class RelayHandlers: Sendable {
         return (circle, standing)
     }
 
-    /// Removes what no device needs any more (RELAY.md "Retention"). The batch that
-    /// made it so is already stored, so a failure here is logged and tried again next time.
+    /// Removes what no device needs any more (RELAY.md "Retention"), judging only what
+    /// `settling` (the records just stored; none for a candidacy) can have settled: the
+    /// account's enrollment rows and acks (few: enrollments are pruned, acks are one per
+    /// device and key), and the shares to each device an ack or a revocation names, deleted
+    /// by recipient without being read. Never every row of the account. The batch that made
+    /// it so is already stored, so a failure here is logged and tried again next time.
     ///
-    /// The rows are read first and judged by the circle and candidates read after
-    /// them, from the store: a share is stored with (or after) the announce of the
-    /// key it carries, so every share read here has its announce in that circle, and
-    /// a device that has not acknowledged that key keeps it, whatever batch lands
-    /// meanwhile. Only rows read here are removed; one stored after is not judged.
-    private func prune(_ account: AccountID) async {
+    /// The account's last cursor is read first, and the circle and candidates after it: a
+    /// share is stored with (or after) the announce of the key it carries, so every share
+    /// up to that cursor has its announce in that circle, and a device that has not
+    /// acknowledged that key keeps it, whatever batch lands meanwhile. Nothing past that
+    /// cursor is judged.
+    private func prune(_ account: AccountID, settling: [RelayRecord] = []) async {
         do {
-            var rows: [RelayRow] = []
-            var cursor = RelayCursor.start
-            while true {
-                let batch = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: Self.maxBatch) }
-                rows += batch.filter { $0.record.kind != .log }
-                guard let last = batch.last, batch.count == Self.maxBatch else { break }
-                cursor = last.cursor
+            let through = try await store(.rows) { try await relay.lastCursor(account: account) }
+            let rows = try await store(.rows) {
+                try await relay.rows(account: account, kinds: [.request, .challenge, .reveal, .ack], through: through)
             }
+            metrics.pruneRowsRead.increment(by: Int64(rows.count))
             let circle = try await store(.circle) { try await views.circle(of: account) }
             let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
             let removable = Retention.removable(rows, circle: circle, liveCandidates: Set(candidates.map(\.deviceID)))
-            guard !removable.isEmpty else { return }
-            try await store(.remove) { try await relay.remove(account: account, cursors: removable) }
-            logger.debug("pruned", metadata: ["account": "\(account)", "rows": "\(removable.count)"])
+            if !removable.isEmpty {
+                try await store(.remove) { try await relay.remove(account: account, cursors: removable) }
+            }
+            var shares = 0
+            for recipient in Retention.shareRecipients(settledBy: settling) where Retention.sharesSettled(to: recipient, circle: circle, rows: rows) {
+                shares += try await store(.remove) { try await relay.removeShares(account: account, recipient: recipient, through: through) }
+            }
+            if !removable.isEmpty || shares > 0 {
+                logger.debug("pruned", metadata: ["account": "\(account)", "rows": "\(removable.count + shares)"])
+            }
         } catch {
             logger.warning("could not prune", metadata: ["account": "\(account)", "problem": "\(PostgresRelay.reason(error))"])
         }
@@ -246,17 +262,23 @@ final class RelayHandlers: Sendable {
 
     static let nonceUsed = Refusal.unsigned("the nonce was used before")
 
-    /// The rows the reader may see after `after`, skipping past rows it may not see.
+    /// The rows the reader may see after `after`, skipping past rows it may not see: a page of
+    /// at most `limit` rows and `pageBytes` bytes of bodies (always at least one row).
     private func visibleRows(account: AccountID, after: RelayCursor, limit: Int, reader: DeviceID,
                              standing: Authorization.Standing) async throws -> [RelayRow] {
         var cursor = after
         while true {
-            let rows = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: limit) }
+            let rows = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: limit, byteBudget: Self.pageBytes) }
             let visible = rows.filter { Authorization.mayRead($0.record, reader: reader, standing: standing) }
-            guard visible.isEmpty, let last = rows.last, rows.count == limit else { return visible }
+            // A page ends at `limit` rows or at the byte budget: past rows it may not see, read on until one ends empty.
+            guard visible.isEmpty, let last = rows.last else { return visible }
             cursor = last.cursor
         }
     }
+
+    /// The most bytes of record bodies one answer holds (RELAY.md): 40 readers that never read hold
+    /// 40 such pages, not 40 times 1,000 rows of 64 KiB.
+    static let pageBytes = 1 << 20
 
     /// One use of the store, through the breaker: refused at once while the store fails (but for a
     /// probe a second); an error that is not the store's own answer marks it failing. Its time, whatever

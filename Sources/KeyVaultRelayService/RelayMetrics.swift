@@ -33,6 +33,8 @@ package final class RelayMetrics: Sendable {
     let heldReads: Meter
     let breakerOpen: CoreMetrics.Gauge
     let breakerTrips: CoreMetrics.Counter
+    /// Rows pruning read from the store: what acks, approvals and candidacies cost (never the account's shares).
+    let pruneRowsRead: CoreMetrics.Counter
 
     package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -41,6 +43,7 @@ package final class RelayMetrics: Sendable {
         heldReads = Meter(label: "keyvault_relay_held_reads", factory: factory)
         breakerOpen = CoreMetrics.Gauge(label: "keyvault_relay_store_breaker_open", factory: factory)
         breakerTrips = CoreMetrics.Counter(label: "keyvault_relay_store_breaker_trips_total", factory: factory)
+        pruneRowsRead = CoreMetrics.Counter(label: "keyvault_relay_prune_rows_read_total", factory: factory)
         // Present from the start, at 0, so a dashboard has them before the first change.
         heldReads.set(0)
         breakerOpen.record(0)

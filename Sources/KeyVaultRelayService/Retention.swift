@@ -33,6 +33,46 @@ enum Retention {
         }
     }
 
+    /// The devices whose shares the records may have settled: an ack's device (it may now hold
+    /// every key), and a revoked device (it may no longer read them).
+    static func shareRecipients(settledBy records: [RelayRecord]) -> Set<DeviceID> {
+        var out = Set<DeviceID>()
+        for record in records {
+            switch record.kind {
+            case .ack:
+                if let ack = try? ShareAck.decode(record.body) { out.insert(ack.deviceID) }
+            case .log:
+                if let entry = try? LogEntry.decode(record.body), case .revoke(let deviceID) = entry.body { out.insert(deviceID) }
+            default: continue
+            }
+        }
+        return out
+    }
+
+    /// Whether every share to `deviceID` is settled: it is revoked, or holds every key the
+    /// log announces (by the circle, and the acks among `rows`).
+    static func sharesSettled(to deviceID: DeviceID, circle: CircleState, rows: [RelayRow]) -> Bool {
+        guard let member = circle.members[deviceID] else { return false }
+        if member.revoked { return true }
+        return Set(circle.generations.map(\.keyID)).isSubset(of: held(circle: circle, rows: rows)[deviceID] ?? [])
+    }
+
+    /// What each device holds: keys it acknowledged (the acks among `rows`), and keys it made
+    /// (genesis, its own rotations), for which no share ever comes and no ack is owed.
+    static func held(circle: CircleState, rows: [RelayRow]) -> [DeviceID: Set<KeyID>] {
+        var held: [DeviceID: Set<KeyID>] = [:]
+        for entry in circle.entries {
+            switch entry.body {
+            case .genesis(_, _, let keyID, _), .announce(_, let keyID, _): held[entry.signer, default: []].insert(keyID)
+            default: continue
+            }
+        }
+        for row in rows where row.record.kind == .ack {
+            if let ack = try? ShareAck.decode(row.record.body) { held[ack.deviceID, default: []].insert(ack.keyID) }
+        }
+        return held
+    }
+
     static func removable(_ rows: [RelayRow], circle: CircleState, liveCandidates: Set<DeviceID>) -> [RelayCursor] {
         var out: [RelayCursor] = []
         var openRequests = Set<RequestHash>()
@@ -45,18 +85,7 @@ enum Retention {
             }
         }
         let announced = Set(circle.generations.map(\.keyID))
-        // What each device holds: keys it acknowledged, and keys it made (genesis, its own rotations),
-        // for which no share ever comes and no ack is owed.
-        var held: [DeviceID: Set<KeyID>] = [:]
-        for entry in circle.entries {
-            switch entry.body {
-            case .genesis(_, _, let keyID, _), .announce(_, let keyID, _): held[entry.signer, default: []].insert(keyID)
-            default: continue
-            }
-        }
-        for row in rows where row.record.kind == .ack {
-            if let ack = try? ShareAck.decode(row.record.body) { held[ack.deviceID, default: []].insert(ack.keyID) }
-        }
+        let held = held(circle: circle, rows: rows)
         // Shares to a device are settled once it holds every announced key, or is revoked.
         func settled(_ deviceID: DeviceID) -> Bool {
             guard let member = circle.members[deviceID] else { return false }

@@ -30,9 +30,30 @@ final class Waiters: Sendable {
 
     private let state = Mutex(State())
     private let metrics: RelayMetrics
+    /// Held reads per account now: an account's authenticated reads, whatever their addresses,
+    /// hold at most `perAccount` waits at once (issue 33, item 6).
+    private let holding = Mutex([AccountID: Int]())
+    let perAccount: Int
 
-    init(metrics: RelayMetrics) {
+    init(metrics: RelayMetrics, perAccount: Int = 32) {
         self.metrics = metrics
+        self.perAccount = perAccount
+    }
+
+    /// One of the account's held reads: false when it holds `perAccount` already (the read then answers at once).
+    func hold(_ account: AccountID) -> Bool {
+        holding.withLock { holding in
+            guard holding[account, default: 0] < perAccount else { return false }
+            holding[account, default: 0] += 1
+            return true
+        }
+    }
+
+    func release(_ account: AccountID) {
+        holding.withLock { holding in
+            let left = holding[account, default: 1] - 1
+            holding[account] = left > 0 ? left : nil
+        }
     }
 
     func mark(_ account: AccountID) -> Mark { state.withLock { $0.mark(account) } }

@@ -29,13 +29,35 @@ package final class PostgresRelay: RelayStore {
     private let logger: Logger
     private let tasks: [Task<Void, Never>]
     private let notifying: Task<Void, Never>
+    /// The relay service's bulkheads between accounts (nil for a daemon, whose store is its own).
+    private let bulkheads: Bulkheads?
+
+    /// What keeps one account's operations from failing the others' (issue 33, item 5).
+    package struct Bulkheads: Sendable {
+        /// At most this many of one account's operations hold a pool connection at once
+        /// (of `maximumConnections`, 8): the others wait their turn, and their deadline.
+        package var connectionsPerAccount = 2
+
+        package init(connectionsPerAccount: Int = 2) {
+            self.connectionsPerAccount = connectionsPerAccount
+        }
+    }
+    private let turns: AccountTurns?
 
     /// Starts the pool and the listener; `open` also migrates, so prefer it.
+    ///
+    /// With `bulkheads`, an account's operations take turns (`AccountTurns`), and a
+    /// deadline missed is that operation's failure (`storeRefused`, an answer) while the
+    /// store answers others, or while it waited for its own account's turn; only a store
+    /// that answered nothing meanwhile is `unreachable` (so a silent shard, or one
+    /// account's slow statements, never opens the service's breaker for every account).
     package init(configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
-                logger: Logger = Logger(label: "keyvault.relay.postgres")) throws {
+                logger: Logger = Logger(label: "keyvault.relay.postgres"), bulkheads: Bulkheads? = nil) throws {
         self.configuration = configuration
         self.operationTimeout = operationTimeout
         self.logger = logger
+        self.bulkheads = bulkheads
+        turns = bulkheads.map { AccountTurns(perAccount: $0.connectionsPerAccount) }
         let client = PostgresClient(configuration: try Self.clientConfiguration(configuration), backgroundLogger: logger)
         self.client = client
         let listener = PostgresRelayListener(
@@ -49,8 +71,8 @@ package final class PostgresRelay: RelayStore {
 
     /// Connects, migrates the schema if it is behind, and returns the running relay.
     package static func open(_ configuration: PostgresRelayConfiguration, operationTimeout: Duration = .seconds(5),
-                            logger: Logger = Logger(label: "keyvault.relay.postgres")) async throws -> PostgresRelay {
-        let relay = try PostgresRelay(configuration: configuration, operationTimeout: operationTimeout, logger: logger)
+                            logger: Logger = Logger(label: "keyvault.relay.postgres"), bulkheads: Bulkheads? = nil) async throws -> PostgresRelay {
+        let relay = try PostgresRelay(configuration: configuration, operationTimeout: operationTimeout, logger: logger, bulkheads: bulkheads)
         do {
             try await relay.migrate()
         } catch {
@@ -101,7 +123,7 @@ package final class PostgresRelay: RelayStore {
         let parts = Dictionary(grouping: records, by: \.account)
             .sorted { Array($0.key.rawValue.utf8).lexicographicallyPrecedes(Array($1.key.rawValue.utf8)) }
             .map { PostgresPublish(account: $0.key, records: $0.value, nonce: nonce) }
-        let touched = try await perform { client, logger in
+        let touched = try await perform(account: parts.count == 1 ? parts[0].account : nil) { client, logger in
             try await client.withConnection { connection in
                 var touched: [AccountID] = []
                 try await Self.transaction(connection, logger: logger) { connection in
@@ -114,11 +136,62 @@ package final class PostgresRelay: RelayStore {
     }
 
     package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {
-        try await perform { client, logger in
+        try await perform(account: account) { client, logger in
             try await Self.decode(try await client.query("""
                 SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
                 WHERE account = \(account.rawValue) AND cursor > \(cursor.value) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))
                 """, logger: logger))
+        }
+    }
+
+    package func rows(account: AccountID, after cursor: RelayCursor, limit: Int, byteBudget: Int) async throws -> [RelayRow] {
+        try await perform(account: account) { client, logger in
+            // The page's sizes (octet_length reads no TOASTed bytes), a running sum over them, then the
+            // bodies of the rows that fit: the first row, and each whose bodies with those before it are
+            // within the budget. One statement keyed by the account, so it runs on the account's shard.
+            let account = account.rawValue
+            return try await Self.decode(try await client.query("""
+                WITH page AS (SELECT cursor, octet_length(body) AS size FROM keyvault_records \
+                WHERE account = \(account) AND cursor > \(cursor.value) ORDER BY cursor LIMIT \(Int64(max(limit, 0)))), \
+                sized AS (SELECT cursor, sum(size) OVER (ORDER BY cursor) AS total, row_number() OVER (ORDER BY cursor) AS n FROM page) \
+                SELECT r.cursor, r.kind, r.account, r.recipient, r.log_seq, r.body FROM keyvault_records r JOIN sized s ON s.cursor = r.cursor \
+                WHERE r.account = \(account) AND (s.n = 1 OR s.total <= \(Int64(byteBudget))) ORDER BY r.cursor
+                """, logger: logger))
+        }
+    }
+
+    package func lastCursor(account: AccountID) async throws -> RelayCursor {
+        try await perform(account: account) { client, logger in
+            var last: Int64 = 0
+            for try await value in try await client.query(
+                "SELECT coalesce(max(cursor), 0) FROM keyvault_records WHERE account = \(account.rawValue)", logger: logger).decode(Int64.self) {
+                last = value
+            }
+            return RelayCursor(last)
+        }
+    }
+
+    package func rows(account: AccountID, kinds: [RelayRecord.Kind], through: RelayCursor) async throws -> [RelayRow] {
+        guard !kinds.isEmpty else { return [] }
+        return try await perform(account: account) { client, logger in
+            try await Self.decode(try await client.query("""
+                SELECT cursor, kind, account, recipient, log_seq, body FROM keyvault_records \
+                WHERE account = \(account.rawValue) AND kind = ANY(\(kinds.map(\.rawValue))) AND cursor <= \(through.value) ORDER BY cursor
+                """, logger: logger))
+        }
+    }
+
+    package func removeShares(account: AccountID, recipient: DeviceID, through: RelayCursor) async throws -> Int {
+        try await perform(account: account) { client, logger in
+            // The identity index's prefix (account, kind, coalesce(recipient, '')) finds them without reading the others.
+            var removed = 0
+            for try await _ in try await client.query("""
+                DELETE FROM keyvault_records WHERE account = \(account.rawValue) AND kind = 'share' \
+                AND coalesce(recipient, '') = \(recipient.hex) AND cursor <= \(through.value) RETURNING cursor
+                """, logger: logger) {
+                removed += 1
+            }
+            return removed
         }
     }
 
@@ -130,7 +203,7 @@ package final class PostgresRelay: RelayStore {
 
     package func remove(account: AccountID, cursors: [RelayCursor]) async throws {
         guard !cursors.isEmpty else { return }
-        try await perform { client, logger in
+        try await perform(account: account) { client, logger in
             // Keyed by account as every query here is, so a table partitioned by account prunes one partition.
             let query: PostgresQuery = "DELETE FROM keyvault_records WHERE account = \(account.rawValue) AND cursor = ANY(\(cursors.map(\.value)))"
             for try await _ in try await client.query(query, logger: logger) {}
@@ -225,19 +298,40 @@ package final class PostgresRelay: RelayStore {
     }
 
     /// Runs one operation under the deadline; anything but a `RelayError` becomes `unreachable`.
-    private func perform<T: Sendable>(_ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
+    /// `account`: the one account it touches, whose turn it takes first (with bulkheads).
+    private func perform<T: Sendable>(account: AccountID? = nil,
+                                      _ operation: @escaping @Sendable (PostgresClient, Logger) async throws -> T) async throws -> T {
         let client = client
         let logger = logger
+        let turn: (AccountTurns, String)? = if let account, let turns = self.turns { (turns, account.rawValue) } else { nil }
+        let started = ContinuousClock.now
+        let tookTurn = AccountTurns.Taken(at: turn == nil ? started : nil)
         do {
-            let value = try await withDeadline(operationTimeout) { try await operation(client, logger) }
+            let value = try await withDeadline(operationTimeout) {
+                guard let (turns, account) = turn else { return try await operation(client, logger) }
+                // Given back when the operation ends, not at the deadline: its connection is busy until then.
+                try await turns.take(account)
+                tookTurn.set()
+                defer { turns.give(account) }
+                return try await operation(client, logger)
+            }
             shared.reached()
             return value
         } catch let error as RelayError {
             if error.isAnswer { shared.reached() }
             throw error
         } catch is DeadlineExceeded {
+            // This operation's own failure, not the store's, while nothing says the store is down (the
+            // listener's connection holds, no operation failed to reach it): it waited behind its own
+            // account's operations (its deadline spent on them), or the store answered within the deadline's length.
+            let waited = tookTurn.instant.map { $0 - started > .milliseconds(20) } ?? true
+            if bulkheads != nil, shared.unreachableSince == nil, waited || shared.answered(since: ContinuousClock.now - operationTimeout) {
+                throw RelayError.storeRefused("no answer from \(configuration) within \(operationTimeout) for this operation")
+            }
+            // The last problem the store itself showed, if any, beside it; never kept as the problem
+            // (each deadline would then nest the one before).
             let why = "no answer from \(configuration) within \(operationTimeout)" + (shared.lastProblem.map { " (\($0))" } ?? "")
-            shared.failed(why)
+            shared.timedOut()
             throw RelayError.unreachable(why)
         } catch is CancellationError {
             throw CancellationError()
@@ -254,7 +348,7 @@ package final class PostgresRelay: RelayStore {
     /// other operations; `unreachable` when the server could not be asked, or its
     /// answer says the whole server is in trouble (`serverWide`).
     package static func relayError(_ error: any Error, configuration: PostgresRelayConfiguration) -> RelayError {
-        let why = "\(reason(error)) (\(configuration))"
+        let why = PostgresRelayState.bounded("\(reason(error)) (\(configuration))")
         if let error = error as? PSQLError, error.code == .server, !serverWide(error.serverInfo?[.sqlState] ?? "") {
             return .storeRefused(why)
         }

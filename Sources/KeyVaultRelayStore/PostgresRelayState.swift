@@ -11,9 +11,13 @@ package final class PostgresRelayState: Sendable {
         var subscribers: [UUID: AsyncStream<RelayWake>.Continuation] = [:]
         var unreachableSince: Date?
         var lastProblem: String?
+        /// When an operation last got an answer from the server (a row, or an error of its own).
+        var lastAnswer: ContinuousClock.Instant?
         var finished = false
     }
     private let state = Mutex(State())
+
+    package init() {}
 
     var unreachableSince: Date? { state.withLock { $0.unreachableSince } }
     package var lastProblem: String? { state.withLock { $0.lastProblem } }
@@ -22,14 +26,38 @@ package final class PostgresRelayState: Sendable {
         state.withLock {
             $0.unreachableSince = nil
             $0.lastProblem = nil
+            $0.lastAnswer = .now
         }
     }
 
+    /// Whether any operation got an answer from the server after `instant`.
+    package func answered(since instant: ContinuousClock.Instant) -> Bool {
+        state.withLock { $0.lastAnswer.map { $0 > instant } ?? false }
+    }
+
+    /// The store failed, showing `why`: the latest problem only, never nesting the one before,
+    /// and at most `maxProblem` characters however long the server's message.
     package func failed(_ why: String) {
+        let why = Self.bounded(why)
         state.withLock {
             if $0.unreachableSince == nil { $0.unreachableSince = Date() }
             $0.lastProblem = why
         }
+    }
+
+    /// An operation got no answer in time: unreachable since now, the last problem shown kept as it was.
+    package func timedOut() {
+        state.withLock {
+            if $0.unreachableSince == nil { $0.unreachableSince = Date() }
+        }
+    }
+
+    package static let maxProblem = 300
+
+    /// `why` cut to `maxProblem` characters, saying it was.
+    package static func bounded(_ why: String) -> String {
+        guard why.count > maxProblem else { return why }
+        return String(why.prefix(maxProblem - 1)) + "…"
     }
 
     package func ring(_ wake: RelayWake) {

@@ -1,0 +1,152 @@
+import AsyncHTTPClient
+import Foundation
+import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultRelay
+
+/// Issue 33, items 2 and 4: what one tenant's requests cost the relay is bounded by
+/// what they ask for. A read's page ends at a byte budget (1 MiB of record bodies), so
+/// readers that never read hold megabytes, not 83-140 MB each; an ack prunes by what it
+/// settles, never reading every row of the account.
+@Suite("Relay service: answers and pruning bounded by what they ask for")
+struct RelayAnswerBoundsTests {
+    /// `count` shares of `size` bytes parked for a device that is no member (never pruned),
+    /// published by `device` in batches under the request body budget.
+    static func park(_ count: Int, of size: Int, in account: String, by device: TestDevice, on relay: RelayServiceProcess,
+                     to recipient: DeviceID = DeviceID(Random.bytes(16))) async throws {
+        let accountID = try AccountID(validating: account)
+        let perBatch = max(1, min(1000, (RelayHandlersBudget.maxBody * 3 / 4 - 4096) / (size + 200)))
+        var parked = 0
+        while parked < count {
+            let batch = (0..<min(perBatch, count - parked)).map { _ in
+                RelayRecord.share(account: accountID, recipient: recipient, sealed: Random.bytes(size))
+            }
+            let answer = try await relay.publish(account, batch, as: device)
+            guard answer.status == 200 else { throw TestFailure("parking shares: \(answer.status) \(answer.text)") }
+            parked += batch.count
+        }
+    }
+
+    @Test("one read answers at most 1 MiB of bodies; the pages together hold every row; 40 readers that never read hold little",
+          arguments: RelayKind.allCases)
+    func readsAreBoundedInBytes(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind) { f in
+            let (owner, _) = try await f.createAccount("parker")
+            try await Self.park(1000, of: RelayRecord.maxBodyByteCount, in: "parker", by: owner, on: f.a)
+
+            // One read asking for 1,000 rows gets at most the budget (the first row always).
+            let answer = try await f.a.read("parker", as: owner)
+            #expect(answer.status == 200)
+            let page = try answer.json(RelayWire.Rows.self).rows.compactMap { $0.row(account: try AccountID(validating: "parker")) }
+            let bytes = page.reduce(0) { $0 + $1.record.body.count }
+            #expect(!page.isEmpty && bytes <= 1 << 20, "one page held \(page.count) rows, \(bytes) bytes of bodies")
+            #expect(answer.body.count < 3 << 19, "one answer was \(answer.body.count) bytes")
+
+            // Reading on while a page is not empty (as keyvaultd does) gets every row once, in order.
+            var cursor = RelayCursor.start, seen = 0, pages = 0
+            while true {
+                let rows = try await f.b.rows("parker", after: cursor, as: owner)
+                guard let last = rows.last else { break }
+                #expect(rows.first.map { $0.cursor > cursor } ?? true)
+                seen += rows.count
+                pages += 1
+                cursor = last.cursor
+            }
+            #expect(seen == 1001, "\(seen) rows in \(pages) pages")
+
+            // 40 clients ask for everything and never read their answers: the relay holds 40 pages.
+            let pid = f.a.process.pid
+            let before = residentKiB(of: pid) ?? 0
+            var sockets: [RawSocket] = []
+            defer { sockets.removeAll() }
+            for _ in 0..<40 {
+                let socket = try RawSocket(tcpPort: f.a.port)
+                let path = "/v1/accounts/parker/records", query = "after=0&limit=1000"
+                let headers = owner.signedHeaders(method: "GET", path: path, query: query, body: [])
+                let head = "GET \(path)?\(query) HTTP/1.1\r\nHost: 127.0.0.1\r\n" + headers.map { "\($0.0): \($0.1)\r\n" }.joined() + "\r\n"
+                #expect(socket.send(head))
+                sockets.append(socket)
+            }
+            var peak = before
+            for _ in 0..<20 {
+                try await Task.sleep(for: .milliseconds(150))
+                peak = max(peak, residentKiB(of: pid) ?? 0)
+            }
+            print("relay RSS (\(kind)): \(before / 1024) MiB before, \(peak / 1024) MiB peak with 40 readers that never read")
+            #expect(peak - before < 256 * 1024, "the relay grew by \((peak - before) / 1024) MiB")
+            // Another tenant's read still answers.
+            let (other, _) = try await f.createAccount("bystander")
+            #expect(try await f.a.read("bystander", as: other).status == 200)
+        }
+    }
+
+    /// A scrape of the instance's metrics: the counter's value.
+    static func counter(_ name: String, at port: Int) async throws -> Double {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 4 << 20))
+        for line in text.split(separator: "\n") where line.hasPrefix(name + " ") || line.hasPrefix(name + "{") {
+            return Double(line.split(separator: " ").last ?? "") ?? -1
+        }
+        throw TestFailure("no \(name) in the metrics")
+    }
+
+    static func metricsPort(_ relay: RelayServiceProcess, root: String, name: String) async throws -> Int {
+        for _ in 0..<200 {
+            let text = (try? String(contentsOfFile: root + "/\(name).out", encoding: .utf8)) ?? ""
+            if let port = text.split(separator: "\n").first(where: { $0.hasPrefix("metrics listening on ") })?
+                .split(separator: ":").last.flatMap({ Int($0) }) {
+                return port
+            }
+            try await Task.sleep(for: .milliseconds(25))
+        }
+        throw TestFailure("no metrics listener")
+    }
+
+    @Test("with 3,000 parked shares an ack's prune reads only what it can settle; its shares go, the others stay",
+          arguments: RelayKind.allCases)
+    func ackPrunesWhatItSettles(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let account = "acker"
+            let accountID = try AccountID(validating: account)
+            let created = try await f.createAccount(account)
+            let first = created.0
+            var circle = created.1
+            let second = try await f.enrollSecond(account, first: first, circle: &circle)
+            let stranger = DeviceID(Random.bytes(16))
+            try await Self.park(3000, of: 1024, in: account, by: first, on: f.a, to: stranger)
+            try await Self.park(20, of: 1024, in: account, by: first, on: f.a, to: second.id)
+            let port = try await Self.metricsPort(f.a, root: f.root, name: "a")
+            let generation = try #require(circle.generations.last)
+
+            // The second device acknowledges the key: its 20 shares are settled, nobody else's.
+            let before = try await Self.counter("keyvault_relay_prune_rows_read_total", at: port)
+            let ack = ShareAck.make(account: accountID, generation: generation.generation, keyID: generation.keyID,
+                                    deviceID: second.id, signer: second.signing, at: Date())
+            #expect(try await f.a.publish(account, [.ack(ack)], as: second).status == 200)
+            let read = try await Self.counter("keyvault_relay_prune_rows_read_total", at: port) - before
+            #expect(read <= 20, "the ack's prune read \(read) rows")
+
+            var rows: [RelayRow] = [], cursor = RelayCursor.start
+            while true {
+                let page = try await f.b.rows(account, after: cursor, as: first)
+                guard let last = page.last else { break }
+                rows += page
+                cursor = last.cursor
+            }
+            #expect(rows.filter { $0.record.kind == .share && $0.record.recipient == second.id }.isEmpty, "the settled shares stayed")
+            #expect(rows.filter { $0.record.kind == .share && $0.record.recipient == stranger }.count == 3000)
+
+            // The same ack again: accepted, and its prune reads as little.
+            let again = try await Self.counter("keyvault_relay_prune_rows_read_total", at: port)
+            #expect(try await f.a.publish(account, [.ack(ack)], as: second).status == 200)
+            let readAgain = try await Self.counter("keyvault_relay_prune_rows_read_total", at: port) - again
+            #expect(readAgain <= 20, "the repeated ack's prune read \(readAgain) rows")
+        }
+    }
+}
+
+/// The service's request body budget, as RELAY.md states it (1 MiB).
+enum RelayHandlersBudget {
+    static let maxBody = 1 << 20
+}

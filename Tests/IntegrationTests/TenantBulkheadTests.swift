@@ -1,0 +1,71 @@
+import Foundation
+import Testing
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultRelay
+
+/// Issue 33, item 5 (PostgreSQL): one tenant's heavy requests do not starve the
+/// store's pool for the others, nor trip the store breaker for all. At most 2 of an
+/// account's operations hold one of the pool's 8 connections at once, and a deadline
+/// one account's statements miss is that request's failure (503 for it), not the store's.
+@Suite("Relay service: bulkheads between tenants", .serialized)
+struct TenantBulkheadTests {
+    /// One signed request on a connection of its own (the tests' shared HTTP client queues past 8 per host,
+    /// which would put the other tenant's reads behind the heavy ones in the test itself); its status, -1 for none.
+    static func request(_ port: Int, _ method: String, _ path: String, query: String = "", body: [UInt8] = [],
+                        as device: TestDevice, timeout: Duration = .seconds(30)) async throws -> Int {
+        let socket = try RawSocket(tcpPort: port)
+        let headers = device.signedHeaders(method: method, path: path, query: query, body: body)
+        var head = "\(method) \(path)\(query.isEmpty ? "" : "?" + query) HTTP/1.1\r\nHost: relay\r\nConnection: close\r\n"
+        head += headers.map { "\($0.0): \($0.1)\r\n" }.joined()
+        if !body.isEmpty { head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n" }
+        guard socket.send(Array((head + "\r\n").utf8) + body) else { return -1 }
+        return try await socket.readResponse(timeout: timeout)?.status ?? -1
+    }
+
+    @Test("40 heavy writes of one account: another account's reads answer at once, and the breaker never opens")
+    func heavyTenantLeavesOthersAlone() async throws {
+        try await RelayServiceFixture.with(.service, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let (heavy, _) = try await f.createAccount("heavy")
+            let (other, _) = try await f.createAccount("other")
+            // Each share the heavy account stores takes 3 s in the database (under the 4 s statement timeout).
+            _ = try await PostgresShardingTests.psql(f.storeAddress, """
+                CREATE FUNCTION slow_heavy() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.account = 'heavy' AND NEW.kind = 'share' THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
+                CREATE TRIGGER slow_heavy BEFORE INSERT ON keyvault_records FOR EACH ROW EXECUTE FUNCTION slow_heavy();
+                """)
+            let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
+            let trips = try await RelayAnswerBoundsTests.counter("keyvault_relay_store_breaker_trips_total", at: port)
+            let heavyID = try AccountID(validating: "heavy")
+            let writes = (0..<40).map { _ in
+                Task { () -> Int in
+                    let share = RelayRecord.share(account: heavyID, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(64))
+                    let body = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(share)]))
+                    return (try? await Self.request(f.a.port, "POST", "/v1/accounts/heavy/records", body: body, as: heavy)) ?? -1
+                }
+            }
+            try await Task.sleep(for: .milliseconds(500))
+            // Meanwhile the other tenant reads, again and again, through the same instance.
+            var slowest: Duration = .zero
+            var statuses: [Int] = []
+            let until = ContinuousClock.now + .seconds(8)
+            while ContinuousClock.now < until {
+                let started = ContinuousClock.now
+                statuses.append(try await Self.request(f.a.port, "GET", "/v1/accounts/other/records", query: "after=0&limit=1000", as: other))
+                slowest = max(slowest, ContinuousClock.now - started)
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            var heavyStatuses: [Int] = []
+            for write in writes { heavyStatuses.append(await write.value) }
+            #expect(statuses.allSatisfy { $0 == 200 }, "the other tenant's reads: \(statuses)")
+            #expect(slowest < .seconds(2), "the other tenant's slowest read took \(slowest)")
+            let tripped = try await RelayAnswerBoundsTests.counter("keyvault_relay_store_breaker_trips_total", at: port) - trips
+            #expect(tripped == 0, "the breaker opened \(tripped) times")
+            // The heavy tenant's own: some stored, the rest its own 503s.
+            #expect(heavyStatuses.contains(200), "\(heavyStatuses)")
+            #expect(heavyStatuses.allSatisfy { $0 == 200 || $0 == 503 }, "\(heavyStatuses)")
+            print("heavy tenant's writes: \(heavyStatuses.filter { $0 == 200 }.count) stored, \(heavyStatuses.filter { $0 == 503 }.count) answered 503; other's slowest read \(slowest)")
+            _ = try await PostgresShardingTests.psql(f.storeAddress, "DROP TRIGGER slow_heavy ON keyvault_records")
+        }
+    }
+}

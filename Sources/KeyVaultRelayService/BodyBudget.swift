@@ -99,6 +99,21 @@ final class BodyBudget: ChannelDuplexHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) {
         address = context.channel.remoteAddress?.ipAddress ?? "unknown"
+        // From a trusted proxy the client is the one its PROXY header names (`ProxiedClient`, before any request).
+        if (try? context.pipeline.syncOperations.handler(type: ProxyProtocolHandler.self)) != nil { return }
+        openConnection(context)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let proxied = event as? ProxiedClient, !opened {
+            if let client = proxied.address { address = client }
+            openConnection(context)
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    private func openConnection(_ context: ChannelHandlerContext) {
         opened = ledger.open(address)
         if !opened { context.close(promise: nil) }
     }

@@ -30,6 +30,9 @@ package struct RelayServer: Sendable {
         package var jwksRefetchInterval: Duration = .seconds(60)
         /// Where `GET /metrics` is served (plain HTTP, its own listener); nil: nowhere.
         package var metricsListen: (host: String, port: Int)?
+        /// Peers (CIDR blocks) whose connections start with a PROXY protocol version 2 header naming
+        /// the client (a load balancer or TLS terminator); empty: no header is parsed from anyone.
+        package var proxyProtocolFrom: [String] = []
 
         package init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
@@ -67,6 +70,7 @@ package struct RelayServer: Sendable {
     /// (and `metrics listening on HOST:PORT` once the metrics listener does).
     package func run() async throws {
         let identity = try await loadIdentity()
+        let trustedProxies = try TrustedPeers(configuration.proxyProtocolFrom)
         let tls = try configuration.tls.map(Self.tlsConfiguration)
         let address = try RelayAddress(parsing: configuration.store)
         if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
@@ -111,11 +115,23 @@ package struct RelayServer: Sendable {
                                                   + configuration.requestTimeout.components.attoseconds / 1_000_000_000)
         // One ledger for every connection: what bodies still arriving hold, per address and in all.
         let ledger = BodyLedger()
-        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [RequestDeadline(limit: requestLimit), BodyBudget(ledger: ledger)],
-                                                                 idleTimeout: .seconds(75)))
+        let http1Configuration = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestDeadline(limit: requestLimit), BodyBudget(ledger: ledger)], idleTimeout: .seconds(75))
+        let http1 = HTTPServerBuilder.http1(configuration: http1Configuration)
+        let server: HTTPServerBuilder
+        if trustedProxies.isEmpty {
+            server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1
+        } else {
+            // A trusted peer's PROXY header comes first on the connection, before TLS and HTTP.
+            server = HTTPServerBuilder { [logger] responder in
+                let plain = HTTP1Channel(responder: responder, configuration: http1Configuration)
+                if let tls { return ProxyProtocolChannel(base: try TLSChannel(plain, tlsConfiguration: tls), trusted: trustedProxies, logger: logger) }
+                return ProxyProtocolChannel(base: plain, trusted: trustedProxies, logger: logger)
+            }
+        }
         let app = Application(
             responder: AccessLog(inner: router.buildResponder(), metrics: metrics, logger: logger),
-            server: try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1,
+            server: server,
             configuration: .init(address: .hostname(host, port: configuration.port), serverName: nil),
             onServerRunning: { [logger] channel in
                 let port = channel.localAddress?.port ?? 0

@@ -55,6 +55,10 @@ struct KeyvaultRelay: AsyncParsableCommand {
             help: "HOST:PORT to serve Prometheus metrics on (GET /metrics, plain HTTP; port 0: any free port, printed when ready)")
     var metricsListen: String?
 
+    @Option(name: .customLong("proxy-protocol-from"),
+            help: "An address or CIDR block (repeat for more) of a trusted proxy or TLS terminator: its connections must start with a PROXY protocol version 2 header naming the client, whose address the per-address budgets then use")
+    var proxyProtocolFrom: [String] = []
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical (default: info)")
     var logLevel: String?
 
@@ -76,6 +80,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
         configuration.requestTimeout = .seconds(settings.requestTimeout)
         configuration.jwksRefetchInterval = .seconds(settings.identityJWKSRefetch)
         configuration.metricsListen = settings.metricsListen
+        configuration.proxyProtocolFrom = settings.proxyProtocolFrom
         do {
             try await RelayServer(configuration: configuration, logger: logger).run()
         } catch {

@@ -29,6 +29,7 @@ struct RelaySetting: Sendable {
     static let identityJWKSRefetch = RelaySetting("identity-jwks-refetch")
     static let requestTimeout = RelaySetting("request-timeout")
     static let metricsListen = RelaySetting("metrics-listen")
+    static let proxyProtocolFrom = RelaySetting("proxy-protocol-from")
     static let logLevel = RelaySetting("log-level")
     static let logFormat = RelaySetting("log-format")
 }

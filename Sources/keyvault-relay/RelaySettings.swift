@@ -15,6 +15,8 @@ struct RelaySettings {
     var requestTimeout: Int
     /// Where Prometheus metrics are served; nil: nowhere.
     var metricsListen: (host: String, port: Int)?
+    /// CIDR blocks of trusted proxies sending PROXY protocol version 2; empty: none.
+    var proxyProtocolFrom: [String]
     var logs: LogSettings
 }
 
@@ -66,6 +68,10 @@ extension KeyvaultRelay {
             identityJWKSRefetch: try seconds(.identityJWKSRefetch, identityJWKSRefetch, default: 60, range: 1...3600),
             requestTimeout: try seconds(.requestTimeout, requestTimeout, default: 10, range: 1...300),
             metricsListen: try sources.value(of: .metricsListen, flag: metricsListen).map(Self.hostAndPort),
+            // Repeated, or one value of blocks separated by commas or spaces (the variable, the credential).
+            proxyProtocolFrom: try (proxyProtocolFrom.isEmpty ? sources.value(of: .proxyProtocolFrom, flag: nil).map { [$0.text] } ?? []
+                                                             : proxyProtocolFrom)
+                .flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" }).map(String.init) },
             logs: logs)
     }
 

@@ -128,6 +128,11 @@ struct OperatorMetricsTests {
         let forbiddenBefore = Self.value(before.raw.text, "keyvault_daemon_connections_forbidden_by_policy_total") ?? 0
         #expect(Self.value(after, "keyvault_daemon_connections_forbidden_by_policy_total") == forbiddenBefore + 1, "\(after)")
         #expect(after.contains("# TYPE keyvault_daemon_key_reads_total counter"))
+        // The relay's state and the account lines' depth.
+        #expect(Self.value(after, "keyvault_daemon_relay_reachable") == 1, "\(after)")
+        #expect(Self.value(after, "keyvault_daemon_relay_queued") == 0, "\(after)")
+        #expect(Self.value(after, "keyvault_daemon_account_owners") == 1, "\(after)")
+        #expect(Self.value(after, "keyvault_daemon_account_line_deepest") == 0, "\(after)")
         #expect(!after.contains("meter"), "an account in the metrics")
         // A held read shows while it waits (on another account: this one is in its unlock back-off).
         #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "held", "passphrase": "right"]).status == 200)

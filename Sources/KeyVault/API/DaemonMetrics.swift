@@ -36,7 +36,7 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with `server` (what `GET /v1/server` answers now) carried in first.
-    func exposition(_ server: ServerBody) -> [UInt8] {
+    func exposition(_ server: ServerBody, relay: RelayStatus?, lines: (queued: Int, deepest: Int)) -> [UInt8] {
         let connections = server.connections, held = server.held
         gauge("connections_open", "Connections admitted and open now.", connections.open)
         gauge("connections_max", "Connections served at once (--max-connections).", server.limits.maxConnections)
@@ -46,6 +46,14 @@ final class DaemonMetrics: Sendable {
         gauge("event_streams", "Event streams open now.", held.eventStreams)
         gauge("hub_waiters", "Slots in the waiting hub.", held.hubWaiters)
         gauge("hub_listeners", "Listeners in the waiting hub.", held.hubListeners)
+        gauge("account_owners", "Owners in the account directory: accounts held, and names something still needs.", held.accountOwners)
+        gauge("account_jobs_queued", "Jobs running or waiting in every account's line.", lines.queued)
+        gauge("account_line_deepest", "Jobs running or waiting in the longest account line.", lines.deepest)
+        if let relay {
+            gauge("relay_reachable", "1 if the relay answered last, 0 if it is unreachable or not heard from yet.", relay.state == "reachable" ? 1 : 0)
+            gauge("relay_queued", "Log entries, owed deliveries and records waiting for the relay.", relay.queued)
+            gauge("relay_accounts_behind", "Accounts whose confirmed log entries the relay was found to lack.", relay.behind?.count ?? 0)
+        }
         total("connections_refused", "Connections refused over the limit, since the start.", connections.refusedTotal)
         total("connections_closed_for_room", "Idle connections closed to make room for a new one, since the start.", connections.closedForRoomTotal)
         total("connections_forbidden_by_policy", "Connections of callers the policy grants nothing, since the start.", connections.forbiddenByPolicyTotal)

@@ -162,6 +162,14 @@ final class AccountOwners: Sendable {
 
     /// How many owners the directory holds (accounts, and names something still needs).
     var count: Int { owners.withLock { $0.count } }
+
+    /// Jobs running or waiting in every line, and in the longest.
+    var lineDepths: (queued: Int, deepest: Int) {
+        owners.withLock { Array($0.values) }.reduce((0, 0)) { total, owner in
+            let depth = owner.jobs.depth
+            return (total.0 + depth, max(total.1, depth))
+        }
+    }
 }
 
 /// One account's owner: its line of jobs, the state they last published, the
@@ -237,6 +245,9 @@ final class JobQueue: Sendable {
 
     /// No job running or waiting.
     var isIdle: Bool { state.withLock { $0.serving == $0.next } }
+
+    /// Jobs running or waiting.
+    var depth: Int { state.withLock { Int(clamping: $0.next - $0.serving) } }
 
     func finish(_ ticket: UInt64) {
         let next = state.withLock { state -> CheckedContinuation<Void, Never>? in

@@ -32,6 +32,8 @@ package final class KeyVaultService: Sendable {
     package var hasRelay: Bool { relay != nil }
     /// Owners in the account directory (`GET /v1/server`).
     package var ownerCount: Int { owners.count }
+    /// Jobs running or waiting in every account's line, and in the longest one (`GET /v1/metrics`).
+    package var accountLines: (queued: Int, deepest: Int) { owners.lineDepths }
     /// With a relay service: what its requests are signed with, kept in step
     /// with each account's identity (`update`, `install`). nil otherwise.
     let relayCredentials: RelayCredentials?

@@ -9,8 +9,9 @@
 #   scripts/fuzz.sh replay [T...]       every corpus input once, then a brief run
 #                                       per target (FUZZ_BRIEF_SECONDS, default 6);
 #                                       exits 1 on any crash (make test runs this)
-#   scripts/fuzz.sh merge [T...]        adds to Fuzz/corpus/T/ the inputs a run grew
-#                                       in .build-fuzz/corpus/T/ that add coverage
+#   scripts/fuzz.sh merge [T...]        keeps in Fuzz/corpus/T/, beside the seeds, the
+#                                       fewest inputs of a run (.build-fuzz/corpus/T/)
+#                                       that cover what it reached
 #   scripts/fuzz.sh seeds               writes the seed inputs (Fuzz/Seeds/) missing from Fuzz/corpus/
 #   scripts/fuzz.sh list                the targets
 #
@@ -128,6 +129,8 @@ build() {
 
 # Options every run shares: a slow input is a finding (25 s), and so is memory past 2 GiB.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=0:symbolize=1}
+# libFuzzer saves and reports a trap itself; the Swift runtime's backtracer would only hold the crashed process up.
+export SWIFT_BACKTRACE=${SWIFT_BACKTRACE:-enable=no}
 libfuzzer_options=(-timeout=25 -rss_limit_mb=2048 -print_final_stats=1)
 
 targets_or_all() { if [ $# -gt 0 ]; then printf '%s\n' "$@"; else all_targets; fi; }
@@ -195,9 +198,22 @@ merge() {
     local t
     for t in $(targets_or_all "$@"); do
         [ -d "$out/corpus/$t" ] || continue
-        mkdir -p "Fuzz/corpus/$t"
-        "$out/bin/$t" -merge=1 -timeout=25 "Fuzz/corpus/$t" "$out/corpus/$t" >"$out/logs/merge-$t.log" 2>&1
-        echo "fuzz merge: $t: $(find "Fuzz/corpus/$t" -type f | wc -l) inputs, $(du -sk "Fuzz/corpus/$t" | cut -f1) KiB"
+        local corpus="Fuzz/corpus/$t" merged="$out/merge/$t"
+        mkdir -p "$corpus"
+        rm -rf "$merged" && mkdir -p "$merged"
+        # The fewest inputs that keep every edge (hit counts aside) of the committed corpus and the run's.
+        "$out/bin/$t" -set_cover_merge=1 -use_counters=0 -timeout=25 "$merged" "$corpus" "$out/corpus/$t" >"$out/logs/merge-$t.log" 2>&1
+        # Seeds and regression inputs stay; what earlier merges added is replaced by this one's.
+        find "$corpus" -type f ! -name 'seed-*' ! -name 'regression-*' -delete
+        local kept
+        kept=$(find "$corpus" -type f -exec sha1sum {} + | cut -d' ' -f1 | sort)
+        local f
+        for f in "$merged"/*; do
+            [ -f "$f" ] || continue
+            grep -qx "$(basename "$f")" <<<"$kept" || cp "$f" "$corpus/"
+        done
+        rm -rf "$merged"
+        echo "fuzz merge: $t: $(find "$corpus" -type f | wc -l) inputs, $(cat "$corpus"/* | wc -c) bytes"
     done
 }
 
@@ -219,7 +235,7 @@ main() {
         merge) shift; merge "$@" ;;
         seeds) seeds ;;
         list) all_targets ;;
-        *) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
+        *) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 2 ;;
     esac
 }
 

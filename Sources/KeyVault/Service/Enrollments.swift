@@ -150,15 +150,21 @@ package struct Enrollments: EnginePart {
     /// The account's log as the relay shows it, each entry verified (one that is not is logged and
     /// skipped); `unknown` if there is none: a device can only join an account that exists.
     private func circleOnRelay(_ id: AccountID, _ relay: any Relay) async throws -> CircleState {
-        var circle = CircleState(account: id)
-        for row in try await relay.all(.log, account: id) {
-            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
-            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
-        }
+        let circle = try await readCircle(id, relay)
         guard !circle.isEmpty else {
             throw Refusal(.unknown, "the relay knows no account \(id): create it on its first device; if it exists on a device that had no relay, "
                 + "give that device this relay and unlock the account there (its circle is founded on the relay then; on a relay service, "
                 + "`keyvault account found` with the person's sign-in)")
+        }
+        return circle
+    }
+
+    /// The account's circle as the relay's log rows verify, from cursor 0 (entries that do not verify are skipped and logged).
+    func readCircle(_ id: AccountID, _ relay: any Relay) async throws -> CircleState {
+        var circle = CircleState(account: id)
+        for row in try await relay.all(.log, account: id) {
+            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
+            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
         }
         return circle
     }

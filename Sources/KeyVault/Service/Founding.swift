@@ -146,11 +146,7 @@ package struct Founding: EnginePart {
         guard let relay else { return nil }
         signRelayRequests(id, as: member)
         defer { signRelayRequests(id, as: nil) }
-        var circle = CircleState(account: id)
-        for row in try await relay.all(.log, account: id) {
-            guard let entry = try? LogEntry.decode(row.record.body) else { continue }
-            do { try circle.apply(entry) } catch { logger.warning("refused relay record", metadata: ["account": "\(id)", "problem": "\(error)"]) }
-        }
+        let circle = try await service.enrolling.readCircle(id, relay)
         guard circle.members[member.deviceID]?.isRecovery == true, circle.isTrusted(member.deviceID), !circle.destroyed else {
             if !circle.isEmpty {
                 logger.warning("\(Self.untrustedKitNote)", metadata: ["account": "\(id)"])

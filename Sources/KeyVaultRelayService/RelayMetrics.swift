@@ -35,6 +35,9 @@ package final class RelayMetrics: Sendable {
     let breakerTrips: CoreMetrics.Counter
     /// Rows pruning read from the store: what acks, approvals and candidacies cost (never the account's shares).
     let pruneRowsRead: CoreMetrics.Counter
+    /// Log entries applied building accounts' verified views: what only a member's or a candidate's
+    /// request costs (a stranger's is refused from the signer index before any log is read).
+    let viewEntriesApplied: CoreMetrics.Counter
 
     package init() {
         var factory = PrometheusMetricsFactory(registry: registry)
@@ -44,6 +47,7 @@ package final class RelayMetrics: Sendable {
         breakerOpen = CoreMetrics.Gauge(label: "keyvault_relay_store_breaker_open", factory: factory)
         breakerTrips = CoreMetrics.Counter(label: "keyvault_relay_store_breaker_trips_total", factory: factory)
         pruneRowsRead = CoreMetrics.Counter(label: "keyvault_relay_prune_rows_read_total", factory: factory)
+        viewEntriesApplied = CoreMetrics.Counter(label: "keyvault_relay_view_entries_applied_total", factory: factory)
         // Present from the start, at 0, so a dashboard has them before the first change.
         heldReads.set(0)
         breakerOpen.record(0)

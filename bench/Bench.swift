@@ -49,7 +49,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -128,6 +128,16 @@ struct Bench {
             } catch {
                 report.refusalTimingMissing = "\(error)"
                 say("refusals: not measured: \(error)")
+            }
+        }
+        if runs("tenants") {
+            do {
+                let t = try await TenantLimitsBench.measure(logger: logger)
+                report.tenantLimits = t
+                say("tenants: bystander p50 idle \(Int(t.idle.percentile(0.5) * 1e6)) µs; " + t.loaded.map { "\($0.name): \(Int($0.percentile(0.5) * 1e6)) µs, \($0.failures) failed" }.joined(separator: "; ") + "; peak \(t.peakKiB / 1024) MiB")
+            } catch {
+                report.tenantLimitsMissing = "\(error)"
+                say("tenants: not measured: \(error)")
             }
         }
         if runs("crowding") { try await report.measureCrowding(in: dir, logger: logger) }
@@ -212,6 +222,8 @@ struct Report {
     var shardingMissing: String?
     var refusalTiming: RefusalTimingBench.Result?
     var refusalTimingMissing: String?
+    var tenantLimits: TenantLimitsBench.Result?
+    var tenantLimitsMissing: String?
 
     func write(to path: String) throws {
         func ms(_ s: Double) -> String { String(format: "%.3f", s * 1000) }
@@ -256,7 +268,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

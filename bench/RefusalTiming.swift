@@ -78,7 +78,7 @@ enum RefusalTimingBench {
     }
 
     /// Sends one request and reads its whole answer (head, then `Content-Length` bytes): the status.
-    private static func exchange(_ fd: Int32, _ request: String) throws -> Int {
+    static func exchange(_ fd: Int32, _ request: String) throws -> Int {
         let sent = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
         guard sent == request.utf8.count else { throw BenchError("send failed") }
         var received: [UInt8] = []

@@ -16,6 +16,8 @@ final class PostgresServiceState: ServiceState {
     private let configuration: PostgresRelayConfiguration
     private let logger: Logger
     private let task: Task<Void, Never>
+    /// One account's operations hold at most one of the pool's four connections (issue 33).
+    private let turns = AccountTurns(perAccount: 1)
 
     /// Opened after the store, whose migrations made the tables.
     init(_ configuration: PostgresRelayConfiguration, logger: Logger) throws {
@@ -33,20 +35,45 @@ final class PostgresServiceState: ServiceState {
     static let operationTimeout: Duration = .seconds(5)
 
     func file(_ candidate: Candidate, spending nonce: RequestNonce) async throws -> Filing {
-        try await perform { try await self.fileNow(candidate, nonce: nonce) }
+        try await perform(candidate.account) { try await self.fileNow(candidate, nonce: nonce) }
     }
 
     func candidates(account: AccountID, now: Int64) async throws -> [Candidate] {
-        try await perform { try await self.candidatesNow(account: account, now: now) }
+        try await perform(account) { try await self.candidatesNow(account: account, now: now) }
     }
 
-    /// Under the deadline, with PostgreSQL's errors told as `RelayError`s (`PostgresRelay.relayError`).
-    private func perform<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) async throws -> T {
+    func signer(_ keyID: DeviceID, account: AccountID, now: Int64) async throws -> KnownSigner? {
+        try await perform(account) { try await self.signerNow(keyID, account: account, now: now) }
+    }
+
+    func index(_ devices: [DeviceKeys], account: AccountID) async throws {
+        try await perform(account) {
+            try await self.client.withConnection { connection in
+                for device in devices {
+                    try await PostgresSignerIndex.add(device, account: account.rawValue, on: connection, logger: self.logger)
+                }
+            }
+        }
+    }
+
+    /// Under the deadline and the account's turn, with PostgreSQL's errors told as `RelayError`s
+    /// (`PostgresRelay.relayError`). A deadline spent waiting for the account's own turn is this
+    /// request's failure (`storeRefused`), not the store's.
+    private func perform<T: Sendable>(_ account: AccountID, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
+        let turns = turns, tookTurn = AccountTurns.Taken(at: nil)
         do {
-            return try await withDeadline(Self.operationTimeout) { try await body() }
+            return try await withDeadline(Self.operationTimeout) {
+                try await turns.take(account.rawValue)
+                tookTurn.set()
+                defer { turns.give(account.rawValue) }
+                return try await body()
+            }
         } catch let error as RelayError {
             throw error
         } catch is DeadlineExceeded {
+            if tookTurn.instant == nil {
+                throw RelayError.storeRefused("\(configuration): no turn for this account within \(Self.operationTimeout)")
+            }
             throw RelayError.unreachable("\(configuration): no answer within \(Self.operationTimeout)")
         } catch is CancellationError {
             throw CancellationError()
@@ -113,6 +140,27 @@ final class PostgresServiceState: ServiceState {
             out.append(Candidate(account: account, signing: signing, box: box, filedAt: filedAt))
         }
         return out
+    }
+
+    /// Each query's rows are read to the end (one at most): a sequence left unread keeps its connection.
+    private func signerNow(_ keyID: DeviceID, account: AccountID, now: Int64) async throws -> KnownSigner? {
+        var indexed: [ByteBuffer] = []
+        for try await signing in try await client.query("""
+            SELECT signing FROM keyvault_service_signers WHERE account = \(account.rawValue) AND device_id = \(keyID.hex)
+            """, logger: logger).decode(ByteBuffer.self) {
+            indexed.append(signing)
+        }
+        if let signing = indexed.first {
+            return (try? SigningPublicKey(rawRepresentation: Array(signing.readableBytesView))).map(KnownSigner.indexed)
+        }
+        var candidate: [ByteBuffer] = []
+        for try await signing in try await client.query("""
+            SELECT signing FROM keyvault_service_candidates \
+            WHERE account = \(account.rawValue) AND device_id = \(keyID.hex) AND filed_at > \(now - Bounds.candidateLifeMillis)
+            """, logger: logger).decode(ByteBuffer.self) {
+            candidate.append(signing)
+        }
+        return candidate.first.flatMap { try? SigningPublicKey(rawRepresentation: Array($0.readableBytesView)) }.map(KnownSigner.candidate)
     }
 
     func shutdown() async {

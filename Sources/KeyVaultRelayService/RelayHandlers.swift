@@ -18,6 +18,7 @@ final class RelayHandlers: Sendable {
     let identity: IdentityVerifier
     let breaker: StoreBreaker
     let recentNonces = RecentNonces()
+    let indexedSigners = IndexedSigners()
     let metrics: RelayMetrics
     let logger: Logger
 
@@ -28,7 +29,7 @@ final class RelayHandlers: Sendable {
     init(relay: any RelayStore, state: any ServiceState, identity: IdentityVerifier, metrics: RelayMetrics, logger: Logger) {
         self.relay = relay
         self.state = state
-        self.views = VerifiedViews(relay: relay, logger: logger)
+        self.views = VerifiedViews(relay: relay, logger: logger, metrics: metrics)
         self.waiters = Waiters(metrics: metrics)
         self.breaker = StoreBreaker(metrics: metrics)
         self.metrics = metrics
@@ -112,6 +113,11 @@ final class RelayHandlers: Sendable {
             isCandidate = false
         }
         let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
+        // The signer index first: once an entry is stored, the devices it admits are in the index.
+        let admitted = toStore.compactMap { $0.kind == .log ? (try? LogEntry.decode($0.body))?.admits : nil }
+        if !admitted.isEmpty {
+            try await store(.signers) { try await state.index(admitted, account: account) }
+        }
         if !toStore.isEmpty {
             do {
                 try await spending { try await store(.publish) { try await relay.publish(batch: toStore, spending: signed.nonce(for: account)) } }
@@ -164,26 +170,54 @@ final class RelayHandlers: Sendable {
 
     /// The signer's standing in the account, its signature checked and its nonce new to this instance.
     ///
-    /// An account that does not exist, a signer it does not know, and one of its
-    /// devices' key IDs with a signature that does not verify are one answer
-    /// (`forbidden`) after the same work: the store's circle and candidates read,
-    /// and one signature verified (against a key nobody holds when there is none),
-    /// so neither the answer nor its time says whether the account exists.
+    /// Whether the account knows the signer, and by which key, is decided before any of its log
+    /// is read (issue 33): from the signer index and the live candidacies, in the same statements
+    /// whatever the account's log holds and whether there is an account at all, and one signature
+    /// verified either way (against a key nobody holds when there is none). An account that does
+    /// not exist, a signer it does not know, and a signature that does not verify are one answer
+    /// (`forbidden`), sent a fixed time after the checks began. Only a signer the account knows
+    /// makes its circle be read (and built, when cold).
     private func authenticate(_ signed: SignedRequest, account: AccountID, batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
         let started = ContinuousClock.now
-        var (circle, standing, readCandidates) = try await standingFully(of: signed.keyID, account: account)
+        let known = try await knownKey(of: signed.keyID, account: account, batch: batch)
+        let verifies = signed.isValid(by: known ?? Self.nobodysKey)
+        guard let known, verifies else { try await refuse(since: started) }
+        var (circle, standing, _) = try await standingFully(of: signed.keyID, account: account)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
-        let verifies = signed.isValid(by: standing?.key ?? Self.nobodysKey)
-        guard let standing, verifies else {
-            // A member's key ID was answered without the candidates' read; a stranger's was not.
-            if !readCandidates { _ = try? await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) } }
-            // What is left to tell them apart is the store's own time (a row more or less to read): the
-            // refusal goes out at a fixed time after these checks began, whatever they took.
-            try? await Task.sleep(until: started + Self.refusalTime, clock: .continuous)
-            throw Refusal.forbidden
-        }
+        // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
+        guard let standing, standing.key == known else { try await refuse(since: started) }
         try claimRecent(signed, account: account)
         return (circle, standing)
+    }
+
+    /// `forbidden`, at `refusalTime` after `started`: what is left to tell refusals apart is the store's
+    /// own time (a row more or less), and that is spent within it.
+    private func refuse(since started: ContinuousClock.Instant) async throws -> Never {
+        try? await Task.sleep(until: started + Self.refusalTime, clock: .continuous)
+        throw Refusal.forbidden
+    }
+
+    /// The signing key the account knows `keyID` by, before any of its log is read: its signer index
+    /// (remembered here once seen), a live candidacy, or, for a device a recovery kit's member
+    /// re-joined (`Standing.approvedInBatch`), the approval its batch opens with, signed by a signer
+    /// the index holds (checked here). nil: a stranger to the account, or no account.
+    private func knownKey(of keyID: DeviceID, account: AccountID, batch: [RelayRecord]) async throws -> SigningPublicKey? {
+        if let key = indexedSigners.key(of: keyID, account: account) { return key }
+        let now = Self.millis(Date())
+        switch try await store(.signers, { try await state.signer(keyID, account: account, now: now) }) {
+        case .indexed(let key):
+            indexedSigners.remember(key, of: keyID, account: account)
+            return key
+        case .candidate(let key):
+            return key
+        case nil:
+            break
+        }
+        guard let first = batch.first, first.kind == .log, let entry = try? LogEntry.decode(first.body),
+              case .approve(let device, _) = entry.body, device.deviceID == keyID,
+              case .indexed(let approver)? = try await store(.signers, { try await state.signer(entry.signer, account: account, now: now) }),
+              approver.isValidSignature(entry.signature, for: entry.signedBytes) else { return nil }
+        return device.signing
     }
 
     /// When a `forbidden` refusal goes out, after its checks began: longer than they take on a

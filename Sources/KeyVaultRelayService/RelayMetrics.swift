@@ -21,7 +21,7 @@ package final class RelayMetrics: Sendable {
 
     /// One use of the store, as `RelayHandlers.store` names it.
     enum StoreOperation: String {
-        case ping, fileCandidacy = "file_candidacy", candidates, circle, publish, rows, requests, remove
+        case ping, fileCandidacy = "file_candidacy", candidates, signers, circle, publish, rows, requests, remove
     }
 
     /// The latency histograms' buckets: 1 ms to 5 s.

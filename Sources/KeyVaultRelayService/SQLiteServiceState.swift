@@ -28,7 +28,48 @@ final class SQLiteServiceState: ServiceState {
                 """)
             // Spent by the records' own writes too (`SQLiteRelay.publish(batch:spending:)`).
             try db.execute(sql: RequestNonce.sqliteTable)
+            try Self.makeSignerIndex(db)
         } }
+    }
+
+    /// The signer index (`PostgresRelaySchema`'s `relay-v6` on PostgreSQL): made once, and filled
+    /// then from the logs already stored, in the same transaction.
+    private static func makeSignerIndex(_ db: Database) throws {
+        guard try !db.tableExists("service_signers") else { return }
+        try db.execute(sql: """
+            CREATE TABLE service_signers (account TEXT NOT NULL, device_id TEXT NOT NULL, signing BLOB NOT NULL,
+                PRIMARY KEY (account, device_id))
+            """)
+        guard try db.tableExists("records") else { return }
+        for body in try Data.fetchAll(db, sql: "SELECT body FROM records WHERE kind = 'log'") {
+            // Every stored entry was verified before it was stored; one that does not decode is skipped.
+            guard let entry = try? LogEntry.decode([UInt8](body)), let device = entry.admits else { continue }
+            try add(device, account: entry.account.rawValue, db)
+        }
+    }
+
+    private static func add(_ device: DeviceKeys, account: String, _ db: Database) throws {
+        try db.execute(sql: "INSERT OR IGNORE INTO service_signers (account, device_id, signing) VALUES (?, ?, ?)",
+                       arguments: [account, device.deviceID.hex, Data(device.signing.rawRepresentation)])
+    }
+
+    func signer(_ keyID: DeviceID, account: AccountID, now: Int64) async throws -> KnownSigner? {
+        try await pool.read { db -> KnownSigner? in
+            if let signing = try Data.fetchOne(db, sql: "SELECT signing FROM service_signers WHERE account = ? AND device_id = ?",
+                                               arguments: [account.rawValue, keyID.hex]) {
+                return (try? SigningPublicKey(rawRepresentation: [UInt8](signing))).map(KnownSigner.indexed)
+            }
+            let signing = try Data.fetchOne(db, sql: """
+                SELECT signing FROM service_candidates WHERE account = ? AND device_id = ? AND filed_at > ?
+                """, arguments: [account.rawValue, keyID.hex, now - Bounds.candidateLifeMillis])
+            return signing.flatMap { try? SigningPublicKey(rawRepresentation: [UInt8]($0)) }.map(KnownSigner.candidate)
+        }
+    }
+
+    func index(_ devices: [DeviceKeys], account: AccountID) async throws {
+        try await pool.write { db in
+            for device in devices { try Self.add(device, account: account.rawValue, db) }
+        }
     }
 
     func file(_ candidate: Candidate, spending nonce: RequestNonce) async throws -> Filing {

@@ -19,15 +19,37 @@ struct Candidate: Sendable, Equatable {
     }
 }
 
-/// What the relay keeps beside the records: candidacies. Shared by every
-/// instance on one store, so the bounds hold across instances.
+/// What the relay keeps beside the records: candidacies, and the signer index.
+/// Shared by every instance on one store, so the bounds hold across instances.
 protocol ServiceState: Sendable {
     /// Files (or refreshes) a candidacy under the bounds below, spending the
     /// request's nonce in the same transaction (`RelayError.nonceSpent`: spent before).
     func file(_ candidate: Candidate, spending nonce: RequestNonce) async throws -> Filing
     /// The account's live candidates.
     func candidates(account: AccountID, now: Int64) async throws -> [Candidate]
+    /// The signing key of `keyID` in the account's signer index (a device a stored log entry made a
+    /// member, revoked or not), or of its live candidacy; nil: the account knows no such signer, or
+    /// there is no such account. One or two statements naming the account, whatever its log holds.
+    func signer(_ keyID: DeviceID, account: AccountID, now: Int64) async throws -> KnownSigner?
+    /// Adds to the signer index the devices that log entries about to be stored make members. Called
+    /// before they are stored: the index then holds every member of every stored log (and perhaps a
+    /// device whose batch then failed, which the log itself still refuses).
+    func index(_ devices: [DeviceKeys], account: AccountID) async throws
     func shutdown() async
+}
+
+/// A signer an account knows, before any of its log is read.
+enum KnownSigner: Sendable, Equatable {
+    /// In the signer index: for ever (the index only grows), so it may be remembered.
+    case indexed(SigningPublicKey)
+    /// A live candidacy's: for a day at most.
+    case candidate(SigningPublicKey)
+
+    var key: SigningPublicKey {
+        switch self {
+        case .indexed(let key), .candidate(let key): return key
+        }
+    }
 }
 
 enum Filing: Sendable, Equatable {

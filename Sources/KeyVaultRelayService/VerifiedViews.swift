@@ -26,6 +26,7 @@ actor VerifiedViews {
 
     private let relay: any Relay
     private let logger: Logger
+    private let metrics: RelayMetrics?
     private let capacity: Int
     private let byteBudget: Int
     private var views: [AccountID: View] = [:]
@@ -34,9 +35,10 @@ actor VerifiedViews {
     /// Builds under way, by account: later askers await the same one.
     private var building: [AccountID: Task<View, any Error>] = [:]
 
-    init(relay: any Relay, logger: Logger, capacity: Int = 20_000, byteBudget: Int = 64 << 20) {
+    init(relay: any Relay, logger: Logger, metrics: RelayMetrics? = nil, capacity: Int = 20_000, byteBudget: Int = 64 << 20) {
         self.relay = relay
         self.logger = logger
+        self.metrics = metrics
         self.capacity = capacity
         self.byteBudget = byteBudget
     }
@@ -49,8 +51,8 @@ actor VerifiedViews {
     func circle(of account: AccountID) async throws -> CircleState {
         if let running = building[account] { return try await running.value.circle }
         let start = views[account] ?? View(circle: CircleState(account: account), cursor: .start, bytes: 0)
-        let relay = self.relay, logger = self.logger
-        let task = Task { try await Self.extend(start, account: account, relay: relay, logger: logger) }
+        let relay = self.relay, logger = self.logger, metrics = self.metrics
+        let task = Task { try await Self.extend(start, account: account, relay: relay, logger: logger, metrics: metrics) }
         building[account] = task
         defer { building[account] = nil }
         var view = try await task.value
@@ -65,11 +67,12 @@ actor VerifiedViews {
     }
 
     /// `view` with the account's log rows after its cursor applied.
-    private static func extend(_ start: View, account: AccountID, relay: any Relay, logger: Logger) async throws -> View {
+    private static func extend(_ start: View, account: AccountID, relay: any Relay, logger: Logger, metrics: RelayMetrics?) async throws -> View {
         var view = start
         while true {
             let rows = try await relay.rows(account: account, after: view.cursor, limit: 1000)
             for row in rows where row.record.kind == .log {
+                metrics?.viewEntriesApplied.increment()
                 do {
                     try view.circle.apply(try LogEntry.decode(row.record.body))
                     view.bytes += row.record.body.count

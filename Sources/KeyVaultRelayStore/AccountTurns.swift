@@ -76,11 +76,11 @@ package final class AccountTurns: Sendable {
     }
 
     /// When an operation got its turn, if it did (before its deadline passed, or not).
-    final class Taken: Sendable {
+    package final class Taken: Sendable {
         private let at: Mutex<ContinuousClock.Instant?>
-        init(at instant: ContinuousClock.Instant?) { at = Mutex(instant) }
-        func set() { at.withLock { $0 = .now } }
-        var instant: ContinuousClock.Instant? { at.withLock { $0 } }
+        package init(at instant: ContinuousClock.Instant?) { at = Mutex(instant) }
+        package func set() { at.withLock { $0 = .now } }
+        package var instant: ContinuousClock.Instant? { at.withLock { $0 } }
     }
 
     /// How many of the account's operations hold a turn now (for tests).

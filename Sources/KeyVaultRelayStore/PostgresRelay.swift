@@ -265,6 +265,7 @@ package final class PostgresRelay: RelayStore {
                         for statement in migration.statements {
                             try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
                         }
+                        try await migration.data?(connection, logger)
                         try await connection.query("INSERT INTO keyvault_relay_migrations (version) VALUES (\(migration.version))", logger: logger)
                     }
                 }

@@ -1,6 +1,9 @@
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultRelay
+import Logging
+import PostgresNIO
+
 /// The PostgreSQL relay's tables, versioned like the vault's: each migration
 /// runs once, in its own transaction, recorded in `keyvault_relay_migrations`.
 package enum PostgresRelaySchema {
@@ -12,9 +15,11 @@ package enum PostgresRelaySchema {
     /// The unique index on an account's log numbers (a publish names its columns, not its name).
     package static let logSeqIndex = "keyvault_records_log_seq"
 
-    package struct Migration {
+    package struct Migration: Sendable {
         let version: String
         let statements: [String]
+        /// Rows the statements cannot write themselves, written in the same transaction after them.
+        var data: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil
     }
 
     package static let migrationsTable = """
@@ -81,6 +86,16 @@ package enum PostgresRelaySchema {
             """,
             "DROP TABLE IF EXISTS keyvault_service_nonces",
         ]),
+        // The signer index (issue 33): every device a stored log entry made a member of its account, with
+        // its signing key, so a request from a signer the account does not know is refused before any of
+        // its log is read. Never pruned (a revoked device stays, and reads its log through its revocation).
+        // Filled from the logs already stored.
+        Migration(version: "relay-v6", statements: [
+            """
+            CREATE TABLE keyvault_service_signers (account TEXT NOT NULL, device_id TEXT NOT NULL, \
+            signing BYTEA NOT NULL, PRIMARY KEY (account, device_id))
+            """,
+        ], data: PostgresSignerIndex.fill),
     ]
 
     /// Each table and the column it is distributed (or hash-partitioned) by: every
@@ -93,6 +108,7 @@ package enum PostgresRelaySchema {
         ("keyvault_request_nonces", "account"),
         ("keyvault_service_candidates", "account"),
         ("keyvault_service_filings", "account"),
+        ("keyvault_service_signers", "account"),
     ]
     package static let referenceTable = "keyvault_relay_migrations"
 

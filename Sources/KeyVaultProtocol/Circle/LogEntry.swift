@@ -87,6 +87,15 @@ package struct LogEntry: Sendable, Equatable {
 
     package var encoded: [UInt8] { SignedEnvelope.encode(signedBytes, signature) }
 
+    /// The device this entry makes a member (a genesis, an approve, a recovery kit's member), if any:
+    /// what the relay service's signer index keeps (RELAY.md, "Who may do what").
+    package var admits: DeviceKeys? {
+        switch body {
+        case .genesis(let device, _, _, _), .approve(let device, _), .recovery(let device): return device
+        case .revoke, .announce, .promote, .destroy: return nil
+        }
+    }
+
     /// `BLAKE2b-256("keyvault/v1/log-hash", signed bytes, signature)`: what the next entry chains to.
     package var hash: LogHash { LogHash(computed: LabeledHash.hash(label: Labels.logHash, parts: [signedBytes, signature])) }
 

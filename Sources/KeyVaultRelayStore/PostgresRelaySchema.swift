@@ -16,7 +16,7 @@ package enum PostgresRelaySchema {
     package static let logSeqIndex = "keyvault_records_log_seq"
 
     package struct Migration: Sendable {
-        let version: String
+        package let version: String
         let statements: [String]
         /// Rows the statements cannot write themselves, written in the same transaction after them.
         var data: (@Sendable (PostgresConnection, Logger) async throws -> Void)? = nil

@@ -35,7 +35,6 @@ let package = Package(
         // Already in the graph under SwiftNIO; its Heap holds the waits' deadlines.
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
         // Operators' metrics: one Prometheus registry per relay server and per daemon, never the global one.
-        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
     ],
     targets: [
@@ -122,7 +121,6 @@ let package = Package(
             dependencies: [
                 "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelay", "KeyVaultRelayStore", "KeyVaultSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),

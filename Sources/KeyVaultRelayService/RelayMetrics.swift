@@ -1,15 +1,16 @@
-import CoreMetrics
+import KeyVaultProtocol
 import Prometheus
 
 /// One relay server's metrics (docs/RELAY.md, "Metrics and the access log"),
-/// made with swift-metrics' types through a factory over a registry of this
-/// server's own: servers run side by side in one process (the tests could), so
-/// nothing goes through the process-wide `MetricsSystem.bootstrap`. Labels are
-/// closed vocabularies (route templates, refusal kinds, operation names),
-/// never a path, an account, a device or anything a request carried.
+/// in a registry of this server's own: servers run side by side in one process
+/// (the tests could), so nothing goes through the process-wide `MetricsSystem`.
+/// Every family is made here with its `# HELP` line (`RelayMetricFamily`); the
+/// swift-metrics factory would make them without one, and the registry refuses
+/// a family's help changing. Labels are closed vocabularies (route templates,
+/// refusal kinds, operation names), never a path, an account, a device or
+/// anything a request carried.
 package final class RelayMetrics: Sendable {
     private let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
 
     /// Where a held read learned that its account changed.
     enum PushPath: String {
@@ -30,54 +31,50 @@ package final class RelayMetrics: Sendable {
         .milliseconds(100), .milliseconds(250), .milliseconds(500), .seconds(1), .milliseconds(2500), .seconds(5),
     ]
 
-    let heldReads: Meter
-    let breakerOpen: CoreMetrics.Gauge
-    let breakerTrips: CoreMetrics.Counter
+    let heldReads: Gauge
+    let breakerOpen: Gauge
+    let breakerTrips: Counter
     /// Rows pruning read from the store: what acks, approvals and candidacies cost (never the account's shares).
-    let pruneRowsRead: CoreMetrics.Counter
+    let pruneRowsRead: Counter
     /// Log entries applied building accounts' verified views: what only a member's or a candidate's
     /// request costs (a stranger's is refused from the signer index before any log is read).
-    let viewEntriesApplied: CoreMetrics.Counter
+    let viewEntriesApplied: Counter
+    /// What the process uses (memory, files, CPU), read from /proc at each scrape.
+    private let process: ProcessMetrics
 
     package init() {
-        var factory = PrometheusMetricsFactory(registry: registry)
-        factory.defaultDurationHistogramBuckets = Self.buckets
-        self.factory = factory
-        heldReads = Meter(label: "keyvault_relay_held_reads", factory: factory)
-        breakerOpen = CoreMetrics.Gauge(label: "keyvault_relay_store_breaker_open", factory: factory)
-        breakerTrips = CoreMetrics.Counter(label: "keyvault_relay_store_breaker_trips_total", factory: factory)
-        pruneRowsRead = CoreMetrics.Counter(label: "keyvault_relay_prune_rows_read_total", factory: factory)
-        viewEntriesApplied = CoreMetrics.Counter(label: "keyvault_relay_view_entries_applied_total", factory: factory)
-        // Present from the start, at 0, so a dashboard has them before the first change.
-        heldReads.set(0)
-        breakerOpen.record(0)
+        // Made now, so they are in the exposition from the start (at 0), before their first change.
+        heldReads = registry.makeGauge(descriptor: RelayMetricFamily.heldReads.descriptor)
+        breakerOpen = registry.makeGauge(descriptor: RelayMetricFamily.breakerOpen.descriptor)
+        breakerTrips = registry.makeCounter(descriptor: RelayMetricFamily.breakerTrips.descriptor)
+        pruneRowsRead = registry.makeCounter(descriptor: RelayMetricFamily.pruneRowsRead.descriptor)
+        viewEntriesApplied = registry.makeCounter(descriptor: RelayMetricFamily.viewEntriesApplied.descriptor)
+        registry.makeGauge(descriptor: RelayMetricFamily.buildInfo.descriptor, labels: [("version", KeyVaultVersion.string)]).set(to: 1)
+        process = ProcessMetrics(registry: registry)
     }
 
     func request(method: String, route: String, status: Int) {
-        CoreMetrics.Counter(label: "keyvault_relay_requests_total", dimensions: [("method", method), ("route", route), ("status", String(status))],
-                            factory: factory).increment()
+        registry.makeCounter(descriptor: RelayMetricFamily.requests.descriptor,
+                             labels: [("method", method), ("route", route), ("status", String(status))]).increment()
     }
 
     func refusal(_ kind: String) {
-        CoreMetrics.Counter(label: "keyvault_relay_refusals_total", dimensions: [("kind", kind)], factory: factory).increment()
+        registry.makeCounter(descriptor: RelayMetricFamily.refusals.descriptor, labels: [("kind", kind)]).increment()
     }
 
     func pushed(_ path: PushPath, after latency: Duration) {
-        Timer(label: "keyvault_relay_push_latency_seconds", dimensions: [("path", path.rawValue)], factory: factory)
-            .recordNanoseconds(Self.nanoseconds(latency))
+        registry.makeDurationHistogram(descriptor: RelayMetricFamily.pushLatency.descriptor, labels: [("path", path.rawValue)],
+                                       buckets: Self.buckets).record(latency)
     }
 
     func store(_ operation: StoreOperation, took duration: Duration) {
-        Timer(label: "keyvault_relay_store_latency_seconds", dimensions: [("operation", operation.rawValue)], factory: factory)
-            .recordNanoseconds(Self.nanoseconds(duration))
+        registry.makeDurationHistogram(descriptor: RelayMetricFamily.storeLatency.descriptor, labels: [("operation", operation.rawValue)],
+                                       buckets: Self.buckets).record(duration)
     }
 
-    /// The Prometheus text exposition (version 0.0.4) of everything above.
+    /// The Prometheus text exposition (version 0.0.4) of everything above, the process's figures read now.
     package func exposition() -> [UInt8] {
-        registry.emitToBuffer()
-    }
-
-    private static func nanoseconds(_ duration: Duration) -> Int64 {
-        duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
+        process.update()
+        return registry.emitToBuffer()
     }
 }

@@ -144,7 +144,7 @@ package struct RelayServer: Sendable {
             WakeService(relay: relay, waiters: handlers.waiters, logger: logger),
         ]
         if let listen = configuration.metricsListen {
-            services.append(Listening(inner: MetricsEndpoint.application(listen, metrics: metrics, logger: logger),
+            services.append(Listening(inner: MetricsEndpoint.application(listen, metrics: metrics, handlers: handlers, logger: logger),
                                       what: "the metrics listener", host: listen.host, port: listen.port))
         }
         let group = ServiceGroup(

@@ -36,7 +36,7 @@ final class StoreBreaker: Sendable {
         state.withLock { state in
             state = State()
             // Under the lock, so the gauge ends as the last change left the breaker.
-            metrics.breakerOpen.record(0)
+            metrics.breakerOpen.set(to: 0)
         }
     }
 
@@ -46,7 +46,7 @@ final class StoreBreaker: Sendable {
             state.failing = true
             state.probing = false
             state.lastFailure = now
-            metrics.breakerOpen.record(1)
+            metrics.breakerOpen.set(to: 1)
         }
     }
 

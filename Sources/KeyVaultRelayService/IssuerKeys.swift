@@ -76,6 +76,16 @@ actor IssuerKeys {
         return kids[kid].map { (keys, $0) }
     }
 
+    /// SIGHUP: the set read (or fetched) again, whatever the refetch interval, and how many keys it
+    /// holds. A set that cannot be read or used throws (a `StartError` saying why) and the one in
+    /// force stays; tokens being checked meanwhile use whichever set they found.
+    func reload() async throws -> Int {
+        let (keys, kids) = try await Self.load(source)
+        (self.keys, self.kids) = (keys, kids)
+        lastFetch = .now
+        return kids.count
+    }
+
     /// The one algorithm `jwk` verifies with, or nil when the relay does not take it.
     static func pinnedAlgorithm(_ jwk: JWK) -> JWK.Algorithm? {
         let algorithm: JWK.Algorithm

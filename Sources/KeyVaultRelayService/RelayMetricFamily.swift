@@ -29,6 +29,8 @@ struct RelayMetricFamily: Sendable {
                                          help: "Log entries applied building accounts' verified views.")
     static let buildInfo = Self(name: "keyvault_relay_build_info",
                                 help: "This keyvault-relay's version, as a label; the value is always 1.")
+    static let reloads = Self(name: "keyvault_relay_reloads_total",
+                              help: "Files read again at SIGHUP, by file and outcome (reloaded, or refused with the one in force kept).")
 
     // The process, under the names Prometheus's client libraries give these figures.
     static let cpuSeconds = Self(name: "process_cpu_seconds_total",

@@ -25,6 +25,11 @@ package final class RelayMetrics: Sendable {
         case ping, fileCandidacy = "file_candidacy", candidates, signers, circle, publish, rows, requests, remove
     }
 
+    /// What SIGHUP reads again (`Reloader`).
+    enum ReloadedFile: String {
+        case tlsCertificate = "tls_certificate", identityKeySet = "identity_key_set"
+    }
+
     /// The latency histograms' buckets: 1 ms to 5 s.
     private static let buckets: [Duration] = [
         .milliseconds(1), .microseconds(2500), .milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50),
@@ -70,6 +75,11 @@ package final class RelayMetrics: Sendable {
     func store(_ operation: StoreOperation, took duration: Duration) {
         registry.makeDurationHistogram(descriptor: RelayMetricFamily.storeLatency.descriptor, labels: [("operation", operation.rawValue)],
                                        buckets: Self.buckets).record(duration)
+    }
+
+    func reload(_ file: ReloadedFile, refused: Bool) {
+        registry.makeCounter(descriptor: RelayMetricFamily.reloads.descriptor,
+                             labels: [("file", file.rawValue), ("outcome", refused ? "refused" : "reloaded")]).increment()
     }
 
     /// The Prometheus text exposition (version 0.0.4) of everything above, the process's figures read now.

@@ -2,9 +2,7 @@ import Foundation
 package import Logging
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import NIOCore
-import NIOSSL
 import ServiceLifecycle
 import UnixSignals
 import KeyVaultRelay
@@ -67,13 +65,16 @@ package struct RelayServer: Sendable {
     }
 
     /// Runs until SIGTERM or SIGINT; prints `listening on HOST:PORT` to stdout once it accepts connections
-    /// (and `metrics listening on HOST:PORT` once the metrics listener does).
+    /// (and `metrics listening on HOST:PORT` once the metrics listener does). SIGHUP reloads the TLS
+    /// certificate and the issuer's key set (`Reloader`).
     package func run() async throws {
-        let identity = try await loadIdentity()
+        let (identity, issuerKeys) = try await loadIdentity()
         let trustedProxies = try TrustedPeers(configuration.proxyProtocolFrom)
-        let tls = try configuration.tls.map(Self.tlsConfiguration)
+        let certificate = try configuration.tls.map { try ServingCertificate(certificate: $0.certificate, key: $0.key) }
         let address = try RelayAddress(parsing: configuration.store)
         if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
+        // Trapped before anything says the relay listens: from then on a SIGHUP reloads, and never kills it.
+        let hangups = await UnixSignalsSequence(trapping: .sighup)
         // What an operator reads first: which build, on what, for whom. Never the store's user or password.
         logger.notice("keyvault-relay starting", metadata: [
             "version": "\(KeyVaultVersion.string)", "store": "\(Self.storeKind(address))", "storeAt": "\(Self.storeLocation(address))",
@@ -117,17 +118,14 @@ package struct RelayServer: Sendable {
         let ledger = BodyLedger()
         let http1Configuration = HTTP1Channel.Configuration(
             additionalChannelHandlers: [RequestDeadline(limit: requestLimit), BodyBudget(ledger: ledger)], idleTimeout: .seconds(75))
-        let http1 = HTTPServerBuilder.http1(configuration: http1Configuration)
-        let server: HTTPServerBuilder
-        if trustedProxies.isEmpty {
-            server = try tls.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1
-        } else {
+        let server = HTTPServerBuilder { [logger] responder in
+            let plain = HTTP1Channel(responder: responder, configuration: http1Configuration)
             // A trusted peer's PROXY header comes first on the connection, before TLS and HTTP.
-            server = HTTPServerBuilder { [logger] responder in
-                let plain = HTTP1Channel(responder: responder, configuration: http1Configuration)
-                if let tls { return ProxyProtocolChannel(base: try TLSChannel(plain, tlsConfiguration: tls), trusted: trustedProxies, logger: logger) }
-                return ProxyProtocolChannel(base: plain, trusted: trustedProxies, logger: logger)
+            guard let certificate else {
+                return trustedProxies.isEmpty ? plain : ProxyProtocolChannel(base: plain, trusted: trustedProxies, logger: logger)
             }
+            let secure = ReloadingTLSChannel(base: plain, certificate: certificate)
+            return trustedProxies.isEmpty ? secure : ProxyProtocolChannel(base: secure, trusted: trustedProxies, logger: logger)
         }
         let app = Application(
             responder: AccessLog(inner: router.buildResponder(), metrics: metrics, logger: logger),
@@ -142,6 +140,7 @@ package struct RelayServer: Sendable {
         var services: [any Service] = [
             Listening(inner: app, what: "keyvault-relay", host: host, port: configuration.port),
             WakeService(relay: relay, waiters: handlers.waiters, logger: logger),
+            Reloader(signals: hangups, certificate: certificate, issuerKeys: issuerKeys, metrics: metrics, logger: logger),
         ]
         if let listen = configuration.metricsListen {
             services.append(Listening(inner: MetricsEndpoint.application(listen, metrics: metrics, handlers: handlers, logger: logger),
@@ -180,18 +179,9 @@ package struct RelayServer: Sendable {
         }
     }
 
-    private func loadIdentity() async throws -> IdentityVerifier {
+    /// The verifier, and the key set behind it for SIGHUP to read again.
+    private func loadIdentity() async throws -> (IdentityVerifier, IssuerKeys) {
         let keys = try await IssuerKeys(try IssuerKeys.Source(configuration.jwks), refetchInterval: configuration.jwksRefetchInterval, logger: logger)
-        return IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, keys: keys)
-    }
-
-    private static func tlsConfiguration(_ files: (certificate: String, key: String)) throws -> TLSConfiguration {
-        let chain = try NIOSSLCertificate.fromPEMFile(files.certificate).map { NIOSSLCertificateSource.certificate($0) }
-        let key = try NIOSSLPrivateKey(file: files.key, format: .pem)
-        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
-        // Closing a connection waits this long for the peer's close_notify, which an idle client may never
-        // send (NIO's default is 5 s): at SIGTERM every answer is already out, so the wait only delays the stop.
-        configuration.shutdownTimeout = .milliseconds(500)
-        return configuration
+        return (IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, keys: keys), keys)
     }
 }

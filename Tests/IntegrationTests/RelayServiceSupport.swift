@@ -62,7 +62,11 @@ final class RelayServiceProcess: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
     let logPath: String
-    var base: String { "http://127.0.0.1:\(port)" }
+    /// `https` when it serves TLS: its requests then trust whatever certificate it serves.
+    let scheme: String
+    var base: String { "\(scheme)://127.0.0.1:\(port)" }
+    /// A client for a relay serving TLS that takes any certificate (what is tested is the relay, not the trust).
+    static let anyCertificate = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(certificateVerification: .none))
 
     /// `tls`: a certificate and key (PEM) to serve HTTPS with; plain HTTP without.
     static func start(store: String, issuer: TestIssuer, root: String, name: String,
@@ -77,7 +81,7 @@ final class RelayServiceProcess: @unchecked Sendable {
             let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("listening on ") }),
                let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
-                return RelayServiceProcess(process: process, port: port, logPath: log)
+                return RelayServiceProcess(process: process, port: port, logPath: log, scheme: tls == nil ? "http" : "https")
             }
             guard process.isRunning else { break }
             try await Task.sleep(for: .milliseconds(20))
@@ -87,15 +91,16 @@ final class RelayServiceProcess: @unchecked Sendable {
         throw TestFailure("keyvault-relay did not start: \(said)")
     }
 
-    private init(process: ChildProcess, port: Int, logPath: String) {
+    private init(process: ChildProcess, port: Int, logPath: String, scheme: String) {
         self.process = process
         self.port = port
         self.logPath = logPath
+        self.scheme = scheme
     }
 
     /// A relay a test started itself (other options), to call like the others.
-    convenience init(attaching process: ChildProcess, port: Int, logPath: String) {
-        self.init(process: process, port: port, logPath: logPath)
+    convenience init(attaching process: ChildProcess, port: Int, logPath: String, scheme: String = "http") {
+        self.init(process: process, port: port, logPath: logPath, scheme: scheme)
     }
 
     /// SIGTERM, and the exit status.
@@ -127,7 +132,7 @@ final class RelayServiceProcess: @unchecked Sendable {
             request.headers.replaceOrAdd(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(bytes: body))
         }
-        let response = try await HTTPClient.shared.execute(request, timeout: timeout)
+        let response = try await (scheme == "https" ? Self.anyCertificate : HTTPClient.shared).execute(request, timeout: timeout)
         let collected = try await response.body.collect(upTo: 16 << 20)
         return Answer(status: Int(response.status.code), body: Array(collected.readableBytesView),
                       retryAfter: response.headers.first(name: "Retry-After"))

@@ -53,8 +53,12 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
 {"keys": [{"kty": "EC", "crv": "P-256", "x": "WjDijfSF_9FLzBzoh6bceWfpcZm1y5_ROnvVegHhIIA",
            "y": "KgsQdcuET-q4Kwej-9KN_mbLp3V7oRXKxUx3wTGXhF4", "kid": "release-test", "alg": "ES256", "use": "sig"}]}
 JWKS
-    "$bin/keyvault-relay" --store "sqlite:$work/relay.sqlite" --listen 127.0.0.1:0 --plain-http \
-        --identity-issuer https://issuer.example --identity-audience app.example --identity-jwks "$work/jwks.json" > "$work/relay.out" 2> "$work/relay.log" &
+    relay_settings=(--store "sqlite:$work/relay.sqlite" --listen 127.0.0.1:0 --plain-http
+        --identity-issuer https://issuer.example --identity-audience app.example --identity-jwks "$work/jwks.json")
+    # The schema as its own step, then the settings checked as a start reads them.
+    "$bin/keyvault-relay" migrate --store "sqlite:$work/relay.sqlite" | tail -n 1
+    "$bin/keyvault-relay" check-config "${relay_settings[@]}" | tail -n 1
+    "$bin/keyvault-relay" "${relay_settings[@]}" > "$work/relay.out" 2> "$work/relay.log" &
     for _ in $(seq 100); do grep -qo "127.0.0.1:[0-9]*" "$work/relay.out" "$work/relay.log" 2>/dev/null && break; sleep 0.1; done
     address=$(grep -ho "127.0.0.1:[0-9]*" "$work/relay.out" "$work/relay.log" | grep -v ":0$" | head -n 1 || true)
     [ -n "$address" ] || { echo "the relay did not say where it listens" >&2; cat "$work/relay.log" >&2; exit 1; }

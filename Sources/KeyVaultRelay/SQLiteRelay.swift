@@ -24,7 +24,9 @@ package final class SQLiteRelay: RelayStore {
     /// going on with the old one.
     private let opened: (dev: UInt64, ino: UInt64)?
 
-    package init(path: String) throws {
+    /// `migrating: false` leaves the schema as it is, for the relay service to judge
+    /// (`schemaStatus()`, then `migrate()`); daemons sharing a file migrate it at once.
+    package init(path: String, migrating: Bool = true) throws {
         self.path = path
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
@@ -36,10 +38,23 @@ package final class SQLiteRelay: RelayStore {
         }
         // Daemons opening a fresh relay at once race to switch it to WAL and to migrate it.
         pool = try SharedSQLiteFile.openPool(path: path, configuration: configuration)
-        try SharedSQLiteFile.migrate(Self.migrator, pool)
+        if migrating { try SharedSQLiteFile.migrate(Self.migrator, pool) }
         opened = Self.identity(of: path)
         let url = URL(fileURLWithPath: path)
         watcher = try FileWatcher(directory: url.deletingLastPathComponent().path, namePrefix: url.lastPathComponent)
+    }
+
+    /// The migrations this file records as applied, against this build's.
+    package func schemaStatus() throws -> SchemaStatus {
+        SchemaStatus(known: Self.knownMigrations, applied: try pool.read { try Self.migrator.appliedIdentifiers($0) })
+    }
+
+    /// This build's migrations, in the order they run.
+    package static var knownMigrations: [String] { migrator.migrations }
+
+    /// Applies what this build's schema lacks, each migration in its own transaction.
+    package func migrate() throws {
+        try SharedSQLiteFile.migrate(Self.migrator, pool)
     }
 
     /// What makes a record other than a log entry the same record: stored once.

@@ -31,6 +31,9 @@ package struct RelayServer: Sendable {
         /// Peers (CIDR blocks) whose connections start with a PROXY protocol version 2 header naming
         /// the client (a load balancer or TLS terminator); empty: no header is parsed from anyone.
         package var proxyProtocolFrom: [String] = []
+        /// A store whose schema is behind this build's is migrated (`--migrate`), not refused.
+        /// An empty store's schema is made either way.
+        package var migrate = false
 
         package init(store: String, host: String, port: Int, tls: (certificate: String, key: String)?,
                     issuer: String, audience: String, jwks: String) {
@@ -71,8 +74,7 @@ package struct RelayServer: Sendable {
         let (identity, issuerKeys) = try await loadIdentity()
         let trustedProxies = try TrustedPeers(configuration.proxyProtocolFrom)
         let certificate = try configuration.tls.map { try ServingCertificate(certificate: $0.certificate, key: $0.key) }
-        let address = try RelayAddress(parsing: configuration.store)
-        if case .service = address { throw RelayError.badAddress("--store is sqlite:PATH or postgres://…, not another relay service") }
+        let address = try Self.storeAddress(configuration.store)
         // Trapped before anything says the relay listens: from then on a SIGHUP reloads, and never kills it.
         let hangups = await UnixSignalsSequence(trapping: .sighup)
         // What an operator reads first: which build, on what, for whom. Never the store's user or password.
@@ -80,24 +82,7 @@ package struct RelayServer: Sendable {
             "version": "\(KeyVaultVersion.string)", "store": "\(Self.storeKind(address))", "storeAt": "\(Self.storeLocation(address))",
             "issuer": "\(configuration.issuer)", "audience": "\(configuration.audience)",
         ])
-        let relay: any RelayStore
-        do {
-            relay = try await address.openStore(logger: logger)
-        } catch let error as RelayError {
-            throw RunError(description: StoreProblem.describe(error))
-        }
-        let state: any ServiceState
-        do {
-            switch address {
-            case .sqlite(let path): state = try SQLiteServiceState(path: path)
-            case .postgres(let postgres): state = try PostgresServiceState(postgres, logger: logger)
-            case .service: preconditionFailure("refused above")
-            }
-        } catch {
-            await relay.shutdown()
-            if error is RelayError { throw RunError(description: StoreProblem.describe(error)) }
-            throw error
-        }
+        let (relay, state) = try await openStore(address)
         let handlers = RelayHandlers(relay: relay, state: state, identity: identity, metrics: metrics, logger: logger)
         let router = Router(context: RelayRequestContext.self)
         router.add(middleware: RefusalMiddleware(logger: logger))
@@ -162,7 +147,7 @@ package struct RelayServer: Sendable {
         logger.notice("keyvault-relay stopped")
     }
 
-    private static func storeKind(_ address: RelayAddress) -> String {
+    static func storeKind(_ address: RelayAddress) -> String {
         switch address {
         case .sqlite: return "sqlite"
         case .postgres: return "postgres"
@@ -171,7 +156,7 @@ package struct RelayServer: Sendable {
     }
 
     /// Where the store is, without its credentials: a path, or a server and database.
-    private static func storeLocation(_ address: RelayAddress) -> String {
+    static func storeLocation(_ address: RelayAddress) -> String {
         switch address {
         case .sqlite(let path): return path
         case .postgres(let postgres): return "\(postgres.host):\(postgres.port)/\(postgres.database)"
@@ -180,7 +165,7 @@ package struct RelayServer: Sendable {
     }
 
     /// The verifier, and the key set behind it for SIGHUP to read again.
-    private func loadIdentity() async throws -> (IdentityVerifier, IssuerKeys) {
+    func loadIdentity() async throws -> (IdentityVerifier, IssuerKeys) {
         let keys = try await IssuerKeys(try IssuerKeys.Source(configuration.jwks), refetchInterval: configuration.jwksRefetchInterval, logger: logger)
         return (IdentityVerifier(issuer: configuration.issuer, audience: configuration.audience, keys: keys), keys)
     }

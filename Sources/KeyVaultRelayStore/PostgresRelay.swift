@@ -285,6 +285,14 @@ package final class PostgresRelay: RelayStore {
         return versions
     }
 
+    /// The migrations this database records as applied, against this build's; reads only.
+    package func schemaStatus() async throws -> SchemaStatus {
+        let applied = try await perform { client, logger in
+            try await client.withConnection { try await Self.appliedMigrations($0, logger: logger) }
+        }
+        return SchemaStatus(known: PostgresRelaySchema.migrations.map(\.version), applied: applied)
+    }
+
     /// BEGIN … COMMIT, or ROLLBACK and the closure's own error (not wrapped, so `logSeqTaken` comes through).
     private static func transaction(_ connection: PostgresConnection, logger: Logger,
                                     _ body: (PostgresConnection) async throws -> Void) async throws {

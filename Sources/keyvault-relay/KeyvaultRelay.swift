@@ -4,12 +4,18 @@ import KeyVaultProtocol
 import KeyVaultRelayService
 import Logging
 
-/// `keyvault-relay`: the relay service (docs/RELAY.md).
+/// `keyvault-relay`: the relay service (docs/RELAY.md). Without a subcommand it serves;
+/// `migrate` and `check-config` read the same settings (given before or after their name).
 @main
 struct KeyvaultRelay: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "keyvault-relay",
         abstract: "Stores relay records, checks who may touch which account, and pushes records to waiting devices.",
+        usage: """
+            keyvault-relay <options>
+            keyvault-relay migrate --store <store>
+            keyvault-relay check-config <options>
+            """,
         discussion: """
             Every option may instead come from the environment, KEYVAULT_RELAY_<OPTION> (KEYVAULT_RELAY_STORE, \
             KEYVAULT_RELAY_TLS_KEY, …), or from a file named after the option in $CREDENTIALS_DIRECTORY (systemd's \
@@ -17,8 +23,18 @@ struct KeyvaultRelay: AsyncParsableCommand {
             A credential is read whole, its trailing newline dropped; for --tls-cert, --tls-key and --identity-jwks the \
             credential is the file itself. --store, --listen, the identity options, and --tls-cert with --tls-key \
             (or --plain-http) are required, from one place or another.
+
+            An empty store's schema is made at start; a store behind this version's schema is refused unless \
+            --migrate is given (or `keyvault-relay migrate` run first), and one ahead of it always is. SIGHUP reads the \
+            TLS certificate and key and the identity key set again; a file that does not load is refused and logged, \
+            and the one in force stays. SIGTERM answers held reads and exits 0.
+
+            Exit status: 0 stopped by SIGTERM; 1 the store cannot be reached or an address is taken; 64 a setting is \
+            missing, malformed, or names a file that does not load; 65 the store's schema is behind this version's; \
+            66 the store's schema is newer than this version's.
             """,
-        version: KeyVaultVersion.string)
+        version: KeyVaultVersion.string,
+        subcommands: [Migrate.self, CheckConfig.self])
 
     @Option(help: "sqlite:PATH or postgres://USER[:PASSWORD]@HOST:PORT/DB")
     var store: String?
@@ -34,6 +50,10 @@ struct KeyvaultRelay: AsyncParsableCommand {
 
     @Flag(name: .customLong("plain-http"), help: "Serve HTTP without TLS (behind a TLS terminator)")
     var plainHTTP = false
+
+    @Flag(name: .customLong("migrate"),
+          help: "Migrate a store whose schema is behind this version's before serving it (without it, such a store is refused)")
+    var migrate = false
 
     @Option(name: .customLong("identity-issuer"), help: "The OpenID Connect issuer (iss) accounts are bound to")
     var identityIssuer: String?
@@ -65,15 +85,20 @@ struct KeyvaultRelay: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line) on standard error (default: text)")
     var logFormat: String?
 
-    /// Settings are checked here, after parsing, so `--help` and `--version` need none of them.
-    func validate() throws {
-        _ = try settings(from: SettingSources())
-    }
-
+    /// Settings are checked here, not in `validate()`, which would run for the subcommands too (`migrate`
+    /// needs only the store); `--help` and `--version` need none of them.
     func run() async throws {
         let settings = try settings(from: SettingSources())
         settings.logs.bootstrap()
         let logger = Logger(label: "keyvault.relay")
+        do {
+            try await RelayServer(configuration: Self.serverConfiguration(settings), logger: logger).run()
+        } catch {
+            throw RelayExit.failure(error, logs: settings.logs, logger: logger)
+        }
+    }
+
+    static func serverConfiguration(_ settings: RelaySettings) -> RelayServer.Configuration {
         var configuration = RelayServer.Configuration(
             store: settings.store, host: settings.host, port: settings.port, tls: settings.tls,
             issuer: settings.identityIssuer, audience: settings.identityAudience, jwks: settings.identityJWKS)
@@ -81,16 +106,7 @@ struct KeyvaultRelay: AsyncParsableCommand {
         configuration.jwksRefetchInterval = .seconds(settings.identityJWKSRefetch)
         configuration.metricsListen = settings.metricsListen
         configuration.proxyProtocolFrom = settings.proxyProtocolFrom
-        do {
-            try await RelayServer(configuration: configuration, logger: logger).run()
-        } catch {
-            // In json every line of standard error is a log object: the reason is the log line's alone.
-            guard settings.logs.format == .json else {
-                if let error = error as? RelayServer.StartError { throw ValidationError(error.description) }
-                throw error
-            }
-            logger.critical("keyvault-relay cannot run", metadata: ["problem": "\(error)"])
-            throw ExitCode(error is RelayServer.StartError ? ExitCode.validationFailure.rawValue : ExitCode.failure.rawValue)
-        }
+        configuration.migrate = settings.migrate
+        return configuration
     }
 }

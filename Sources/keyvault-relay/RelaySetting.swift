@@ -23,6 +23,7 @@ struct RelaySetting: Sendable {
     static let tlsCert = RelaySetting("tls-cert", namesFile: true)
     static let tlsKey = RelaySetting("tls-key", namesFile: true)
     static let plainHTTP = RelaySetting("plain-http")
+    static let migrate = RelaySetting("migrate")
     static let identityIssuer = RelaySetting("identity-issuer")
     static let identityAudience = RelaySetting("identity-audience")
     static let identityJWKS = RelaySetting("identity-jwks", namesFile: true)

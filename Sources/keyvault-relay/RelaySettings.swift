@@ -17,6 +17,8 @@ struct RelaySettings {
     var metricsListen: (host: String, port: Int)?
     /// CIDR blocks of trusted proxies sending PROXY protocol version 2; empty: none.
     var proxyProtocolFrom: [String]
+    /// A store behind this build's schema is migrated at start, not refused.
+    var migrate: Bool
     var logs: LogSettings
 }
 
@@ -25,10 +27,7 @@ extension KeyvaultRelay {
     /// one out of its range, is a usage error naming where it came from (never a secret's value).
     func settings(from sources: SettingSources) throws -> RelaySettings {
         func needed(_ setting: RelaySetting, _ flag: String?) throws -> SettingSources.Value {
-            guard let value = try sources.value(of: setting, flag: flag) else {
-                throw ValidationError("missing \(setting.flag): give it, or \(setting.variable), or the credential '\(setting.credential)'")
-            }
-            return value
+            try Self.needed(setting, flag, sources)
         }
         func seconds(_ setting: RelaySetting, _ flag: String?, default fallback: Int, range: ClosedRange<Int>) throws -> Int {
             guard let value = try sources.value(of: setting, flag: flag) else { return fallback }
@@ -38,15 +37,7 @@ extension KeyvaultRelay {
             return number
         }
 
-        let levelName = try sources.value(of: .logLevel, flag: logLevel)
-        let formatName = try sources.value(of: .logFormat, flag: logFormat)
-        let logs: LogSettings
-        do {
-            logs = try LogSettings(level: levelName?.text ?? "info", format: formatName?.text ?? "text",
-                                   levelOption: levelName?.origin ?? "--log-level", formatOption: formatName?.origin ?? "--log-format")
-        } catch {
-            throw ValidationError(error.description)
-        }
+        let logs = try logSettings(from: sources)
         let store = try needed(.store, self.store)
         let listen = try needed(.listen, self.listen)
         let (host, port) = try Self.hostAndPort(listen)
@@ -72,7 +63,31 @@ extension KeyvaultRelay {
             proxyProtocolFrom: try (proxyProtocolFrom.isEmpty ? sources.value(of: .proxyProtocolFrom, flag: nil).map { [$0.text] } ?? []
                                                              : proxyProtocolFrom)
                 .flatMap { $0.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\n" }).map(String.init) },
+            migrate: try sources.isOn(.migrate, flag: migrate),
             logs: logs)
+    }
+
+    /// What `keyvault-relay migrate` needs: the store alone.
+    func storeSetting(from sources: SettingSources) throws -> String {
+        try Self.needed(.store, store, sources).text
+    }
+
+    func logSettings(from sources: SettingSources) throws -> LogSettings {
+        let levelName = try sources.value(of: .logLevel, flag: logLevel)
+        let formatName = try sources.value(of: .logFormat, flag: logFormat)
+        do {
+            return try LogSettings(level: levelName?.text ?? "info", format: formatName?.text ?? "text",
+                                   levelOption: levelName?.origin ?? "--log-level", formatOption: formatName?.origin ?? "--log-format")
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    private static func needed(_ setting: RelaySetting, _ flag: String?, _ sources: SettingSources) throws -> SettingSources.Value {
+        guard let value = try sources.value(of: setting, flag: flag) else {
+            throw ValidationError("missing \(setting.flag): give it, or \(setting.variable), or the credential '\(setting.credential)'")
+        }
+        return value
     }
 
     private static func hostAndPort(_ listen: SettingSources.Value) throws -> (String, Int) {

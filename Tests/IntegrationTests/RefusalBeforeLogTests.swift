@@ -18,7 +18,8 @@ struct RefusalBeforeLogTests {
     func strangersReadNoLog(_ kind: RelayKind) async throws {
         let owner = TestDevice(name: "owner")
         let account = try AccountID(validating: "long-log")
-        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"], prepare: { address in
+        // --migrate: the store is one from before the index (relay-v6 undone), which a start otherwise refuses.
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0", "--migrate"], prepare: { address in
             try await Self.storeWithoutIndex(Self.longLog(account, by: owner), at: address, kind)
         }) { f in
             let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
@@ -73,7 +74,7 @@ struct RefusalBeforeLogTests {
     }
 
     /// Stores `log` straight into the store, as one from before the signer index holds it: on
-    /// PostgreSQL the index's migration is then undone, so the service's start runs it again.
+    /// PostgreSQL the index's migration is then undone, so the service's start (told to migrate) runs it again.
     static func storeWithoutIndex(_ log: [LogEntry], at address: String, _ kind: RelayKind) async throws {
         let relay = try await RelayAddress(parsing: address).openStore()
         for part in stride(from: 0, to: log.count, by: 500) {

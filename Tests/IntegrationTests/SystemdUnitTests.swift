@@ -56,7 +56,8 @@ struct SystemdUnitTests {
     func relayUnitVerifies() async throws {
         try await Self.verify(unit: "keyvault-relay", binary: "keyvault-relay")
         let lines = Set(try String(contentsOfFile: Self.repository + "/dist/keyvault-relay.service", encoding: .utf8).split(separator: "\n").map(String.init))
-        for directive in ["NoNewPrivileges=yes", "ProtectSystem=strict", "LimitCORE=0", "User=keyvault-relay", "UMask=0077", "PrivateTmp=yes"] {
+        for directive in ["NoNewPrivileges=yes", "ProtectSystem=strict", "LimitCORE=0", "User=keyvault-relay", "UMask=0077", "PrivateTmp=yes",
+                          "ExecReload=/bin/kill -HUP $MAINPID", "RestartPreventExitStatus=64 65 66"] {
             #expect(lines.contains(directive), "missing \(directive)")
         }
     }

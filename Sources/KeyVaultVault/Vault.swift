@@ -174,20 +174,31 @@ package final class Vault: Sendable {
         }
     }
 
-    /// The relay is another store than the one read (younger, or made anew):
-    /// the account is read from the store's start. Kept records keep their
-    /// order, renumbered below every cursor they had, so the new store's
-    /// cursors cannot collide with them. Answers how far they moved down.
-    package func restartRelayReading(account: AccountID) async throws -> Int64 {
+    /// Reads the account from the relay's start again: its reading cursor goes back to 0 and the
+    /// relay records it keeps are renumbered below every cursor a relay hands out (-n … -1, in
+    /// their order), so none is taken for a row read again. Renumbered, not shifted: the cursors
+    /// are the relay's numbers (a hostile relay's up to 2^63 - 1), and a shift on each restart
+    /// would overflow. Answers each kept record's new cursor by its old one.
+    package func restartRelayReading(account: AccountID) async throws -> [RelayCursor: RelayCursor] {
         try await pool.write { db in
-            let range = try Row.fetchOne(db, sql: "SELECT min(cursor) AS low, max(cursor) AS high FROM relay_notes WHERE account = ?",
+            let notes = try Row.fetchAll(db, sql: "SELECT cursor, kind, body, seen_at FROM relay_notes WHERE account = ? ORDER BY cursor",
                                          arguments: [account.rawValue])
-            let low: Int64 = range?["low"] ?? 0, high: Int64 = range?["high"] ?? 0
-            let shift = max(high, 0) - min(low, 0) + 1
-            try db.execute(sql: "UPDATE relay_notes SET cursor = cursor - ? WHERE account = ?", arguments: [shift, account.rawValue])
+            try db.execute(sql: "DELETE FROM relay_notes WHERE account = ?", arguments: [account.rawValue])
+            let renumbered = Self.renumberedBelowStart(notes.map { RelayCursor($0["cursor"] as Int64) })
+            for note in notes {
+                let new = renumbered[RelayCursor(note["cursor"] as Int64)]!
+                try db.execute(sql: "INSERT INTO relay_notes (account, cursor, kind, body, seen_at) VALUES (?, ?, ?, ?, ?)",
+                               arguments: [account.rawValue, new, note["kind"] as DatabaseValue, note["body"] as DatabaseValue, note["seen_at"] as DatabaseValue])
+            }
             try db.execute(sql: "UPDATE accounts SET relay_cursor = 0 WHERE id = ?", arguments: [account.rawValue])
-            return shift
+            return renumbered
         }
+    }
+
+    /// `cursors` (distinct, in increasing order) numbered -n … -1 in their order: below every
+    /// cursor a relay hands out, whatever numbers they had (no arithmetic on them).
+    package static func renumberedBelowStart(_ cursors: [RelayCursor]) -> [RelayCursor: RelayCursor] {
+        Dictionary(uniqueKeysWithValues: cursors.enumerated().map { index, old in (old, RelayCursor(Int64(index - cursors.count))) })
     }
 
     /// Forgets kept relay records that are done with (a share taken in, a request answered).

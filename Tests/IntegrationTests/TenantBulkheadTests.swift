@@ -68,4 +68,41 @@ struct TenantBulkheadTests {
             _ = try await PostgresShardingTests.psql(f.storeAddress, "DROP TRIGGER slow_heavy ON keyvault_records")
         }
     }
+
+    @Test("one account's slow candidacies hold one of the candidacy store's connections: another account's candidacy is filed at once")
+    func slowCandidaciesLeaveOthersAlone() async throws {
+        try await RelayServiceFixture.with(.service) { f in
+            // Each filing for the heavy account takes 3 s in the database (8 of them would hold the whole pool of 4 twice over).
+            _ = try await PostgresShardingTests.psql(f.storeAddress, """
+                CREATE FUNCTION slow_filing() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.account = 'heavy' THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
+                CREATE TRIGGER slow_filing BEFORE INSERT ON keyvault_service_filings FOR EACH ROW EXECUTE FUNCTION slow_filing();
+                """)
+            var filings: [Task<Int, Never>] = []
+            for _ in 0..<8 {
+                let device = TestDevice(name: "heavy")
+                let token = try await f.issuer.token(for: "heavy", device: device)
+                let body = JSONBody.encode(RelayWire.Candidacy(signing: device.keys.signing, box: device.keys.box, identityToken: token))
+                filings.append(Task { (try? await Self.request(f.a.port, "POST", "/v1/accounts/heavy/candidates", body: body, as: device)) ?? -1 })
+            }
+            // The heavy filings are under way (the first holds its connection) before the other tenant files.
+            try await eventually {
+                let running = try await PostgresShardingTests.psql(f.storeAddress,
+                    "SELECT count(*) FROM pg_stat_activity WHERE query LIKE 'INSERT INTO keyvault_service_filings%' AND state = 'active'")
+                return (Int(running.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) > 0
+            }
+            let other = TestDevice(name: "other")
+            let started = ContinuousClock.now
+            let filed = try await f.a.candidacy("other", other, token: try await f.issuer.token(for: "other", device: other))
+            let took = ContinuousClock.now - started
+            #expect(filed.status == 200, "the other tenant's candidacy: \(filed.status) \(filed.text)")
+            var heavyStatuses: [Int] = []
+            for filing in filings { heavyStatuses.append(await filing.value) }
+            // The heavy account's own: the first filed, the rest waited their turn and got their own 503s (or filed).
+            #expect(heavyStatuses.contains(200), "\(heavyStatuses)")
+            #expect(heavyStatuses.allSatisfy { $0 == 200 || $0 == 503 }, "\(heavyStatuses)")
+            print("heavy filings: \(heavyStatuses); the other tenant's candidacy took \(took)")
+            _ = try await PostgresShardingTests.psql(f.storeAddress, "DROP TRIGGER slow_filing ON keyvault_service_filings")
+        }
+    }
 }

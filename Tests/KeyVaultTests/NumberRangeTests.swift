@@ -3,6 +3,7 @@ import Testing
 import KeyVault
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultVault
 
 /// Every number a record carries is checked where it enters (issue 32): the
 /// generation an announce may name, times past the year 9999, and the
@@ -67,5 +68,17 @@ struct NumberRangeTests {
             #expect(RFC3339.string(from: date).count == 24)
         }
         #expect(RFC3339.string(from: Date(timeIntervalSince1970: 1e300)) == "9999-12-31T23:59:59.999Z")
+    }
+
+    @Test("kept relay records are renumbered below the start whatever cursors a relay gave them, again and again, with no overflow")
+    func keptCursorsRenumbered() {
+        var cursors: [RelayCursor] = [RelayCursor(Int64.min), RelayCursor(-5), RelayCursor(7), RelayCursor(Int64.max)]
+        for _ in 0..<100 {
+            let renumbered = Vault.renumberedBelowStart(cursors)
+            #expect(cursors.map { renumbered[$0]!.value } == [-4, -3, -2, -1])
+            // The next restart starts from those, plus rows a hostile relay numbered at the end of the range.
+            cursors = cursors.map { renumbered[$0]! } + [RelayCursor(Int64.max)]
+            cursors = Array(cursors.suffix(4))
+        }
     }
 }

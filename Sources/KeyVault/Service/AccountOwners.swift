@@ -21,6 +21,10 @@ import KeyVaultAccount
 final class AccountOwners: Sendable {
     /// The account whose job the current task is running, if any.
     @TaskLocal static var running: AccountID?
+    /// How many times the account was locked at once (`AccountOwner.lockAtOnce`) when the
+    /// running job took its place in line: a lock after that (sent after the job was asked
+    /// for) is undone by nothing the job publishes.
+    @TaskLocal static var locksAtStart: UInt64 = 0
 
     /// At most this many identities made for a sign-in (`identityNonce`) and not yet
     /// taken by a creation or enrollment; the oldest is forgotten past it.
@@ -77,39 +81,40 @@ final class AccountOwners: Sendable {
     /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result.
     func run<T: Sendable>(_ account: AccountID, _ body: () async throws -> T) async throws -> T {
         if Self.running == account { return try await body() }
-        let (queue, ticket) = line(account)
-        await queue.wait(for: ticket)
-        defer { done(account, queue, ticket) }
-        return try await Self.$running.withValue(account) { try await body() }
+        let (owner, ticket, locks) = line(account)
+        await owner.jobs.wait(for: ticket)
+        defer { done(account, owner.jobs, ticket) }
+        return try await Self.$locksAtStart.withValue(locks) { try await Self.$running.withValue(account) { try await body() } }
     }
 
     func run<T: Sendable>(_ account: AccountID, _ body: () async -> T) async -> T {
         if Self.running == account { return await body() }
-        let (queue, ticket) = line(account)
-        await queue.wait(for: ticket)
-        defer { done(account, queue, ticket) }
-        return await Self.$running.withValue(account) { await body() }
+        let (owner, ticket, locks) = line(account)
+        await owner.jobs.wait(for: ticket)
+        defer { done(account, owner.jobs, ticket) }
+        return await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
     }
 
     /// Queues a follow-up: its place is taken now (after every job queued so
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
-        let (queue, ticket) = line(account)
+        let (owner, ticket, locks) = line(account)
         // Detached: a task-local "running" from the enqueuing job must not let it run inline.
         Task.detached {
-            await queue.wait(for: ticket)
-            await Self.$running.withValue(account) { await body() }
-            self.done(account, queue, ticket)
+            await owner.jobs.wait(for: ticket)
+            await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
+            self.done(account, owner.jobs, ticket)
         }
     }
 
     /// A place in the account's line, taken under the directory's lock: an owner
     /// being forgotten cannot hand out a place that its successor would not honour.
-    private func line(_ account: AccountID) -> (JobQueue, UInt64) {
+    /// With it, the count of locks made at once so far: what the job may not undo.
+    private func line(_ account: AccountID) -> (AccountOwner, UInt64, UInt64) {
         owners.withLock { owners in
             let owner = owners[account] ?? AccountOwner(account)
             owners[account] = owner
-            return (owner.jobs, owner.jobs.take())
+            return (owner, owner.jobs.take(), owner.locksAtOnce)
         }
     }
 
@@ -180,7 +185,12 @@ final class AccountOwner: Sendable {
     let waiters = AccountWaiters()
     let pairings = AccountPairings()
     let timers = AccountTimers()
-    private let published = Mutex<AccountState?>(nil)
+    private let published = Mutex<Published>(Published())
+    private struct Published {
+        var state: AccountState?
+        /// Locks made at once, outside the line (`lockAtOnce`).
+        var locksAtOnce: UInt64 = 0
+    }
     /// An identity made for the account before the person signed in (`identityNonce`),
     /// taken by the creation or enrollment that follows. Memory only.
     let preparedIdentity = Mutex<DeviceIdentity?>(nil)
@@ -189,8 +199,9 @@ final class AccountOwner: Sendable {
         self.id = id
     }
 
-    var state: AccountState? { published.withLock { $0 } }
-    var isHeld: Bool { published.withLock { $0 != nil } }
+    var state: AccountState? { published.withLock { $0.state } }
+    var isHeld: Bool { published.withLock { $0.state != nil } }
+    var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 
     /// Nothing needs this owner: no account is held, and no job, waiter, listener,
     /// exchange, timer or prepared identity is on it.
@@ -206,11 +217,31 @@ final class AccountOwner: Sendable {
 
     /// Publishes what a job of this account leaves (nil: the account is gone);
     /// answers the state it replaced. Only `KeyVaultService.publish` calls it.
-    func publish(_ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
-        try published.withLock { state in
+    ///
+    /// A job that began before a lock made at once (`locksAtStart` behind the count) may
+    /// still be working from the unlocked state it read: whatever it publishes is locked
+    /// again here, so no key or KEK it held comes back into memory after that lock.
+    func publish(locksAtStart: UInt64, _ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
+        try published.withLock { published in
+            let before = published.state
+            try change(&published.state)
+            if published.locksAtOnce != locksAtStart { _ = published.state?.lock() }
+            return (before, published.state)
+        }
+    }
+
+    /// Locks the account now, outside its line of jobs, whatever they are waiting on (a
+    /// relay, a vault): the KEK, the identity and (for `whenUnlocked`) the keys leave memory
+    /// here; a job already running cannot put them back (`publish`). Answers the lock's
+    /// effects, or nil for an account this device does not hold.
+    func lockAtOnce() -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
+        published.withLock { published in
+            guard var state = published.state else { return nil }
             let before = state
-            try change(&state)
-            return (before, state)
+            let effects = state.lock()
+            published.state = state
+            published.locksAtOnce += 1
+            return (before, state, effects)
         }
     }
 }

@@ -49,7 +49,7 @@ package final class KeyVaultService: Sendable {
         hub = WaitingHub(owners: owners)
         pairings = PairingExchanges(owners: owners)
         for snapshot in try vault.loadAll() {
-            _ = owners.owner(snapshot.account.id).publish { $0 = AccountState(snapshot: snapshot) }
+            _ = owners.owner(snapshot.account.id).publish(locksAtStart: 0) { $0 = AccountState(snapshot: snapshot) }
         }
     }
 
@@ -320,13 +320,13 @@ package final class KeyVaultService: Sendable {
         }
     }
 
+    /// Locks at once, not in the account's line (issue 34): a job waiting on the relay or
+    /// the vault does not hold a lock back, and cannot undo it (`AccountOwner.lockAtOnce`).
     package func lock(_ id: AccountID) async throws {
-        try await owners.run(id) {
-            _ = try existing(id)
-            let effects = update(id) { $0.lock() } ?? []
-            logger.info("account locked", metadata: ["account": "\(id)"])
-            for case .announce(let event) in effects { hub.announce(id, event) }
-        }
+        guard let owner = owners.holding(id), let (before, after, effects) = owner.lockAtOnce() else { throw Refusal.unknownAccount(id) }
+        didPublish(owner, before, after)
+        logger.info("account locked", metadata: ["account": "\(id)"])
+        for case .announce(let event) in effects { hub.announce(id, event) }
     }
 
     /// Re-wraps every secret under a KEK from the new passphrase, in one vault
@@ -364,7 +364,7 @@ package final class KeyVaultService: Sendable {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
         var result: T?
         let owner = owners.owner(id)
-        let (before, after) = try owner.publish { published in
+        let (before, after) = try owner.publish(locksAtStart: AccountOwners.locksAtStart) { published in
             guard var state = published else { return }
             result = try change(&state)
             published = state
@@ -377,7 +377,7 @@ package final class KeyVaultService: Sendable {
     func install(_ id: AccountID, _ state: AccountState?) {
         precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
         let owner = owners.owner(id)
-        let (before, after) = owner.publish { $0 = state }
+        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart) { $0 = state }
         didPublish(owner, before, after)
     }
 

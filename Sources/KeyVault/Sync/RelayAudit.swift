@@ -74,11 +74,14 @@ package struct RelayAudit: EnginePart {
 
     /// Reads the account from the relay's start again, the records kept for it renumbered below.
     func restartReading(_ id: AccountID) async throws {
-        let shift = try await vault.restartRelayReading(account: id)
+        let renumbered = try await vault.restartRelayReading(account: id)
         update(id) { state in
             state.relayCursor = .start
             state.rowsSinceStoredCursor = 0
-            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.map { ($0.key.lowered(by: shift), $0.value) })
+            // Every kept share is a kept record of the vault's, so each has its new number.
+            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.compactMap { old, body in
+                renumbered[old].map { ($0, body) }
+            })
         }
     }
 }

@@ -11,9 +11,4 @@ package struct RelayCursor: NumberValue, ExpressibleByIntegerLiteral {
 
     /// Before every row.
     package static let start = RelayCursor(0)
-
-    /// Where a row kept from a store a device no longer trusts goes when it reads
-    /// the store from its start again: below `start`, so it neither collides with
-    /// nor follows a cursor the store hands out next (the vault moves them all alike).
-    package func lowered(by shift: Int64) -> RelayCursor { RelayCursor(value - shift) }
 }

@@ -22,7 +22,8 @@ extension SystemdUnitTests {
         var environment = ["KEYVAULT_RELAY_METRICS_LISTEN": "127.0.0.1:0", "CREDENTIALS_DIRECTORY": root + "/credentials"]
         for line in unit.split(separator: "\n") where line.hasPrefix("#   KEYVAULT_RELAY_") {
             let name = String(line.dropFirst(4).prefix { $0 != "=" })
-            environment[name] = try #require(values[name], "the unit lists \(name), which this test does not give a value")
+            let value: String = try #require(values[name], "the unit lists \(name), which this test does not give a value")
+            environment[name] = value
         }
         #expect(environment["KEYVAULT_RELAY_TLS_CERT"] != nil && environment["KEYVAULT_RELAY_TLS_KEY"] != nil, "\(environment)")
         try FileManager.default.createDirectory(atPath: root + "/credentials", withIntermediateDirectories: true)

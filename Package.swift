@@ -150,13 +150,14 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The client library apps link (docs/CLIENT.md): async-http-client over the Unix socket,
-        // the socket's peer checked first, typed answers, resumable events. Nothing of the daemon.
+        // The client library apps link (docs/CLIENT.md): HTTP/1.1 on SwiftNIO over the Unix socket,
+        // on connections kept between requests and each checked once (the socket's path, then its
+        // peer), typed answers, resumable events. Nothing of the daemon.
         .target(
             name: "KeyVaultClient",
             dependencies: [
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: strict

@@ -59,17 +59,20 @@ public struct AccountEvents: AsyncSequence, Sendable {
         while !Task.isCancelled {
             do {
                 let headers = last.map { [("Last-Event-ID", $0)] } ?? []
-                let response = try await client.start("GET", KeyVaultClient.accountPath(account) + "/events", headers: headers, timeout: .seconds(10))
-                guard response.status == .ok else {
-                    let body = try await response.body.collect(upTo: KeyVaultClient.maxAnswerBytes)
-                    let answer = try Answers.decode(DaemonResponse(status: Int(response.status.code), headers: [], body: Array(body.readableBytesView))) { _ in () }
+                let request = DaemonRequest("GET", KeyVaultClient.accountPath(account) + "/events", headers: headers, body: nil)
+                var stream = try await client.exchange(request, timeout: .seconds(10))
+                // A stream holds its connection to the end, and leaves it closed: it is never kept.
+                defer { stream.connection.close() }
+                guard stream.head.status == .ok else {
+                    let body = try await stream.collect(upTo: KeyVaultClient.maxAnswerBytes)
+                    let answer = try Answers.decode(DaemonResponse(status: Int(stream.head.status.code), headers: [], body: body), Answers.NoFields.self) { _ in () }
                     if case .refused(let refusal) = answer { throw refusal }
-                    throw KeyVaultClientError.malformedAnswer("the event stream answered HTTP \(response.status.code)")
+                    throw KeyVaultClientError.malformedAnswer("the event stream answered HTTP \(stream.head.status.code)")
                 }
                 pause = .milliseconds(100)
                 connectedOnce = true
                 var parser = ServerSentEventParser()
-                reading: for try await chunk in response.body {
+                reading: while let chunk = try await stream.nextChunk() {
                     for event in try parser.feed(chunk.readableBytesView) {
                         let (fields, numbers) = Self.fields(event.data)
                         if event.name == "forbidden" {

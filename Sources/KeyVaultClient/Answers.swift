@@ -16,19 +16,43 @@ enum Answers {
         var pairingCode: String?
     }
 
-    static func decode<Value>(_ response: DaemonResponse, ready: (Data) throws -> Value) throws -> DaemonAnswer<Value> {
+    /// An answer with no fields past its head that this client reads (an enrollment, an event stream's refusal).
+    struct NoFields: Decodable {}
+
+    /// The head, and `Fields` too when the answer is ready, from one reading of the JSON.
+    private struct Whole<Fields: Decodable>: Decodable {
+        var head: Head
+        var fields: Fields?
+        var fieldsMissing = false
+
+        init(from decoder: any Decoder) throws {
+            head = try Head(from: decoder)
+            guard head.state == "ready" else { return }
+            do { fields = try Fields(from: decoder) } catch { fieldsMissing = true }
+        }
+    }
+
+    /// Reads an answer: its state, and when it is `ready`, `Fields` (in the same pass over the
+    /// JSON: on the key read's path, a second pass cost as much as the first), given to `ready`.
+    static func decode<Fields: Decodable, Value>(_ response: DaemonResponse, _: Fields.Type,
+                                                 ready: (inout Fields) throws -> Value) throws -> DaemonAnswer<Value> {
         var body = Data(response.body)
         defer { body.withUnsafeMutableBytes(Wipe.bytes) }
-        let head: Head
+        var whole: Whole<Fields>
         do {
-            head = try JSONDecoder().decode(Head.self, from: body)
+            whole = try JSONDecoder().decode(Whole<Fields>.self, from: body)
         } catch {
             throw KeyVaultClientError.malformedAnswer("HTTP \(response.status) with a body that is not a JSON answer")
         }
+        let head = whole.head
         switch head.state {
         case "ready":
+            // Taken out, so `ready` holds the only copy (a key's bytes are wiped in place).
+            guard var fields = whole.fields.take(), !whole.fieldsMissing else {
+                throw KeyVaultClientError.malformedAnswer("a ready answer without the fields it must have")
+            }
             do {
-                return .ready(try ready(body))
+                return .ready(try ready(&fields))
             } catch let error as KeyVaultClientError {
                 throw error
             } catch {
@@ -47,19 +71,20 @@ enum Answers {
         }
     }
 
+    /// A `ready` key read's fields.
+    struct KeyFields: Decodable {
+        var account: String
+        var generation: Int
+        var keyId: KeyIdentifier
+        var key: Data
+        var createdAt: String?
+        var current: Bool
+    }
+
     /// A `ready` key read. The key's bytes go from the body into `KeyBytes`,
     /// and the copies this code made are wiped (the body, its buffer, the decoded
     /// bytes); JSONDecoder's own transient copy of the text is beyond reach.
-    static func key(_ body: Data) throws -> AccountKey {
-        struct Wire: Decodable {
-            var account: String
-            var generation: Int
-            var keyId: KeyIdentifier
-            var key: Data
-            var createdAt: String?
-            var current: Bool
-        }
-        var wire = try JSONDecoder().decode(Wire.self, from: body)
+    static func key(_ wire: inout KeyFields) throws -> AccountKey {
         defer { wire.key.withUnsafeMutableBytes(Wipe.bytes) }
         guard wire.key.count == 32 else { throw KeyVaultClientError.malformedAnswer("a key of \(wire.key.count) bytes, not 32") }
         let bytes = wire.key.withUnsafeBytes { KeyBytes(copying: $0) }

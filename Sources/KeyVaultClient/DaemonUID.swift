@@ -1,4 +1,3 @@
-import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,9 +20,10 @@ public enum DaemonUID: Sendable, Equatable {
 
     /// The uid `configured` stands for; throws when the variable names no user
     /// (nothing is sent: the person meant some uid, and it is not known which).
-    func resolved(_ environment: [String: String] = ProcessInfo.processInfo.environment) throws(KeyVaultClientError) -> DaemonUID {
+    func resolved() throws(KeyVaultClientError) -> DaemonUID {
         guard case .configured = self else { return self }
-        guard let text = environment["KEYVAULT_DAEMON_UID"], !text.isEmpty else { return .ownOrSocketOwner }
+        // The one variable (`getenv`), not ProcessInfo's whole environment made into a dictionary at each request.
+        guard let value = getenv("KEYVAULT_DAEMON_UID"), case let text = String(cString: value), !text.isEmpty else { return .ownOrSocketOwner }
         guard let uid = DaemonUID(text) else { throw .unknownDaemonUser(text) }
         return uid
     }

@@ -31,7 +31,7 @@ extension KeyVaultClient {
             body.withUnsafeMutableBytes(Wipe.bytes)
         }
         let response = try await send("POST", Self.accountPath(account) + "/enroll", body: body)
-        switch try Answers.decode(response, ready: { _ in () }) {
+        switch try Answers.decode(response, Answers.NoFields.self, ready: { _ in () }) {
         case .pending(let pending):
             guard let deviceID = pending.deviceID, let code = pending.pairingCode else {
                 throw KeyVaultClientError.malformedAnswer("an enrollment answer without its device ID and pairing code")

@@ -2,24 +2,23 @@
 import Glibc
 #endif
 
-/// Decides, before a byte is sent, that the process at a socket's path is the
-/// daemon the client means to talk to.
+/// Connects to the daemon the client means to talk to, and to no one else,
+/// before a byte is sent.
 ///
 /// Two checks, the path's first. The path, as it resolves: the socket belongs
 /// to the expected uid; its folder to that uid or root and writable by no one
 /// else (the daemon's own rule for its socket folder); every folder above
 /// them to that uid or root, and one others may write is sticky (`/tmp`). So
-/// no one else can put their own socket in its place, neither now nor between
-/// this check and the HTTP client's own connection, which is given the
-/// resolved path. Then the peer: a connection made here (bounded in time,
-/// closed unused) is served by the expected uid, in the kernel's word
-/// (`SO_PEERCRED`).
+/// no one else can put their own socket in its place. Then the peer: the
+/// connection made here (bounded in time) is served by the expected uid, in
+/// the kernel's word (`SO_PEERCRED`), and it is the one that carries the
+/// requests: whoever serves the path later, this connection's peer stays.
 enum SocketTrust {
     /// How long the check's own connection may wait for a daemon whose queue is full.
     static let connectTimeoutSeconds = 5
 
-    /// The socket's resolved path, to connect to, once both checks pass.
-    static func verify(_ path: String, daemonUID: DaemonUID) throws(KeyVaultClientError) -> String {
+    /// A connected descriptor (the caller owns it) once both checks pass; nothing was written to it.
+    static func connect(_ path: String, daemonUID: DaemonUID) throws(KeyVaultClientError) -> Int32 {
         guard let resolved = realPath(path) else { throw .unreachable(socket: path, reason: reason(errno)) }
         var socketInfo = stat()
         guard lstat(resolved, &socketInfo) == 0 else { throw .unreachable(socket: path, reason: reason(errno)) }
@@ -42,9 +41,8 @@ enum SocketTrust {
         guard owner == expected else { throw .wrongPeer(socket: path, expected: expected, actual: owner) }
         try folders(above: resolved, trusted: expected, socket: path)
 
-        let fd: Int32
         do {
-            fd = try UnixSocket.connect(resolved, expectedUID: expected, timeoutSeconds: connectTimeoutSeconds)
+            return try UnixSocket.connect(resolved, expectedUID: expected, timeoutSeconds: connectTimeoutSeconds)
         } catch {
             switch error {
             case .wrongPeer(_, let expected, let actual): throw .wrongPeer(socket: path, expected: expected, actual: actual)
@@ -52,8 +50,6 @@ enum SocketTrust {
             case .tooLong: throw .unreachable(socket: path, reason: error.description)
             }
         }
-        close(fd)
-        return resolved
     }
 
     /// The socket's folder belongs to `trusted` or root and no one else may write it; each folder

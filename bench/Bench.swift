@@ -13,7 +13,8 @@ import KeyVaultRelayStore
 
 /// `make bench`: the key read against a bare "hello" route on the same server
 /// stack (Hummingbird over the Unix socket, peer credentials per connection),
-/// with 1, 8 and 64 keep-alive connections; unlock time at the default KDF
+/// with 1, 8 and 64 keep-alive connections; the client library's key read
+/// beside one raw keep-alive connection; unlock time at the default KDF
 /// cost beside raw Argon2id; memory per waiting read beside an idle
 /// connection's; key arrival and delivery per relay (SQLite, and
 /// PostgreSQL when KEYVAULT_TEST_POSTGRES is set); restart and key arrival on
@@ -40,6 +41,9 @@ struct Bench {
             case "--device":  // one device of a bench circle, in its own process (see ChildDevice)
                 let vault = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? "", relay = arguments.popFirst() ?? ""
                 try await ChildDevice.serve(vault: vault, socket: socket, relay: relay)
+            case "--daemon":  // the client bench's daemon, in its own process (see ClientReadsBench)
+                let data = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? ""
+                try await ClientReadsBench.serve(data: data, socket: socket)
             case "--output": output = arguments.popFirst() ?? output
             case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
             case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills
@@ -49,7 +53,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,client,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -83,6 +87,17 @@ struct Bench {
             let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
             report.reads.append((connections, hello, key))
             say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+        }
+
+        if runs("client") {
+            do {
+                let c = try await ClientReadsBench.measure(seconds: seconds, in: dir)
+                report.clientReads = c
+                say("client.key p50 \(Int(Percentile.of(c.client, 0.5) * 1e6)) µs vs raw \(Int(Percentile.of(c.raw, 0.5) * 1e6)) µs (ratio \(String(format: "%.2f", c.ratio))); a new client each read \(Int(Percentile.of(c.fresh, 0.5) * 1e6)) µs")
+            } catch {
+                report.clientReadsMissing = "\(error)"
+                say("client reads: not measured: \(error)")
+            }
         }
 
         // Unlock at the default cost, beside raw Argon2id with the same parameters.
@@ -200,6 +215,8 @@ enum Load {
 struct Report {
     var seconds: Double
     var reads: [(Int, Load.Result, Load.Result)] = []
+    var clientReads: ClientReadsBench.Result?
+    var clientReadsMissing: String?
     var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
     /// Arrival and delivery, one entry per relay (SQLite, PostgreSQL).
     var relays: [RelayFigures] = []
@@ -268,7 +285,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(clientSection)\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

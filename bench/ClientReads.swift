@@ -1,0 +1,149 @@
+import Foundation
+import KeyVault
+import KeyVaultClient
+import KeyVaultTestSupport
+import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultAccount
+import KeyVaultVault
+import KeyVaultRelay
+import KeyVaultRelayClient
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `client.key(account)` as an app calls it, beside the same read on one raw
+/// keep-alive connection, against one daemon in a process of its own (this
+/// binary run as `keyvault-bench --daemon DATA SOCKET`), so the client's event
+/// loop shares no thread with the server's. The four take turns read by
+/// read, in a shuffled order each round: the raw connection
+/// (`SocketHTTPConnection`: a status and a body, nothing decoded); one
+/// `KeyVaultClient`, whose kept connection was checked once, through `key`
+/// (the answer decoded into `KeyBytes`) and through `send` (the same
+/// connection, nothing decoded: the library's transport alone); and a new
+/// `KeyVaultClient` per read, which checks the socket's path and peer and
+/// connects each time (before connections were kept, every request did that
+/// and more: a connection to check the peer, then async-http-client's own).
+enum ClientReadsBench {
+    struct Result {
+        var raw: [Double]
+        /// `client.send` on the same kept connection: the library's transport, the answer not decoded.
+        var transport: [Double]
+        var client: [Double]
+        var fresh: [Double]
+        var ratio: Double { Percentile.of(client, 0.5) / Percentile.of(raw, 0.5) }
+    }
+
+    static let goal = 1.3
+
+    static func measure(seconds: Double, in directory: String) async throws -> Result {
+        let folder = directory + "/client"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let socket = folder + "/kv.sock"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        daemon.arguments = ["--daemon", folder + "/data", socket]
+        let input = Pipe()
+        daemon.standardInput = input
+        try daemon.run()
+        defer {
+            try? input.fileHandleForWriting.close()  // the child exits when its standard input ends
+            daemon.waitUntilExit()
+        }
+        guard try await poll(400, every: .milliseconds(25), until: { SocketPath.isAnswering(socket) }) else {
+            throw BenchError("the client bench's daemon did not answer")
+        }
+        let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts", body: Array(#"{"user":"bench","passphrase":"bench"}"#.utf8))
+        guard created.status == 200 else { throw BenchError("creating the client bench's account: \(created.text)") }
+
+        let path = "/v1/accounts/bench/keys/current"
+        let raw = try await SocketHTTPConnection.connect(path: socket)
+        let client = KeyVaultClient(socketPath: socket)
+        var result = Result(raw: [], transport: [], client: [], fresh: [])
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        var round = 0
+        while round < 200 || ContinuousClock.now < deadline {
+            round += 1
+            // In a shuffled order each round, so none always follows another (a new client's close, say).
+            for kind in [0, 1, 2, 3].shuffled() {
+                let start = ContinuousClock.now
+                switch kind {
+                case 0:
+                    let answer = try await raw.request("GET", path)
+                    guard answer.status == 200 else { throw BenchError("raw read: \(answer.text)") }
+                case 1:
+                    guard case .ready = try await client.key("bench") else { throw BenchError("client read: not ready") }
+                case 2:
+                    let answer = try await client.send("GET", path)
+                    guard answer.status == 200 else { throw BenchError("client send: \(answer.text)") }
+                default:
+                    guard case .ready = try await KeyVaultClient(socketPath: socket).key("bench") else { throw BenchError("new client's read: not ready") }
+                }
+                let elapsed = Load.seconds(ContinuousClock.now - start)
+                guard round > 200 else { continue }  // after a warm-up
+                switch kind {
+                case 0: result.raw.append(elapsed)
+                case 1: result.client.append(elapsed)
+                case 2: result.transport.append(elapsed)
+                default: result.fresh.append(elapsed)
+                }
+            }
+        }
+        await raw.close()
+        return result
+    }
+
+    /// The child's side: one daemon (the shipped default policy, its audit log in a file) until standard input closes.
+    static func serve(data: String, socket: String) async throws -> Never {
+        _ = FileManager.default.createFile(atPath: data + ".log", contents: nil)
+        let logFile = FileHandle(forWritingAtPath: data + ".log")!
+        LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: logFile) }
+        let logger = Logger(label: "keyvaultd")
+        let service = try KeyVaultService(vault: try Vault(directory: data), policy: PolicyStore(policy: Policy.builtInDefault(selfUID: geteuid()), directory: nil),
+                                          logger: logger)
+        let app = KeyVaultServer.makeApplication(service: service, options: KeyVaultServer.Options(socketPath: socket), logger: logger)
+        let server = Task { try await app.run() }
+        // A thread of its own blocks on standard input (empty data at end of file), not a task.
+        Thread.detachNewThread {
+            while !FileHandle.standardInput.availableData.isEmpty {}
+            exit(0)
+        }
+        try await server.value
+        exit(1)
+    }
+}
+
+extension Report {
+    var clientSection: String {
+        guard let client = clientReads else {
+            return clientReadsMissing.map { "## The client library's key read\n\nNot measured: \($0)\n\n" } ?? ""
+        }
+        func us(_ samples: [Double], _ p: Double) -> String { String(format: "%.0f µs", Percentile.of(samples, p) * 1e6) }
+        let ratio = client.ratio
+        return """
+            ## The client library's key read
+
+            `client.key(account)` (release build) beside the same read on one raw keep-alive connection, in the same run, \
+            against one daemon in a process of its own (the shipped default policy, an audit line per read to a file). \
+            The four take turns read by read (in a shuffled order each round), \(client.raw.count) reads each after a warm-up: the raw connection \
+            (`SocketHTTPConnection`: the status and body, nothing decoded); one `KeyVaultClient`, whose connection is kept \
+            and was checked once, through `key` (the answer decoded into `KeyBytes`) and through `send` (the same connection, \
+            the answer not decoded: the library's transport alone); a new `KeyVaultClient` per read, which checks the \
+            socket's path and peer and connects for each (before connections were kept, every request did that and more: \
+            a connection to check the peer, closed unused, then another for the request).
+
+            | read | p50 | p99 | p50 / raw |
+            |---|---:|---:|---:|
+            | one raw keep-alive connection (baseline) | \(us(client.raw, 0.5)) | \(us(client.raw, 0.99)) | 1.00 |
+            | `client.key(account)`, kept connection | \(us(client.client, 0.5)) | \(us(client.client, 0.99)) | **\(String(format: "%.2f", ratio))** |
+            | `client.send("GET", …)`, kept connection, not decoded | \(us(client.transport, 0.5)) | \(us(client.transport, 0.99)) | \(String(format: "%.2f", Percentile.of(client.transport, 0.5) / Percentile.of(client.raw, 0.5))) |
+            | `KeyVaultClient(…).key(account)`, a new client each read | \(us(client.fresh, 0.5)) | \(us(client.fresh, 0.99)) | \(String(format: "%.2f", Percentile.of(client.fresh, 0.5) / Percentile.of(client.raw, 0.5))) |
+
+            Goal: `client.key(account)` p50 at most \(String(format: "%.1f", ClientReadsBench.goal))× the raw connection's: \
+            **\(String(format: "%.2f", ratio))** (\(ratio <= ClientReadsBench.goal ? "met" : "not met")).
+
+
+            """
+    }
+}

@@ -10,8 +10,8 @@ struct Migrate: AsyncParsableCommand {
         discussion: """
             Reads --store (or KEYVAULT_RELAY_STORE, or the credential 'store') and the log options, given before or \
             after `migrate`; other settings are ignored. Each migration runs in one transaction under a lock, so \
-            instances starting meanwhile wait for it. Run it as a role that may create tables, once the instances of \
-            the version before are stopped. Prints each migration it applied.
+            runs at once (another migrate, a start with --migrate) apply it once. Run it as a role that may create \
+            tables, once the instances of the version before are stopped. Prints each migration it applied.
 
             Exit status: 0 the store's schema is this version's (now, or already); 1 the store cannot be reached, or \
             a migration failed (that one is rolled back, those before it stay); 64 a setting is missing or \

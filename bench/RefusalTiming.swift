@@ -79,8 +79,17 @@ enum RefusalTimingBench {
 
     /// Sends one request and reads its whole answer (head, then `Content-Length` bytes): the status.
     static func exchange(_ fd: Int32, _ request: String) throws -> Int {
-        let sent = request.withCString { send(fd, $0, strlen($0), Int32(MSG_NOSIGNAL)) }
-        guard sent == request.utf8.count else { throw BenchError("send failed") }
+        try exchange(fd, Array(request.utf8))
+    }
+
+    /// The same for a request's bytes, sent whole however many writes that takes.
+    static func exchange(_ fd: Int32, _ request: [UInt8]) throws -> Int {
+        var offset = 0
+        while offset < request.count {
+            let sent = request[offset...].withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw BenchError("send failed") }
+            offset += sent
+        }
         var received: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {

@@ -40,7 +40,7 @@ enum TenantLimitsBench {
         var heavyBatches = 0
     }
 
-    static let reads = 300
+    static let reads = 200
     static let logEntries = 20_000
     static let parked = 1_000
     static let shareBytes = 64 * 1024
@@ -93,8 +93,9 @@ enum TenantLimitsBench {
         }
         let strangers = Flag()
         let refusals = Counter()
-        let strangerTasks = (0..<8).map { _ in
-            Task.detached {
+        // Threads of their own: their sockets block, and the concurrency pool (one thread per core) is the bench's.
+        let strangerThreads = (0..<8).map { _ in
+            BlockingThread {
                 guard case .success(let fd) = LoopbackSocket.connect(port: port) else { return }
                 defer { close(fd) }
                 let key = SigningKey.generate(), keyID = DeviceID(hash: Random.bytes(16))
@@ -107,7 +108,7 @@ enum TenantLimitsBench {
         }
         loaded.append(await bystanderReads("a 20,000-entry log, 8 strangers naming it"))
         strangers.set()
-        for task in strangerTasks { await task.value }
+        for thread in strangerThreads { thread.join() }
 
         // 2. Parked shares read by clients that never read.
         let nobody = DeviceID(hash: Random.bytes(16))
@@ -126,22 +127,28 @@ enum TenantLimitsBench {
         loaded.append(await bystanderReads("1,000 parked 64 KiB shares, 40 readers that never read"))
         for fd in stalled { close(fd) }
 
-        // 3. Forty heavy requests at once, again and again.
+        // 3. Forty heavy requests at once, again and again, each from a thread of its own on a connection of
+        // its own: a batch of 10 shares of 64 KiB to a new recipient (so each is stored), signed anew each time.
         let writers = Flag()
         let batches = Counter()
-        let writerTasks = (0..<40).map { _ in
-            Task.detached {
+        let sealed = (0..<sharesPerBatch).map { _ in Base64.encode(Random.bytes(shareBytes)) }
+        let writerThreads = (0..<40).map { _ in
+            BlockingThread {
+                guard case .success(let fd) = LoopbackSocket.connect(port: port) else { return }
+                defer { close(fd) }
                 while !writers.isSet {
-                    let records = (0..<sharesPerBatch).map { _ in
-                        RelayRecord.share(account: heavyID, recipient: nobody, sealed: Random.bytes(shareBytes))
-                    }
-                    if (try? await heavy.client.publish(batch: records)) != nil { batches.add() }
+                    let recipient = DeviceID(hash: Random.bytes(16)).hex
+                    let records = sealed.map { #"{"kind":"share","recipient":"\#(recipient)","body":"\#($0)"}"# }
+                    let body = Array(#"{"records":["#.utf8) + Array(records.joined(separator: ",").utf8) + Array("]}".utf8)
+                    guard let status = try? exchange(fd, signedPost(path: "/v1/accounts/heavy/records", body: body,
+                                                                    keyID: heavy.deviceID, key: heavy.signing)) else { return }
+                    if status == 200 { batches.add() }
                 }
             }
         }
         loaded.append(await bystanderReads("40 heavy requests at once (1 MiB batches)"))
         writers.set()
-        for task in writerTasks { await task.value }
+        for thread in writerThreads { thread.join() }
 
         let idleAfter = await bystanderReads("idle relay, after")
         return Result(idle: idle, loaded: loaded, idleAfter: idleAfter, peakKiB: peakResidentKiB(pid) ?? 0,
@@ -156,8 +163,22 @@ enum TenantLimitsBench {
             + "Signature-Input: \(signature.signatureInputHeader)\r\nSignature: \(signature.signatureHeader(signedBy: key))\r\n\r\n"
     }
 
+    /// A signed POST of `body`, as a device sends it, on a keep-alive connection.
+    static func signedPost(path: String, body: [UInt8], keyID: DeviceID, key: SigningKey) -> [UInt8] {
+        let signature = RequestSignature(method: "POST", path: path, query: "", body: body, created: Int64(Date().timeIntervalSince1970),
+                                         nonce: RequestSignature.randomNonce(), keyID: keyID)
+        let head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+            + "Content-Digest: \(signature.contentDigest)\r\nSignature-Input: \(signature.signatureInputHeader)\r\n"
+            + "Signature: \(signature.signatureHeader(signedBy: key))\r\n\r\n"
+        return Array(head.utf8) + body
+    }
+
     /// Sends one request and reads its whole answer: the status.
     static func exchange(_ fd: Int32, _ request: String) throws -> Int {
+        try RefusalTimingBench.exchange(fd, request)
+    }
+
+    static func exchange(_ fd: Int32, _ request: [UInt8]) throws -> Int {
         try RefusalTimingBench.exchange(fd, request)
     }
 
@@ -166,6 +187,21 @@ enum TenantLimitsBench {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
               let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }) else { return nil }
         return Int(line.split(separator: " ").dropFirst().first ?? "")
+    }
+
+    /// A thread running `body` once; `join` waits for its end.
+    final class BlockingThread: Sendable {
+        private let done = DispatchSemaphore(value: 0)
+
+        init(_ body: @escaping @Sendable () -> Void) {
+            let done = self.done
+            Thread.detachNewThread {
+                body()
+                done.signal()
+            }
+        }
+
+        func join() { done.wait() }
     }
 
     final class Flag: Sendable {

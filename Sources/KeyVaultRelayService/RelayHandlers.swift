@@ -182,7 +182,7 @@ final class RelayHandlers: Sendable {
         let known = try await knownKey(of: signed.keyID, account: account, batch: batch)
         let verifies = signed.isValid(by: known ?? Self.nobodysKey)
         guard let known, verifies else { try await refuse(since: started) }
-        var (circle, standing, _) = try await standingFully(of: signed.keyID, account: account)
+        var (circle, standing) = try await standing(of: signed.keyID, account: account)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
         guard let standing, standing.key == known else { try await refuse(since: started) }
@@ -227,18 +227,13 @@ final class RelayHandlers: Sendable {
     /// A key no request is signed with: what a signature from a signer the account does not know is checked against.
     private static let nobodysKey = SigningKey.generate().publicKey
 
-    /// `standing(of:account:)`, and whether it read the candidates.
-    private func standingFully(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?, Bool) {
-        let circle = try await store(.circle) { try await views.circle(of: account) }
-        if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing, false) }
-        let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
-        return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates), true)
-    }
-
-    /// The key's standing in the account as the store says now (nil: nobody it knows).
+    /// The key's standing in the account as the store says now (nil: nobody it knows): the
+    /// candidates are read only when the circle does not know the key.
     private func standing(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
-        let (circle, standing, _) = try await standingFully(of: keyID, account: account)
-        return (circle, standing)
+        let circle = try await store(.circle) { try await views.circle(of: account) }
+        if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing) }
+        let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
+        return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates))
     }
 
     /// Removes what no device needs any more (RELAY.md "Retention"), judging only what

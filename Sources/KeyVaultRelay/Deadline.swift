@@ -2,7 +2,9 @@ import Synchronization
 import KeyVaultCrypto
 import KeyVaultProtocol
 
-package struct DeadlineExceeded: Error {}
+package struct DeadlineExceeded: Error {
+    package init() {}
+}
 
 /// Runs `body` in its own task and answers with its result, or throws
 /// `DeadlineExceeded` once `limit` has passed, whichever comes first. Unlike a

@@ -30,6 +30,8 @@ struct Refusal: HTTPResponseError, Sendable {
         Refusal(.tooManyRequests, "too-many", "too many candidacies for this account this hour", retryAfter: retryAfter)
     }
     static let unavailable = Refusal(.serviceUnavailable, "unavailable", "the store does not answer", retryAfter: 1)
+    /// The account's own requests in progress kept this one waiting past its turn's limit (`AccountWork`).
+    static let busy = Refusal(.serviceUnavailable, "unavailable", "this account has too many requests in progress", retryAfter: 1)
 
     func response(from request: Request, context: some RequestContext) throws -> Response {
         var headers = HTTPFields()

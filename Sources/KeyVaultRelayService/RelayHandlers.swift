@@ -19,6 +19,7 @@ final class RelayHandlers: Sendable {
     let breaker: StoreBreaker
     let recentNonces = RecentNonces()
     let indexedSigners = IndexedSigners()
+    let work: AccountWork
     let metrics: RelayMetrics
     let logger: Logger
 
@@ -31,6 +32,7 @@ final class RelayHandlers: Sendable {
         self.state = state
         self.views = VerifiedViews(relay: relay, logger: logger, metrics: metrics)
         self.waiters = Waiters(metrics: metrics)
+        self.work = AccountWork(metrics: metrics)
         self.breaker = StoreBreaker(metrics: metrics)
         self.metrics = metrics
         self.identity = identity
@@ -54,7 +56,8 @@ final class RelayHandlers: Sendable {
     func candidacy(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
         let now = Date()
-        let (signed, body) = try await Self.signed(request, now: now)
+        let signed = try Self.head(request, now: now)
+        let body = try await Self.body(of: request, signed: signed)
         let candidacy = try JSON.decode(CandidacyBody.self, from: body)
         guard let signingBytes = Base64.decode(candidacy.signing), let boxBytes = Base64.decode(candidacy.box),
               let signing = try? SigningPublicKey(rawRepresentation: signingBytes),
@@ -83,7 +86,11 @@ final class RelayHandlers: Sendable {
 
     func publish(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
-        let (signed, body) = try await Self.signed(request, now: Date())
+        let signed = try Self.head(request, now: Date())
+        let admission = try await admit(signed, account: account)
+        let body = try await Self.body(of: request, signed: signed)
+        if admission.verified { try await work.take(account) }
+        defer { if admission.verified { work.give(account) } }
         let publish = try JSON.decode(RelayWire.Publish.self, from: body)
         guard (1...Self.maxBatch).contains(publish.records.count) else { throw Refusal.invalid("a batch holds 1 to 1,000 records") }
         var records: [RelayRecord] = []
@@ -94,7 +101,7 @@ final class RelayHandlers: Sendable {
             }
             records.append(record)
         }
-        let (circle, standing) = try await authenticate(signed, account: account, batch: records)
+        let (circle, standing) = try await authenticate(signed, admission, account: account, batch: records)
         var ownRequests: [FiledRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
             ownRequests = try await store(.requests) { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
@@ -141,12 +148,20 @@ final class RelayHandlers: Sendable {
         let after = RelayCursor(try Self.number(query["after"], "after", default: 0, in: 0...Int64.max))
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
-        let (signed, _) = try await Self.signed(request, now: Date())
-        var (_, standing) = try await authenticate(signed, account: account)
+        let signed = try Self.head(request, now: Date())
+        let admission = try await admit(signed, account: account)
+        _ = try await Self.body(of: request, signed: signed)
+        var turn = false
+        defer { if turn { work.give(account) } }
+        var (_, standing) = try await authenticate(signed, admission, account: account)
         let deadline = ContinuousClock.now + .seconds(wait)
         var holding = false
         defer { if holding { waiters.release(account) } }
         while true {
+            if !turn {
+                try await work.take(account)
+                turn = true
+            }
             let mark = waiters.mark(account)
             let rows = try await visibleRows(account: account, after: after, limit: limit, reader: signed.keyID, standing: standing)
             if !rows.isEmpty || ContinuousClock.now >= deadline || waiters.isDraining {
@@ -158,6 +173,9 @@ final class RelayHandlers: Sendable {
                 guard waiters.hold(account) else { return JSON.response(RelayWire.Rows(rows: [])) }
                 holding = true
             }
+            // A held read holds no turn: the account's other requests go on meanwhile.
+            work.give(account)
+            turn = false
             await waiters.wait(account, after: mark, until: deadline)
             // What woke the read may be the reader's own revocation (or approval): decide again
             // before answering with anything that landed since.
@@ -168,24 +186,45 @@ final class RelayHandlers: Sendable {
 
     // MARK: Checks
 
+    /// What a request's head says of its signer, before its body is read: when the checks began (a
+    /// refusal's time counts from there), the key the account knows the signer by (its signer index or
+    /// a live candidacy), and whether the head's signature verifies by it. Only a verified request
+    /// takes one of the account's turns (`AccountWork`) once its body is whole, so a stranger naming
+    /// the account takes none, and a slow body holds none.
+    private struct Admission {
+        let started: ContinuousClock.Instant
+        let key: SigningPublicKey?
+        let verified: Bool
+    }
+
+    private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
+        let started = ContinuousClock.now
+        let key = try await indexedKey(of: signed.keyID, account: account)
+        return Admission(started: started, key: key, verified: key.map { signed.isValid(by: $0) } ?? false)
+    }
+
     /// The signer's standing in the account, its signature checked and its nonce new to this instance.
     ///
     /// Whether the account knows the signer, and by which key, is decided before any of its log
-    /// is read (issue 33): from the signer index and the live candidacies, in the same statements
-    /// whatever the account's log holds and whether there is an account at all, and one signature
-    /// verified either way (against a key nobody holds when there is none). An account that does
-    /// not exist, a signer it does not know, and a signature that does not verify are one answer
+    /// is read (issue 33): from the signer index and the live candidacies (`admit`), in the same
+    /// statements whatever the account's log holds and whether there is an account at all, and one
+    /// signature verified either way (against a key nobody holds when there is none). An account that
+    /// does not exist, a signer it does not know, and a signature that does not verify are one answer
     /// (`forbidden`), sent a fixed time after the checks began. Only a signer the account knows
     /// makes its circle be read (and built, when cold).
-    private func authenticate(_ signed: SignedRequest, account: AccountID, batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
-        let started = ContinuousClock.now
-        let known = try await knownKey(of: signed.keyID, account: account, batch: batch)
-        let verifies = signed.isValid(by: known ?? Self.nobodysKey)
-        guard let known, verifies else { try await refuse(since: started) }
+    private func authenticate(_ signed: SignedRequest, _ admission: Admission, account: AccountID,
+                              batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
+        var known = admission.key
+        var verifies = admission.verified
+        if known == nil {
+            known = try await rejoinedKey(of: signed.keyID, account: account, batch: batch)
+            verifies = signed.isValid(by: known ?? Self.nobodysKey)
+        }
+        guard let known, verifies else { try await refuse(since: admission.started) }
         var (circle, standing) = try await standing(of: signed.keyID, account: account)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
-        guard let standing, standing.key == known else { try await refuse(since: started) }
+        guard let standing, standing.key == known else { try await refuse(since: admission.started) }
         try claimRecent(signed, account: account)
         return (circle, standing)
     }
@@ -198,10 +237,8 @@ final class RelayHandlers: Sendable {
     }
 
     /// The signing key the account knows `keyID` by, before any of its log is read: its signer index
-    /// (remembered here once seen), a live candidacy, or, for a device a recovery kit's member
-    /// re-joined (`Standing.approvedInBatch`), the approval its batch opens with, signed by a signer
-    /// the index holds (checked here). nil: a stranger to the account, or no account.
-    private func knownKey(of keyID: DeviceID, account: AccountID, batch: [RelayRecord]) async throws -> SigningPublicKey? {
+    /// (remembered here once seen) or a live candidacy. nil: a stranger to the account, or no account.
+    private func indexedKey(of keyID: DeviceID, account: AccountID) async throws -> SigningPublicKey? {
         if let key = indexedSigners.key(of: keyID, account: account) { return key }
         let now = Self.millis(Date())
         switch try await store(.signers, { try await state.signer(keyID, account: account, now: now) }) {
@@ -211,8 +248,15 @@ final class RelayHandlers: Sendable {
         case .candidate(let key):
             return key
         case nil:
-            break
+            return nil
         }
+    }
+
+    /// For a device a recovery kit's member re-joined (`Standing.approvedInBatch`), which no index holds
+    /// yet: the key the approval its batch opens with gives it, that approval signed by a signer the
+    /// index holds (checked here). nil otherwise.
+    private func rejoinedKey(of keyID: DeviceID, account: AccountID, batch: [RelayRecord]) async throws -> SigningPublicKey? {
+        let now = Self.millis(Date())
         guard let first = batch.first, first.kind == .log, let entry = try? LogEntry.decode(first.body),
               case .approve(let device, _) = entry.body, device.deviceID == keyID,
               case .indexed(let approver)? = try await store(.signers, { try await state.signer(entry.signer, account: account, now: now) }),
@@ -336,12 +380,18 @@ final class RelayHandlers: Sendable {
 
     // MARK: Parsing
 
-    private static func signed(_ request: Request, now: Date) async throws -> (SignedRequest, [UInt8]) {
+    /// The request's signed head, checked before its body is read.
+    private static func head(_ request: Request, now: Date) throws(Refusal) -> SignedRequest {
+        try SignedRequest.parse(method: request.method.rawValue, target: request.head.path ?? "/",
+                                headers: request.headers, now: Int64(now.timeIntervalSince1970))
+    }
+
+    /// The whole body, which must be the one the signed head's digest names.
+    private static func body(of request: Request, signed: SignedRequest) async throws -> [UInt8] {
         let buffer = try await request.body.collect(upTo: maxBody)
         let body = Array(buffer.readableBytesView)
-        let signed = try SignedRequest.parse(method: request.method.rawValue, target: request.head.path ?? "/",
-                                             headers: request.headers, body: body, now: Int64(now.timeIntervalSince1970))
-        return (signed, body)
+        try signed.checkBody(body)
+        return body
     }
 
     private static func account(_ raw: String) throws(Refusal) -> AccountID {

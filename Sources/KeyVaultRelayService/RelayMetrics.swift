@@ -37,6 +37,8 @@ package final class RelayMetrics: Sendable {
     ]
 
     let heldReads: Gauge
+    /// Requests waiting for their account's turn (`AccountWork`): tenants at their bound.
+    let turnWaits: Gauge
     let breakerOpen: Gauge
     let breakerTrips: Counter
     /// Rows pruning read from the store: what acks, approvals and candidacies cost (never the account's shares).
@@ -50,6 +52,7 @@ package final class RelayMetrics: Sendable {
     package init() {
         // Made now, so they are in the exposition from the start (at 0), before their first change.
         heldReads = registry.makeGauge(descriptor: RelayMetricFamily.heldReads.descriptor)
+        turnWaits = registry.makeGauge(descriptor: RelayMetricFamily.turnWaits.descriptor)
         breakerOpen = registry.makeGauge(descriptor: RelayMetricFamily.breakerOpen.descriptor)
         breakerTrips = registry.makeCounter(descriptor: RelayMetricFamily.breakerTrips.descriptor)
         pruneRowsRead = registry.makeCounter(descriptor: RelayMetricFamily.pruneRowsRead.descriptor)

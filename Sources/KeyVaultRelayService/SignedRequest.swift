@@ -6,13 +6,17 @@ import KeyVaultProtocol
 import KeyVaultRelay
 import RawStructuredFieldValues
 
-/// A request's HTTP Message Signature, parsed and checked as far as it can be
-/// without knowing the signer's key (RELAY.md, "Signed requests"): the one
-/// shape RELAY.md fixes, a `Content-Digest` that matches the body, and a
-/// `created` within the window. Whose key it is, the account decides.
+/// A request's HTTP Message Signature, parsed and checked from its head alone,
+/// as far as it can be without knowing the signer's key (RELAY.md, "Signed
+/// requests"): the one shape RELAY.md fixes and a `created` within the window.
+/// The signature covers the `Content-Digest`, so it can be verified before the
+/// body is read; the body, once whole, must match that digest (`checkBody`).
+/// Whose key it is, the account decides.
 struct SignedRequest: Sendable {
     let signature: RequestSignature
     let signatureBytes: [UInt8]
+    /// The SHA-256 the `Content-Digest` names: what the body must hash to.
+    let digest: [UInt8]
 
     var keyID: DeviceID { signature.keyID }
 
@@ -20,8 +24,8 @@ struct SignedRequest: Sendable {
     static let signatureName = HTTPField.Name("Signature")!
     static let contentDigest = HTTPField.Name("Content-Digest")!
 
-    /// `target` is the request target exactly as sent (`path?query`); `now` in seconds since the epoch.
-    static func parse(method: String, target: String, headers: HTTPFields, body: [UInt8], now: Int64) throws(Refusal) -> SignedRequest {
+    /// The head's signature. `target` is the request target exactly as sent (`path?query`); `now` in seconds since the epoch.
+    static func parse(method: String, target: String, headers: HTTPFields, now: Int64) throws(Refusal) -> SignedRequest {
         guard let inputText = headers[signatureInput], let signatureText = headers[signatureName] else {
             throw .unsigned("the request carries no Signature-Input and Signature")
         }
@@ -29,7 +33,6 @@ struct SignedRequest: Sendable {
         guard let digest = try? byteSequence(of: digestText, key: "sha-256"), digest.count == 32 else {
             throw .unsigned("Content-Digest has no sha-256 value")
         }
-        guard ConstantTime.equal(digest, SHA256.hash(body)) else { throw .unsigned("Content-Digest does not match the body") }
 
         let params = try parameters(of: inputText)
         let (skew, overflow) = params.created.subtractingReportingOverflow(now)
@@ -41,9 +44,22 @@ struct SignedRequest: Sendable {
             throw .unsigned("Signature has no 64-byte kv value")
         }
         let (path, query) = split(target)
-        let signature = RequestSignature(method: method, path: path, query: query, body: body,
+        // The digest as the signer's base has it: the one sha-256 member, in canonical base64.
+        let signature = RequestSignature(method: method, path: path, query: query, contentDigest: RequestSignature.contentDigest(sha256: digest),
                                          created: params.created, nonce: params.nonce, keyID: params.keyID)
-        return SignedRequest(signature: signature, signatureBytes: signatureBytes)
+        return SignedRequest(signature: signature, signatureBytes: signatureBytes, digest: digest)
+    }
+
+    /// The head and the whole body, checked together.
+    static func parse(method: String, target: String, headers: HTTPFields, body: [UInt8], now: Int64) throws(Refusal) -> SignedRequest {
+        let signed = try parse(method: method, target: target, headers: headers, now: now)
+        try signed.checkBody(body)
+        return signed
+    }
+
+    /// The body, once whole, is the one the signed digest names.
+    func checkBody(_ body: [UInt8]) throws(Refusal) {
+        guard ConstantTime.equal(digest, SHA256.hash(body)) else { throw .unsigned("Content-Digest does not match the body") }
     }
 
     func isValid(by key: SigningPublicKey) -> Bool { signature.isValid(signature: signatureBytes, by: key) }

@@ -1,4 +1,5 @@
 import Synchronization
+import KeyVaultRelay
 
 /// A fair share of the store's pool per account (issue 33, item 5): at most
 /// `perAccount` operations of one account hold a connection at once; the rest of
@@ -11,6 +12,8 @@ package final class AccountTurns: Sendable {
     private struct Waiter {
         let id: UInt64
         let continuation: CheckedContinuation<Void, any Error>
+        /// What ends its wait at its limit, if it has one: cancelled once it is granted.
+        var timer: Task<Void, Never>?
     }
     private struct State {
         var holding: [String: Int] = [:]
@@ -25,7 +28,11 @@ package final class AccountTurns: Sendable {
     }
 
     /// Waits for one of the account's turns; throws `CancellationError` if cancelled first.
-    package func take(_ account: String) async throws {
+    package func take(_ account: String) async throws { try await take(account, waitingAtMost: nil) }
+
+    /// The same, leaving the queue with `DeadlineExceeded` once `limit` passed without a turn.
+    /// Decided under the one lock that grants turns, so a turn is never taken by a waiter that then fails.
+    package func take(_ account: String, waitingAtMost limit: Duration?) async throws {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             return state.nextID
@@ -46,18 +53,34 @@ package final class AccountTurns: Sendable {
                 switch outcome {
                 case .granted: continuation.resume()
                 case .cancelled: continuation.resume(throwing: CancellationError())
-                case .queued: break
+                case .queued:
+                    guard let limit else { break }
+                    let timer = Task { [self] in
+                        guard (try? await Task.sleep(for: limit)) != nil else { return }
+                        leave(account, id: id, with: DeadlineExceeded())
+                    }
+                    let waiting = state.withLock { state -> Bool in
+                        guard let index = state.waiting[account]?.firstIndex(where: { $0.id == id }) else { return false }
+                        state.waiting[account]?[index].timer = timer
+                        return true
+                    }
+                    if !waiting { timer.cancel() }
                 }
             }
         } onCancel: {
-            let removed = state.withLock { state -> Waiter? in
-                guard var queue = state.waiting[account], let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
-                let waiter = queue.remove(at: index)
-                state.waiting[account] = queue.isEmpty ? nil : queue
-                return waiter
-            }
-            removed?.continuation.resume(throwing: CancellationError())
+            leave(account, id: id, with: CancellationError())
         }
+    }
+
+    /// A waiter still in the queue leaves it with `error`; one already granted keeps its turn.
+    private func leave(_ account: String, id: UInt64, with error: any Error) {
+        let removed = state.withLock { state -> Waiter? in
+            guard var queue = state.waiting[account], let index = queue.firstIndex(where: { $0.id == id }) else { return nil }
+            let waiter = queue.remove(at: index)
+            state.waiting[account] = queue.isEmpty ? nil : queue
+            return waiter
+        }
+        removed?.continuation.resume(throwing: error)
     }
 
     /// Gives a turn back: the account's next waiter takes it.
@@ -72,6 +95,7 @@ package final class AccountTurns: Sendable {
             state.holding[account] = held > 0 ? held : nil
             return nil
         }
+        next?.timer?.cancel()
         next?.continuation.resume()
     }
 

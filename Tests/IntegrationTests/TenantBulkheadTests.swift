@@ -105,4 +105,47 @@ struct TenantBulkheadTests {
             _ = try await PostgresShardingTests.psql(f.storeAddress, "DROP TRIGGER slow_filing ON keyvault_service_filings")
         }
     }
+
+    /// The relay's cores are shared by turns too: at most 2 of one account's requests are worked on
+    /// at once (checked, decoded, stored, answered), whatever their addresses. Here the store's write
+    /// lock is held by another process, so the heavy account's first two writes stay in the store
+    /// holding its turns; its next requests wait for a turn (the gauge says so), while another
+    /// account's read, and a stranger naming the heavy account, are answered without one. On the
+    /// SQLite store, which has no per-account bound of its own, nothing waited before.
+    @Test("one account's requests take turns, two at a time: its third and fourth wait, another account's read and a stranger's refusal do not")
+    func oneAccountsRequestsTakeTurns() async throws {
+        try await RelayServiceFixture.with(.sqlite, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let (heavy, _) = try await f.createAccount("heavy")
+            let (other, _) = try await f.createAccount("other")
+            let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
+            let waits = { try await RelayAnswerBoundsTests.counter("keyvault_relay_account_turn_waits", at: port) }
+            let holder = try WriteLockHolder(path: String(f.storeAddress.dropFirst("sqlite:".count)))
+            defer { holder.release() }
+            try await holder.waitUntilHeld()
+            let heavyID = try AccountID(validating: "heavy")
+            let writes = (0..<3).map { _ in
+                Task { () -> Int in
+                    let share = RelayRecord.share(account: heavyID, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(64))
+                    let body = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(share)]))
+                    return (try? await Self.request(f.a.port, "POST", "/v1/accounts/heavy/records", body: body, as: heavy)) ?? -1
+                }
+            }
+            // Two hold the turns, in the store; the third waits for one.
+            try await eventually { try await waits() == 1 }
+            let read = Task { (try? await Self.request(f.a.port, "GET", "/v1/accounts/heavy/records", query: "after=0", as: heavy)) ?? -1 }
+            try await eventually { try await waits() == 2 }
+            // Neither of these takes one of the heavy account's turns: they are answered while it waits.
+            let otherRead = try await Self.request(f.a.port, "GET", "/v1/accounts/other/records", query: "after=0", as: other)
+            #expect(otherRead == 200)
+            let stranger = try await Self.request(f.a.port, "GET", "/v1/accounts/heavy/records", query: "after=0", as: TestDevice(name: "stranger"))
+            #expect(stranger == 403)
+            #expect(try await waits() == 2, "the heavy account's requests still wait for their turns")
+            holder.release()
+            var statuses: [Int] = []
+            for write in writes { statuses.append(await write.value) }
+            statuses.append(await read.value)
+            #expect(statuses == [200, 200, 200, 200], "the heavy account's own, once the store is back: \(statuses)")
+            #expect(try await waits() == 0)
+        }
+    }
 }

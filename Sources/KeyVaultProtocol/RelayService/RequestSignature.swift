@@ -39,9 +39,10 @@ package struct RequestSignature: Sendable, Equatable {
     }
 
     /// RFC 9530 `Content-Digest` with SHA-256.
-    package static func contentDigest(of body: [UInt8]) -> String {
-        "sha-256=:\(Base64.encode(SHA256.hash(body))):"
-    }
+    package static func contentDigest(of body: [UInt8]) -> String { contentDigest(sha256: SHA256.hash(body)) }
+
+    /// The same from the digest itself (what a verifier has before the body).
+    package static func contentDigest(sha256 digest: [UInt8]) -> String { "sha-256=:\(Base64.encode(digest)):" }
 
     /// The value of `Signature-Input`, and the `@signature-params` line's value.
     package var signatureParams: String {

@@ -44,7 +44,7 @@ struct HostileVolumesTests {
 }
 
 extension HostileVolumesTests {
-    @Test("20,000 pairing requests a hostile relay files: at most 64 kept, taken in a page per job, and a lock goes between pages")
+    @Test("20,000 pairing requests a hostile relay files: at most 64 kept, taken in a page per job; a lock, an unlock and a key read answer at once")
     func floodOfRequests() async throws {
         let circle = try await Circle(.sqlite)
         defer { circle.remove() }
@@ -64,12 +64,19 @@ extension HostileVolumesTests {
             }
         }
         await relay.shutdown()
-        // The lock is a job of the account: it waits for one page at most, not for all 20,000 rows.
-        let started = ContinuousClock.now
-        #expect(try await a.request("POST", "/v1/accounts/flood/lock").status == 200)
-        let waited = ContinuousClock.now - started
-        #expect(waited < .seconds(3), "the lock waited \(waited) behind the requests")
-        #expect(try await a.request("POST", "/v1/accounts/flood/unlock", json: ["passphrase": "a passphrase"]).status == 200)
+        // A lock, an unlock and a key read are made at once (issue 34), not in the account's line
+        // behind the pages of requests being taken in: each answers within 250 ms (the test KDF is cheap).
+        let (locked, lockTime) = try await LockAtOnceTests.timed { try await a.request("POST", "/v1/accounts/flood/lock") }
+        #expect(locked.status == 200)
+        let (unlocked, unlockTime) = try await LockAtOnceTests.timed {
+            try await a.request("POST", "/v1/accounts/flood/unlock", json: ["passphrase": "a passphrase"])
+        }
+        #expect(unlocked.status == 200)
+        let (read, readTime) = try await LockAtOnceTests.timed { try await a.request("GET", "/v1/accounts/flood/keys/current") }
+        #expect(read.status == 200)
+        print("while 20,000 requests are taken in: lock \(lockTime), unlock \(unlockTime), key read \(readTime)")
+        #expect(lockTime < .milliseconds(250) && unlockTime < .milliseconds(250) && readTime < .milliseconds(250),
+                "lock \(lockTime), unlock \(unlockTime), key read \(readTime)")
         try await eventually {
             let listed = try await a.request("GET", "/v1/accounts/flood/enrollments")
             guard let count = (listed.object["enrollments"] as? [Any])?.count else { return false }

@@ -43,10 +43,97 @@ struct LockAtOnceTests {
         #expect(try await a.request("GET", "/v1/accounts/stuck/keys/current").status == 200)
     }
 
+    /// The check: while the relay cannot be written, a lock, an unlock and a key read answer
+    /// within 250 ms (the unlock within its KDF plus 250 ms: its own time on the idle account, measured
+    /// first), all while the rotation's job still waits on the relay; the rotation completes once the
+    /// relay is back, and its key is then the one read.
+    @Test("while a rotation waits on a held relay file: lock, unlock and key reads answer at once, and the rotation lands after")
+    func unlockAndReadsDuringStuckRotation() async throws {
+        var template = Array("/tmp/kvlock-XXXXXX".utf8CString)
+        let root = String(cString: try #require(mkdtemp(&template)))
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let path = root + "/relay.sqlite"
+        let a = try DaemonProcess(relay: "sqlite:" + path)
+        defer { a.remove() }
+        try await a.start()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "stuck", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
+        let first = try await a.request("GET", "/v1/accounts/stuck/keys/current")
+        #expect(first.status == 200)
+        let firstGeneration = try #require(first.object["generation"] as? Int)
+        // The unlock's own time on the idle account (its KDF): the baseline.
+        #expect(try await a.request("POST", "/v1/accounts/stuck/lock").status == 200)
+        let (idleUnlock, idleTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/stuck/unlock", json: ["passphrase": "pa"]) }
+        #expect(idleUnlock.status == 200)
+
+        let holder = try WriteLockHolder(path: path)
+        defer { holder.release() }
+        try await holder.waitUntilHeld()
+        let rotation = Task { try await a.request("POST", "/v1/accounts/stuck/rotate", json: ["promote": "now"]) }
+        try await eventually { try await Self.jobsInLine(a) > 0 }
+
+        let (locked, lockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/stuck/lock") }
+        #expect(locked.status == 200)
+        let (lockedRead, lockedReadTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/stuck/keys/current") }
+        #expect(lockedRead.status == 423)
+        let (unlocked, unlockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/stuck/unlock", json: ["passphrase": "pa"]) }
+        #expect(unlocked.status == 200, "\(unlocked.object)")
+        let (read, readTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/stuck/keys/current") }
+        #expect(read.status == 200, "\(read.object)")
+        // All of it while the rotation's job still waits on the relay.
+        #expect(try await Self.jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
+        print("while stuck: lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (idle: \(idleTime)), read \(readTime)")
+        #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
+        #expect(unlockTime < idleTime + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(idleTime)")
+
+        holder.release()
+        let rotated = try await rotation.value
+        #expect(rotated.status == 200, "\(rotated.object)")
+        // The rotation landed (published once the relay was back): its key is current, the account unlocked throughout.
+        try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
+        let now = try await a.request("GET", "/v1/accounts/stuck/keys/current")
+        #expect(now.status == 200 && (now.object["generation"] as? Int ?? 0) > firstGeneration, "\(now.object)")
+    }
+
+    /// A lock sent while an unlock's KDF runs wins: the unlock answers `locked` and no key is
+    /// readable after both. (Before, the unlock sat in the account's line and the lock, sent
+    /// after it, was made at once: the unlock then landed after it and left the account open.)
+    @Test("a lock sent while an unlock's KDF runs wins: the unlock answers locked, and the account stays locked")
+    func lockDuringUnlockWins() async throws {
+        // A KDF with a real cost (64 MiB, 3 passes): the unlock is seen in progress before the lock goes.
+        let a = try DaemonProcess(policy: DaemonProcess.testPolicy.replacingOccurrences(of: "memory_kib = 64", with: "memory_kib = 65536")
+                                                                   .replacingOccurrences(of: "passes = 1", with: "passes = 3"))
+        defer { a.remove() }
+        try await a.start()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "race", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
+        for _ in 0..<3 {
+            #expect(try await a.request("POST", "/v1/accounts/race/lock").status == 200)
+            let unlock = Task { try await a.request("POST", "/v1/accounts/race/unlock", json: ["passphrase": "pa"]) }
+            // The unlock is in its KDF (the metrics request counts itself too).
+            try await eventually { try await Self.gauge("keyvault_daemon_requests_in_progress", of: a) >= 2 }
+            #expect(try await a.request("POST", "/v1/accounts/race/lock").status == 200)
+            let answer = try await unlock.value
+            #expect(answer.status == 423, "the unlock sent before the lock answered \(answer.status): \(answer.object)")
+            #expect(try await a.request("GET", "/v1/accounts/race/keys/current").status == 423, "a key is readable after the lock")
+        }
+        // And an unlock sent after the lock opens the account as usual.
+        #expect(try await a.request("POST", "/v1/accounts/race/unlock", json: ["passphrase": "pa"]).status == 200)
+        #expect(try await a.request("GET", "/v1/accounts/race/keys/current").status == 200)
+    }
+
+    static func timed<T>(_ body: () async throws -> T) async throws -> (T, Duration) {
+        let started = ContinuousClock.now
+        let value = try await body()
+        return (value, ContinuousClock.now - started)
+    }
+
     /// `keyvault_daemon_account_jobs_queued`: jobs running or waiting in every account's line.
     static func jobsInLine(_ daemon: DaemonProcess) async throws -> Int {
+        try await gauge("keyvault_daemon_account_jobs_queued", of: daemon)
+    }
+
+    static func gauge(_ name: String, of daemon: DaemonProcess) async throws -> Int {
         let metrics = try await daemon.request("GET", "/v1/metrics").raw.text
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix("keyvault_daemon_account_jobs_queued ") }
+        let line = metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
         return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
     }
 }

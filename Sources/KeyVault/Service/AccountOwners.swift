@@ -182,6 +182,9 @@ final class AccountOwners: Sendable {
 final class AccountOwner: Sendable {
     let id: AccountID
     let jobs = JobQueue()
+    /// Passphrase checks (unlocks, passphrase changes), one at a time and outside the line
+    /// of jobs: each sees the back-off the one before it left, whatever the jobs wait on.
+    let passphraseChecks = JobQueue()
     let waiters = AccountWaiters()
     let pairings = AccountPairings()
     let timers = AccountTimers()
@@ -190,6 +193,12 @@ final class AccountOwner: Sendable {
         var state: AccountState?
         /// Locks made at once, outside the line (`lockAtOnce`).
         var locksAtOnce: UInt64 = 0
+        /// The count of locks an unlock made at once came after (`unlockAtOnce`): a job that
+        /// began before those locks publishes into the state that unlock made, unlocked.
+        var unlockedAfter: UInt64 = 0
+
+        /// A lock came after the job that began at `locksAtStart`, and no unlock after it.
+        func lockedSince(_ locksAtStart: UInt64) -> Bool { locksAtOnce != locksAtStart && unlockedAfter != locksAtOnce }
     }
     /// An identity made for the account before the person signed in (`identityNonce`),
     /// taken by the creation or enrollment that follows. Memory only.
@@ -206,7 +215,7 @@ final class AccountOwner: Sendable {
     /// Nothing needs this owner: no account is held, and no job, waiter, listener,
     /// exchange, timer or prepared identity is on it.
     var isIdle: Bool {
-        !isHeld && jobs.isIdle && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+        !isHeld && jobs.isIdle && passphraseChecks.isIdle && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is
@@ -225,7 +234,7 @@ final class AccountOwner: Sendable {
         try published.withLock { published in
             let before = published.state
             try change(&published.state)
-            if published.locksAtOnce != locksAtStart { _ = published.state?.lock() }
+            if published.lockedSince(locksAtStart) { _ = published.state?.lock() }
             return (before, published.state)
         }
     }
@@ -242,6 +251,39 @@ final class AccountOwner: Sendable {
             published.state = state
             published.locksAtOnce += 1
             return (before, state, effects)
+        }
+    }
+
+    /// Unlocks the account now, outside its line of jobs (issue 34): `unlock` installs the KEK
+    /// and the secrets into the state held now, whatever a job published while the KDF ran.
+    /// A lock made at once since `locksBefore` (sent while this unlock was under way) wins:
+    /// nothing changes and `lockedMeanwhile` is thrown. nil for an account this device does not hold.
+    func unlockAtOnce(locksBefore: UInt64, _ unlock: (inout AccountState) throws -> [Locking.Effect]) throws
+        -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
+        try published.withLock { published in
+            guard var state = published.state else { return nil }
+            guard published.locksAtOnce == locksBefore else { throw Self.lockedMeanwhile(id) }
+            let before = state
+            let effects = try unlock(&state)
+            published.state = state
+            published.unlockedAfter = published.locksAtOnce
+            return (before, state, effects)
+        }
+    }
+
+    static func lockedMeanwhile(_ id: AccountID) -> Refusal {
+        Refusal(.locked, "the account \(id) was locked while this unlock was under way, and stays locked; unlock it again")
+    }
+
+    /// A change to the state now, outside the line of jobs, for what must not wait on them (a
+    /// wrong passphrase's back-off, decided from the back-off held now). nil for an account not held.
+    func changeAtOnce<T>(_ change: (inout AccountState) throws -> T) rethrows -> (before: AccountState, after: AccountState, result: T)? {
+        try published.withLock { published in
+            guard var state = published.state else { return nil }
+            let before = state
+            let result = try change(&state)
+            published.state = state
+            return (before, state, result)
         }
     }
 }

@@ -296,28 +296,41 @@ package final class KeyVaultService: Sendable {
         }
     }
 
+    /// Unlocks at once, not in the account's line (issue 34): a job waiting on the relay or the
+    /// vault does not hold an unlock back. Passphrase checks take turns among themselves, so each
+    /// sees the back-off the one before it left; the KEK and keys go into the state held when the
+    /// KDF ends (`AccountOwner.unlockAtOnce`), and a lock sent meanwhile wins.
     package func unlock(_ id: AccountID, passphrase: SecureBytes) async throws {
-        try await owners.run(id) {
-            let state = try existing(id)
-            let (kek, secrets) = try await verify(passphrase, for: state)
-            try await install(unlocked: id, from: state, kek: kek, secrets: secrets)
-            logger.info("account unlocked", metadata: ["account": "\(id)"])
-            // Shares that arrived while locked are sealed on the relay: take them in now.
-            if relay != nil {
-                // The account's next job, before anything asked after this unlock: entries that needed
-                // this device's key to rebase its own after them, then shares, then what waits.
-                owners.enqueue(id) {
-                    // A device on its own meets its relay: its account's circle is founded there.
-                    await self.founding.foundIfAlone(id)
-                    await self.readLog(for: id)
-                    await self.takeKeptShares(for: id)
-                    await self.advanceEnrollments(id)
-                    // Promotions and rotations a crash or the lock held back.
-                    await self.payOwedWork(id)
-                    await self.publishQueued(id)
-                }
+        guard let owner = owners.holding(id) else { throw Refusal.unknownAccount(id) }
+        let locksBefore = owner.locksAtOnce
+        try await checkingPassphrases(owner) {
+            let (kek, _) = try await verify(passphrase, for: try existing(id), owner: owner)
+            try await install(unlocked: owner, kek: kek, locksBefore: locksBefore)
+        }
+        logger.info("account unlocked", metadata: ["account": "\(id)"])
+        // Shares that arrived while locked are sealed on the relay: take them in now.
+        if relay != nil {
+            // The account's next job, before anything asked after this unlock: entries that needed
+            // this device's key to rebase its own after them, then shares, then what waits.
+            owners.enqueue(id) {
+                // A device on its own meets its relay: its account's circle is founded there.
+                await self.founding.foundIfAlone(id)
+                await self.readLog(for: id)
+                await self.takeKeptShares(for: id)
+                await self.advanceEnrollments(id)
+                // Promotions and rotations a crash or the lock held back.
+                await self.payOwedWork(id)
+                await self.publishQueued(id)
             }
         }
+    }
+
+    /// `body` in the account's turn of passphrase checks (`AccountOwner.passphraseChecks`).
+    private func checkingPassphrases<T: Sendable>(_ owner: AccountOwner, _ body: () async throws -> T) async throws -> T {
+        let ticket = owner.passphraseChecks.take()
+        await owner.passphraseChecks.wait(for: ticket)
+        defer { owner.passphraseChecks.finish(ticket) }
+        return try await body()
     }
 
     /// Locks at once, not in the account's line (issue 34): a job waiting on the relay or
@@ -333,25 +346,28 @@ package final class KeyVaultService: Sendable {
     /// transaction. Leaves the account unlocked.
     package func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
         try await owners.run(id) {
-            let state = try existing(id)
-            let (_, secrets) = try await verify(old, for: state)
-            let parameters = policy.current.kdf
-            let salt = Random.bytes(KDFParameters.saltByteCount)
-            let kek = try await KDFRunner.deriveKEK(passphrase: new, salt: salt, parameters: parameters)
-            let modified = now()
-            let items = state.items.map { item in
-                var item = item
-                item.wrapped = WrappedSecret.wrap(secrets[item.slot]!, under: kek, context: item.context)
-                item.attributes.modificationDate = modified
-                return item
+            // In the passphrase checks' turn too: no unlock checks the old passphrase against items being re-wrapped.
+            try await checkingPassphrases(owners.owner(id)) {
+                let state = try existing(id)
+                let (_, secrets) = try await verify(old, for: state, owner: owners.owner(id))
+                let parameters = policy.current.kdf
+                let salt = Random.bytes(KDFParameters.saltByteCount)
+                let kek = try await KDFRunner.deriveKEK(passphrase: new, salt: salt, parameters: parameters)
+                let modified = now()
+                let items = state.items.map { item in
+                    var item = item
+                    item.wrapped = WrappedSecret.wrap(secrets[item.slot]!, under: kek, context: item.context)
+                    item.attributes.modificationDate = modified
+                    return item
+                }
+                try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
+                var next = state
+                next.items = items
+                next.record.salt = salt
+                next.record.kdf = parameters
+                try await install(unlocked: id, from: next, kek: kek, secrets: secrets)
+                logger.info("passphrase changed", metadata: ["account": "\(id)"])
             }
-            try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
-            var next = state
-            next.items = items
-            next.record.salt = salt
-            next.record.kdf = parameters
-            try await install(unlocked: id, from: next, kek: kek, secrets: secrets)
-            logger.info("passphrase changed", metadata: ["account": "\(id)"])
         }
     }
 
@@ -430,7 +446,7 @@ package final class KeyVaultService: Sendable {
     /// Checks a passphrase against the vault under the unlock back-off. A wrong
     /// one extends the back-off (persisted) and is `denied`; while the back-off
     /// runs the answer is `throttled` and no KDF work is done.
-    private func verify(_ passphrase: SecureBytes, for state: AccountState) async throws -> (SecretKey, [ItemSlot: SecureBytes]) {
+    private func verify(_ passphrase: SecureBytes, for state: AccountState, owner: AccountOwner) async throws -> (SecretKey, [ItemSlot: SecureBytes]) {
         let id = state.record.id
         if case .throttled(let wait) = state.locking.attempt(at: now()) {
             throw Refusal.throttled(id, retryAfterSeconds: wait)
@@ -444,8 +460,15 @@ package final class KeyVaultService: Sendable {
             throw Refusal.damaged(id, "a wrapped secret fails its integrity check under the right passphrase (altered, or moved from another slot)")
         } catch CryptoError.authenticationFailed {
             let backoff = policy.current.backoff
-            var locking = state.locking
-            let effects = locking.wrongPassphrase(at: now(), baseSeconds: backoff.baseSeconds, maxSeconds: backoff.maxSeconds)
+            // At once (an unlock does not wait in the line), from the back-off held now.
+            let changed = owner.changeAtOnce { state -> (Locking, [Locking.Effect]) in
+                var locking = state.locking
+                let effects = locking.wrongPassphrase(at: now(), baseSeconds: backoff.baseSeconds, maxSeconds: backoff.maxSeconds)
+                state.throttled(locking)
+                return (locking, effects)
+            }
+            guard let (before, after, (locking, effects)) = changed else { throw Refusal.unknownAccount(id) }
+            didPublish(owner, before, after)
             do {
                 try await persist(effects, for: id)
             } catch {
@@ -453,7 +476,6 @@ package final class KeyVaultService: Sendable {
                 // held in memory until the daemon stops, and the answer is the one a healthy disk gives.
                 logger.error("could not record a wrong passphrase; the back-off holds in memory", metadata: ["account": "\(id)", "problem": "\(error)"])
             }
-            update(id) { $0.throttled(locking) }
             logger.warning("wrong passphrase", metadata: ["account": "\(id)", "failures": "\(locking.throttle.failures)"])
             throw Refusal(.denied, "wrong passphrase for \(id)")
         }
@@ -466,7 +488,35 @@ package final class KeyVaultService: Sendable {
         }
     }
 
-    /// Unlocks with secrets unwrapped under `kek`: the vault's back-off is cleared first, then memory changes.
+    /// Unlocks at once with `kek` (checked by `verify`): the secrets of the state held now are
+    /// unwrapped under it (no KDF: a job may have stored an item while the KDF ran) and installed;
+    /// then the vault's back-off is cleared.
+    private func install(unlocked owner: AccountOwner, kek: SecretKey, locksBefore: UInt64) async throws {
+        let id = owner.id
+        let outcome: (before: AccountState, after: AccountState, effects: [Locking.Effect])?
+        do {
+            outcome = try owner.unlockAtOnce(locksBefore: locksBefore) { state in
+                try state.unlock(kek: kek, secrets: try state.unwrapAll(with: kek))
+            }
+        } catch VaultError.corrupt(let why) {
+            throw Refusal.damaged(id, why)
+        } catch CryptoError.authenticationFailed {
+            logger.error("vault item fails authentication under the right passphrase", metadata: ["account": "\(id)"])
+            throw Refusal.damaged(id, "a wrapped secret fails its integrity check under the right passphrase (altered, or moved from another slot)")
+        }
+        guard let (before, after, effects) = outcome else { throw Refusal.unknownAccount(id) }
+        didPublish(owner, before, after)
+        do {
+            try await persist(effects, for: id)
+        } catch {
+            // The back-off the vault still holds is stricter than the truth: it errs the safe way.
+            logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
+        }
+        for case .announce(let event) in effects { hub.announce(id, event) }
+    }
+
+    /// Unlocks with secrets unwrapped under `kek`, in the account's line (a passphrase change): the
+    /// vault's back-off is cleared first, then memory changes.
     private func install(unlocked id: AccountID, from state: AccountState, kek: SecretKey, secrets: [ItemSlot: SecureBytes]) async throws {
         var next = state
         let effects: [Locking.Effect]

@@ -94,6 +94,42 @@ struct LockAtOnceTests {
         #expect(now.status == 200 && (now.object["generation"] as? Int ?? 0) > firstGeneration, "\(now.object)")
     }
 
+    /// The same on the relay service, when it accepts connections and never answers (its
+    /// processes stopped): the rotation's publish hangs, and the account's own operations do not.
+    @Test("while a rotation waits on a relay service that accepts and never answers: lock, unlock and key reads answer at once")
+    func unlockAndReadsWhileTheServiceHangs() async throws {
+        let circle = try await Circle(.service)
+        defer { circle.remove() }
+        let a = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "hung", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
+        try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
+        #expect(try await a.request("POST", "/v1/accounts/hung/lock").status == 200)
+        let (_, idleTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/unlock", json: ["passphrase": "pa"]) }
+
+        for service in circle.store.services { service.process.signal(SIGSTOP) }
+        let rotation = Task { try await a.request("POST", "/v1/accounts/hung/rotate", json: ["promote": "now"]) }
+        try await eventually { try await Self.jobsInLine(a) > 0 }
+        let (locked, lockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/lock") }
+        #expect(locked.status == 200)
+        let (lockedRead, lockedReadTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/hung/keys/current") }
+        #expect(lockedRead.status == 423)
+        let (unlocked, unlockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/unlock", json: ["passphrase": "pa"]) }
+        #expect(unlocked.status == 200, "\(unlocked.object)")
+        let (read, readTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/hung/keys/current") }
+        #expect(read.status == 200, "\(read.object)")
+        #expect(try await Self.jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
+        print("relay service hung: lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (idle: \(idleTime)), read \(readTime)")
+        #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
+        #expect(unlockTime < idleTime + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(idleTime)")
+
+        for service in circle.store.services { service.process.signal(SIGCONT) }
+        _ = try await rotation.value
+        // Whatever the rotation's own answer (it may have given up waiting), its work lands once the relay answers.
+        try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
+        let status = try await a.request("GET", "/v1/accounts/hung/keys/current")
+        #expect(status.status == 200 && (status.object["generation"] as? Int ?? 0) >= 2, "\(status.object)")
+    }
+
     /// A lock sent while an unlock's KDF runs wins: the unlock answers `locked` and no key is
     /// readable after both. (Before, the unlock sat in the account's line and the lock, sent
     /// after it, was made at once: the unlock then landed after it and left the account open.)

@@ -28,7 +28,12 @@ struct HalfDoneTests {
         let span = max(ContinuousClock.now - started, .milliseconds(4))
         var completed = 0, neverExisted = 0, killedBeforeAnswer = 0
 
-        for round in 1...100 {
+        // At least 100 rounds, and on until 10 kills landed inside a request (a loaded machine answers
+        // sooner or later than the span measured above): the moments are random, the count is not.
+        var round = 0
+        while round < 100 || killedBeforeAnswer < 10 {
+            round += 1
+            try #require(round <= 400, "the kills did not land inside the requests (\(killedBeforeAnswer) of 400)")
             let user = "create-\(round)"
             let request = Task { try? await a.request("POST", "/v1/accounts", json: ["user": user, "passphrase": "p"]) }
             try await Task.sleep(for: span * Double.random(in: 0...1.3))
@@ -59,8 +64,7 @@ struct HalfDoneTests {
                 #expect(again.status == 200, "round \(round): \(again.object)")
             }
         }
-        #expect(killedBeforeAnswer >= 10, "the kills did not land inside the requests (\(killedBeforeAnswer) of 100)")
-        print("creation crash test: \(completed) completed, \(neverExisted) never existed, \(killedBeforeAnswer) kills before an answer")
+        print("creation crash test: \(round) rounds, \(completed) completed, \(neverExisted) never existed, \(killedBeforeAnswer) kills before an answer")
     }
 
     @Test("an account whose genesis the relay has not taken yet serves no key: pending, awaiting-relay; a waiting read gets it once the relay has")

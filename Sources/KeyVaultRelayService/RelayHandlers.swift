@@ -87,10 +87,13 @@ final class RelayHandlers: Sendable {
     func publish(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
         let signed = try Self.head(request, now: Date())
-        let admission = try await admit(signed, account: account)
         let body = try await Self.body(of: request, signed: signed)
-        if admission.verified { try await work.take(account) }
-        defer { if admission.verified { work.give(account) } }
+        let admission = try await admit(signed, account: account)
+        // A signer the account knows takes a turn of its lane before the body is decoded; a device
+        // only its batch's approval makes known takes one once that is checked (below).
+        var lane = admission.verified ? try await lane(of: signed.keyID, account: account) : nil
+        if let lane { try await work.take(account, lane) }
+        defer { if let lane { work.give(account, lane) } }
         let publish = try JSON.decode(RelayWire.Publish.self, from: body)
         guard (1...Self.maxBatch).contains(publish.records.count) else { throw Refusal.invalid("a batch holds 1 to 1,000 records") }
         var records: [RelayRecord] = []
@@ -102,6 +105,10 @@ final class RelayHandlers: Sendable {
             records.append(record)
         }
         let (circle, standing) = try await authenticate(signed, admission, account: account, batch: records)
+        if lane == nil {
+            try await work.take(account, .guests)
+            lane = .guests
+        }
         var ownRequests: [FiledRequest] = []
         if case .candidate = standing, records.contains(where: { $0.kind == .reveal }) {
             ownRequests = try await store(.requests) { try await relay.all(.request, account: account) }.compactMap { try? FiledRequest.decode($0.record.body) }
@@ -149,18 +156,19 @@ final class RelayHandlers: Sendable {
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
         let signed = try Self.head(request, now: Date())
-        let admission = try await admit(signed, account: account)
         _ = try await Self.body(of: request, signed: signed)
-        var turn = false
-        defer { if turn { work.give(account) } }
+        let admission = try await admit(signed, account: account)
         var (_, standing) = try await authenticate(signed, admission, account: account)
+        var turn: AccountWork.Lane?
+        defer { if let turn { work.give(account, turn) } }
         let deadline = ContinuousClock.now + .seconds(wait)
         var holding = false
         defer { if holding { waiters.release(account) } }
         while true {
-            if !turn {
-                try await work.take(account)
-                turn = true
+            if turn == nil {
+                let lane = Self.lane(of: standing)
+                try await work.take(account, lane)
+                turn = lane
             }
             let mark = waiters.mark(account)
             let rows = try await visibleRows(account: account, after: after, limit: limit, reader: signed.keyID, standing: standing)
@@ -174,8 +182,8 @@ final class RelayHandlers: Sendable {
                 holding = true
             }
             // A held read holds no turn: the account's other requests go on meanwhile.
-            work.give(account)
-            turn = false
+            if let held = turn { work.give(account, held) }
+            turn = nil
             await waiters.wait(account, after: mark, until: deadline)
             // What woke the read may be the reader's own revocation (or approval): decide again
             // before answering with anything that landed since.
@@ -186,21 +194,31 @@ final class RelayHandlers: Sendable {
 
     // MARK: Checks
 
-    /// What a request's head says of its signer, before its body is read: when the checks began (a
-    /// refusal's time counts from there), the key the account knows the signer by (its signer index or
-    /// a live candidacy), and whether the head's signature verifies by it. Only a verified request
-    /// takes one of the account's turns (`AccountWork`) once its body is whole, so a stranger naming
-    /// the account takes none, and a slow body holds none.
+    /// What the signed head says of its signer, once the body is whole: the key the account knows
+    /// the signer by (its signer index or a live candidacy), and whether the signature verifies by it
+    /// (one verification either way, against a key nobody holds when there is none). Only a verified
+    /// request takes one of the account's turns (`AccountWork`), so a stranger naming the account
+    /// takes none, and a slow body holds none.
     private struct Admission {
-        let started: ContinuousClock.Instant
         let key: SigningPublicKey?
         let verified: Bool
     }
 
     private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
-        let started = ContinuousClock.now
         let key = try await indexedKey(of: signed.keyID, account: account)
-        return Admission(started: started, key: key, verified: key.map { signed.isValid(by: $0) } ?? false)
+        let verifies = signed.isValid(by: key ?? Self.nobodysKey)
+        return Admission(key: key, verified: key != nil && verifies)
+    }
+
+    /// The lane of the account's turns a signer's work takes: members their own, candidates and
+    /// revoked devices the guests' (one turn), so neither can take the members' turns.
+    private func lane(of keyID: DeviceID, account: AccountID) async throws -> AccountWork.Lane {
+        Self.lane(of: try await standing(of: keyID, account: account).1)
+    }
+
+    private static func lane(of standing: Authorization.Standing?) -> AccountWork.Lane {
+        if case .member? = standing { return .members }
+        return .guests
     }
 
     /// The signer's standing in the account, its signature checked and its nonce new to this instance.
@@ -212,19 +230,24 @@ final class RelayHandlers: Sendable {
     /// does not exist, a signer it does not know, and a signature that does not verify are one answer
     /// (`forbidden`), sent a fixed time after the checks began. Only a signer the account knows
     /// makes its circle be read (and built, when cold).
+    ///
+    /// The refusal's time counts from here, after the body was read and decoded (whose time the
+    /// sender chooses): what is left to differ, a re-joined device's approval checked or not, is
+    /// spent within it.
     private func authenticate(_ signed: SignedRequest, _ admission: Admission, account: AccountID,
                               batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
+        let started = ContinuousClock.now
         var known = admission.key
         var verifies = admission.verified
         if known == nil {
             known = try await rejoinedKey(of: signed.keyID, account: account, batch: batch)
             verifies = signed.isValid(by: known ?? Self.nobodysKey)
         }
-        guard let known, verifies else { try await refuse(since: admission.started) }
+        guard let known, verifies else { try await refuse(since: started) }
         var (circle, standing) = try await standing(of: signed.keyID, account: account)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
-        guard let standing, standing.key == known else { try await refuse(since: admission.started) }
+        guard let standing, standing.key == known else { try await refuse(since: started) }
         try claimRecent(signed, account: account)
         return (circle, standing)
     }

@@ -26,7 +26,7 @@ struct RelayMetricFamily: Sendable {
     static let pruneRowsRead = Self(name: "keyvault_relay_prune_rows_read_total",
                                     help: "Rows pruning read from the store (enrollment rows and acks, never the shares it deletes).")
     static let turnWaits = Self(name: "keyvault_relay_account_turn_waits",
-                                help: "Requests waiting now for a turn of their account's (at most 2 of an account's requests are worked on at once).")
+                                help: "Requests waiting now for a turn of their account's (one of an account's members' requests, and one of its guests', is worked on at a time).")
     static let viewEntriesApplied = Self(name: "keyvault_relay_view_entries_applied_total",
                                          help: "Log entries applied building accounts' verified views.")
     static let buildInfo = Self(name: "keyvault_relay_build_info",

@@ -80,6 +80,7 @@ package final class AccountTurns: Sendable {
             state.waiting[account] = queue.isEmpty ? nil : queue
             return waiter
         }
+        removed?.timer?.cancel()
         removed?.continuation.resume(throwing: error)
     }
 

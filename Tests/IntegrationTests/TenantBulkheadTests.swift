@@ -106,45 +106,62 @@ struct TenantBulkheadTests {
         }
     }
 
-    /// The relay's cores are shared by turns too: at most 2 of one account's requests are worked on
-    /// at once (checked, decoded, stored, answered), whatever their addresses. Here the store's write
-    /// lock is held by another process, so the heavy account's first two writes stay in the store
-    /// holding its turns; its next requests wait for a turn (the gauge says so), while another
-    /// account's read, and a stranger naming the heavy account, are answered without one. On the
-    /// SQLite store, which has no per-account bound of its own, nothing waited before.
-    @Test("one account's requests take turns, two at a time: its third and fourth wait, another account's read and a stranger's refusal do not")
+    /// The relay's cores are shared by turns too: one of an account's members' requests is worked on
+    /// at a time (checked, decoded, stored, answered), whatever their addresses, and one of its
+    /// candidates' and revoked devices' (the guests' lane), so guests never take the members' turn.
+    /// Here the store's write lock is held by another process, so a request that reaches the store
+    /// stays there holding its turn; the account's next requests wait for one (the gauge says so),
+    /// while another account's read, and a stranger naming the account, are answered without one.
+    /// On the SQLite store, which has no per-account bound of its own, nothing waited before.
+    @Test("one account's requests take turns: members one at a time, guests in a lane of their own; another account's read and a stranger's refusal take none")
     func oneAccountsRequestsTakeTurns() async throws {
         try await RelayServiceFixture.with(.sqlite, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
-            let (heavy, _) = try await f.createAccount("heavy")
+            let (heavy, circle) = try await f.createAccount("heavy")
             let (other, _) = try await f.createAccount("other")
+            let candidate = TestDevice(name: "candidate")
+            #expect(try await f.a.candidacy("heavy", candidate, token: try await f.issuer.token(for: "heavy", device: candidate)).status == 200)
             let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
             let waits = { try await RelayAnswerBoundsTests.counter("keyvault_relay_account_turn_waits", at: port) }
             let holder = try WriteLockHolder(path: String(f.storeAddress.dropFirst("sqlite:".count)))
             defer { holder.release() }
             try await holder.waitUntilHeld()
             let heavyID = try AccountID(validating: "heavy")
-            let writes = (0..<3).map { _ in
-                Task { () -> Int in
-                    let share = RelayRecord.share(account: heavyID, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(64))
-                    let body = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(share)]))
-                    return (try? await Self.request(f.a.port, "POST", "/v1/accounts/heavy/records", body: body, as: heavy)) ?? -1
-                }
+            func send(_ method: String, _ body: [UInt8] = [], as device: TestDevice) -> Task<Int, Never> {
+                Task { (try? await Self.request(f.a.port, method, "/v1/accounts/heavy/records", query: method == "GET" ? "after=0" : "",
+                                                body: body, as: device)) ?? -1 }
             }
-            // Two hold the turns, in the store; the third waits for one.
+            func pairingRequest() throws -> [UInt8] {
+                let request = try PairingRequest.make(account: heavyID, device: candidate.keys, signer: candidate.signing, code: Pairing.drawCode(),
+                                                      headHash: circle.headHash, at: Date()).request
+                return JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(.request(request))]))
+            }
+            // The candidate's first request is in the store holding the guests' turn; its second waits for it.
+            // (Whichever of the two takes the turn first, one holds it in the store and the other waits.)
+            let guests = [send("POST", try pairingRequest(), as: candidate), send("POST", try pairingRequest(), as: candidate)]
             try await eventually { try await waits() == 1 }
-            let read = Task { (try? await Self.request(f.a.port, "GET", "/v1/accounts/heavy/records", query: "after=0", as: heavy)) ?? -1 }
+            // Two members' writes: one takes the members' turn (the guests hold none of it) and stays in
+            // the store, the other waits; then a member's read waits too.
+            let writes = (0..<2).map { _ in
+                let share = RelayRecord.share(account: heavyID, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(64))
+                return send("POST", JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(share)])), as: heavy)
+            }
             try await eventually { try await waits() == 2 }
+            let members = writes + [send("GET", as: heavy)]
+            try await eventually { try await waits() == 3 }
             // Neither of these takes one of the heavy account's turns: they are answered while it waits.
             let otherRead = try await Self.request(f.a.port, "GET", "/v1/accounts/other/records", query: "after=0", as: other)
             #expect(otherRead == 200)
             let stranger = try await Self.request(f.a.port, "GET", "/v1/accounts/heavy/records", query: "after=0", as: TestDevice(name: "stranger"))
             #expect(stranger == 403)
-            #expect(try await waits() == 2, "the heavy account's requests still wait for their turns")
+            #expect(try await waits() == 3, "the heavy account's requests still wait for their turns")
             holder.release()
             var statuses: [Int] = []
-            for write in writes { statuses.append(await write.value) }
-            statuses.append(await read.value)
-            #expect(statuses == [200, 200, 200, 200], "the heavy account's own, once the store is back: \(statuses)")
+            for task in members { statuses.append(await task.value) }
+            #expect(statuses == [200, 200, 200], "the members' own, once the store is back: \(statuses)")
+            // The candidate's: stored, or refused for what they are (one request per candidate), never for want of a turn.
+            var guestStatuses: [Int] = []
+            for task in guests { guestStatuses.append(await task.value) }
+            #expect(guestStatuses.contains(200) && !guestStatuses.contains(503) && !guestStatuses.contains(-1), "\(guestStatuses)")
             #expect(try await waits() == 0)
         }
     }

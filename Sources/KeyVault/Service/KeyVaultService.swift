@@ -401,7 +401,9 @@ package final class KeyVaultService: Sendable {
     /// kept in step with the identity held, and, if what a read would answer changed,
     /// the reads waiting on the account decide again. The one place that wakes them.
     private func didPublish(_ owner: AccountOwner, _ before: AccountState?, _ after: AccountState?) {
-        signRelayRequests(owner.id, as: after?.identity)
+        // The identity held now, not `after`'s: a lock or unlock made at once on another thread may have
+        // published since, and the last of these calls must leave the signer the state's.
+        signRelayRequests(owner.id, as: owner.state?.identity)
         if before?.readModel != after?.readModel { owner.waiters.wakeAll() }
     }
 
@@ -506,13 +508,14 @@ package final class KeyVaultService: Sendable {
         }
         guard let (before, after, effects) = outcome else { throw Refusal.unknownAccount(id) }
         didPublish(owner, before, after)
+        // Announced before anything is awaited: a lock made after this unlock is announced after it.
+        for case .announce(let event) in effects { hub.announce(id, event) }
         do {
             try await persist(effects, for: id)
         } catch {
             // The back-off the vault still holds is stricter than the truth: it errs the safe way.
             logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
         }
-        for case .announce(let event) in effects { hub.announce(id, event) }
     }
 
     /// Unlocks with secrets unwrapped under `kek`, in the account's line (a passphrase change): the

@@ -202,12 +202,16 @@ final class RelayHandlers: Sendable {
     private struct Admission {
         let key: SigningPublicKey?
         let verified: Bool
+        /// How long these checks took: a refusal counts its fixed time from their start, as
+        /// though `authenticate`'s checks followed them at once (`authenticate`).
+        let spent: Duration
     }
 
     private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
+        let started = ContinuousClock.now
         let key = try await indexedKey(of: signed.keyID, account: account)
         let verifies = signed.isValid(by: key ?? Self.nobodysKey)
-        return Admission(key: key, verified: key != nil && verifies)
+        return Admission(key: key, verified: key != nil && verifies, spent: ContinuousClock.now - started)
     }
 
     /// The lane of the account's turns a signer's work takes: members their own, candidates and
@@ -231,17 +235,19 @@ final class RelayHandlers: Sendable {
     /// (`forbidden`), sent a fixed time after the checks began. Only a signer the account knows
     /// makes its circle be read (and built, when cold).
     ///
-    /// The refusal's time counts from here, after the body was read and decoded (whose time the
-    /// sender chooses): what is left to differ, a re-joined device's approval checked or not, is
-    /// spent within it.
+    /// A refusal goes out `refusalTime` after the checks began, counting `admit`'s and these
+    /// back to back and leaving out the decoding between them (whose time the sender chooses):
+    /// whether the signer index answered from memory or from the store, and whether a re-joined
+    /// device's approval was checked, is spent within it.
     private func authenticate(_ signed: SignedRequest, _ admission: Admission, account: AccountID,
                               batch: [RelayRecord] = []) async throws -> (CircleState, Authorization.Standing) {
-        let started = ContinuousClock.now
+        let started = ContinuousClock.now - admission.spent
         var known = admission.key
         var verifies = admission.verified
-        if known == nil {
-            known = try await rejoinedKey(of: signed.keyID, account: account, batch: batch)
-            verifies = signed.isValid(by: known ?? Self.nobodysKey)
+        // (`admit` verified against a key nobody holds already: a stranger's request costs one verification.)
+        if known == nil, let rejoined = try await rejoinedKey(of: signed.keyID, account: account, batch: batch) {
+            known = rejoined
+            verifies = signed.isValid(by: rejoined)
         }
         guard let known, verifies else { try await refuse(since: started) }
         var (circle, standing) = try await standing(of: signed.keyID, account: account)

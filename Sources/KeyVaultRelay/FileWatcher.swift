@@ -7,34 +7,60 @@ import KeyVaultProtocol
 #endif
 
 /// inotify on a folder, for the files whose names start with a prefix (the
-/// relay file and its `-wal`/`-shm`). One thread blocks in `read`; each batch
-/// of events wakes every subscriber once.
+/// relay file and its `-wal`/`-shm`). One thread waits in `poll` on the inotify
+/// descriptor and on a pipe; each batch of events wakes every subscriber once.
+///
+/// The thread owns both descriptors and closes them as it ends. The watcher's
+/// `deinit` ends it through the pipe: closing a descriptor a thread is blocked
+/// reading does not wake it on Linux (the thread, its buffer and the inotify
+/// instance would stay for the life of the process, one per relay opened).
 package final class FileWatcher: Sendable {
-    private let descriptor: Int32
+    /// The pipe's write end: a byte written (or the end closed) stops the thread.
+    private let stop: Int32
     private let subscribers = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
 
     package init(directory: String, namePrefix: String) throws {
-        descriptor = inotify_init1(Int32(IN_CLOEXEC))
+        let descriptor = inotify_init1(Int32(IN_CLOEXEC))
         guard descriptor >= 0 else { throw RelayError.unreachable("inotify_init1 failed: \(String(cString: strerror(errno)))") }
         let mask = UInt32(IN_MODIFY | IN_CLOSE_WRITE | IN_CREATE | IN_MOVED_TO)
         guard inotify_add_watch(descriptor, directory, mask) >= 0 else {
             close(descriptor)
             throw RelayError.unreachable("cannot watch \(directory): \(String(cString: strerror(errno)))")
         }
-        let fd = descriptor
+        var pipeEnds: [Int32] = [0, 0]
+        guard pipe(&pipeEnds) == 0 else {
+            close(descriptor)
+            throw RelayError.unreachable("pipe failed: \(String(cString: strerror(errno)))")
+        }
+        for end in pipeEnds { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+        stop = pipeEnds[1]
+        let stopped = pipeEnds[0]
         let prefix = Array(namePrefix.utf8)
         Thread.detachNewThread { [weak self] in
+            defer {
+                close(descriptor)
+                close(stopped)
+            }
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
+            var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: stopped, events: Int16(POLLIN), revents: 0)]
             while true {
-                let count = read(fd, &buffer, buffer.count)
-                guard count > 0 else { return }  // closed: the watcher is gone
+                if poll(&watched, 2, -1) < 0 {
+                    if errno == EINTR { continue }
+                    return
+                }
+                // The watcher is gone (a byte, or its end closed): stop.
+                if watched[1].revents != 0 { return }
+                guard watched[0].revents & Int16(POLLIN) != 0 else { return }
+                let count = read(descriptor, &buffer, buffer.count)
+                guard count > 0 else { return }
                 guard let self else { return }
                 if Self.mentions(prefix, in: buffer[0..<count]) { self.ring() }
             }
         }
     }
 
-    deinit { close(descriptor) }
+    deinit { close(stop) }
 
     /// True if any event in the batch names a file starting with `prefix`.
     private static func mentions(_ prefix: [UInt8], in batch: ArraySlice<UInt8>) -> Bool {

@@ -13,7 +13,9 @@ build: deps
 # afterwards whatever the outcome.
 # Then the API against docs/openapi.yaml: the document itself, every answer the
 # suites' daemon client recorded (KEYVAULT_API_RECORD, made anew each run), and
-# schemathesis fuzzing a live daemon (scripts/fuzz-api.sh). Last, the release archive
+# schemathesis fuzzing a live daemon (scripts/fuzz-api.sh); then the Python client
+# (clients/python): its generated code is what the pinned generator makes from the
+# spec, and its tests pass against a live daemon. Last, the release archive
 # (make release) is built and run with the toolchain's folder hidden (scripts/test-release.sh).
 # The libFuzzer targets (Fuzz/) replay their corpora and run briefly (scripts/fuzz.sh replay);
 # a crash fails the test.
@@ -25,6 +27,8 @@ test: deps
 	.build-venv/bin/openapi-spec-validator docs/openapi.yaml
 	.build-venv/bin/python tools/check-openapi "$(API_RECORD)"
 	./scripts/fuzz-api.sh "$$(swift build --show-bin-path)/keyvaultd"
+	./scripts/python-client.sh check
+	./scripts/python-client.sh test "$$(swift build --show-bin-path)/keyvaultd"
 	./scripts/release.sh
 	./scripts/test-release.sh
 

@@ -1,0 +1,320 @@
+from http import HTTPStatus
+from typing import Any, Optional, Union
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.account_answer import AccountAnswer
+from ...models.denied_answer import DeniedAnswer
+from ...models.error_answer import ErrorAnswer
+from ...models.forbidden_answer import ForbiddenAnswer
+from ...models.found_circle_body import FoundCircleBody
+from ...models.invalid_answer import InvalidAnswer
+from ...models.locked_answer import LockedAnswer
+from ...models.unknown_answer import UnknownAnswer
+from ...types import Response
+
+
+def _get_kwargs(
+    user: str,
+    *,
+    body: FoundCircleBody,
+) -> dict[str, Any]:
+    headers: dict[str, Any] = {}
+
+    _kwargs: dict[str, Any] = {
+        "method": "post",
+        "url": "/v1/accounts/{user}/circle".format(
+            user=user,
+        ),
+    }
+
+    _kwargs["json"] = body.to_dict()
+
+    headers["Content-Type"] = "application/json"
+
+    _kwargs["headers"] = headers
+    return _kwargs
+
+
+def _parse_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Optional[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    if response.status_code == 200:
+        response_200 = AccountAnswer.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = InvalidAnswer.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 401:
+        response_401 = DeniedAnswer.from_dict(response.json())
+
+        return response_401
+
+    if response.status_code == 403:
+        response_403 = ForbiddenAnswer.from_dict(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = UnknownAnswer.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 423:
+        response_423 = LockedAnswer.from_dict(response.json())
+
+        return response_423
+
+    if response.status_code == 500:
+        response_500 = ErrorAnswer.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorAnswer.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Response[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    user: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+    body: FoundCircleBody,
+) -> Response[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    r"""Founds, on the daemon's relay, the circle of an account this device held on its own.
+
+     For an account created (or restored from a kit) on a device with no
+    relay: its generation 1 in a genesis, every other generation it holds
+    announced, its current key promoted, all signed here and published
+    (PROTOCOL.md, \"Founding later\"). On the embedded relay an unlock does
+    this too. A relay service needs `identityToken`, an ID token whose
+    nonce is this device's identity nonce. An account that already has a
+    circle answers as it is. `invalid` when the relay holds another
+    device's circle for the account ID: nothing is changed there, the
+    account stays on its own here, and `status` lists it under
+    `relay.conflicts`. `locked`: it needs the account unlocked.
+
+    Args:
+        user (str):
+        body (FoundCircleBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[AccountAnswer, DeniedAnswer, ErrorAnswer, ForbiddenAnswer, InvalidAnswer, LockedAnswer, UnknownAnswer]]
+    """
+
+    kwargs = _get_kwargs(
+        user=user,
+        body=body,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    user: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+    body: FoundCircleBody,
+) -> Optional[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    r"""Founds, on the daemon's relay, the circle of an account this device held on its own.
+
+     For an account created (or restored from a kit) on a device with no
+    relay: its generation 1 in a genesis, every other generation it holds
+    announced, its current key promoted, all signed here and published
+    (PROTOCOL.md, \"Founding later\"). On the embedded relay an unlock does
+    this too. A relay service needs `identityToken`, an ID token whose
+    nonce is this device's identity nonce. An account that already has a
+    circle answers as it is. `invalid` when the relay holds another
+    device's circle for the account ID: nothing is changed there, the
+    account stays on its own here, and `status` lists it under
+    `relay.conflicts`. `locked`: it needs the account unlocked.
+
+    Args:
+        user (str):
+        body (FoundCircleBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[AccountAnswer, DeniedAnswer, ErrorAnswer, ForbiddenAnswer, InvalidAnswer, LockedAnswer, UnknownAnswer]
+    """
+
+    return sync_detailed(
+        user=user,
+        client=client,
+        body=body,
+    ).parsed
+
+
+async def asyncio_detailed(
+    user: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+    body: FoundCircleBody,
+) -> Response[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    r"""Founds, on the daemon's relay, the circle of an account this device held on its own.
+
+     For an account created (or restored from a kit) on a device with no
+    relay: its generation 1 in a genesis, every other generation it holds
+    announced, its current key promoted, all signed here and published
+    (PROTOCOL.md, \"Founding later\"). On the embedded relay an unlock does
+    this too. A relay service needs `identityToken`, an ID token whose
+    nonce is this device's identity nonce. An account that already has a
+    circle answers as it is. `invalid` when the relay holds another
+    device's circle for the account ID: nothing is changed there, the
+    account stays on its own here, and `status` lists it under
+    `relay.conflicts`. `locked`: it needs the account unlocked.
+
+    Args:
+        user (str):
+        body (FoundCircleBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[AccountAnswer, DeniedAnswer, ErrorAnswer, ForbiddenAnswer, InvalidAnswer, LockedAnswer, UnknownAnswer]]
+    """
+
+    kwargs = _get_kwargs(
+        user=user,
+        body=body,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    user: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+    body: FoundCircleBody,
+) -> Optional[
+    Union[
+        AccountAnswer,
+        DeniedAnswer,
+        ErrorAnswer,
+        ForbiddenAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        UnknownAnswer,
+    ]
+]:
+    r"""Founds, on the daemon's relay, the circle of an account this device held on its own.
+
+     For an account created (or restored from a kit) on a device with no
+    relay: its generation 1 in a genesis, every other generation it holds
+    announced, its current key promoted, all signed here and published
+    (PROTOCOL.md, \"Founding later\"). On the embedded relay an unlock does
+    this too. A relay service needs `identityToken`, an ID token whose
+    nonce is this device's identity nonce. An account that already has a
+    circle answers as it is. `invalid` when the relay holds another
+    device's circle for the account ID: nothing is changed there, the
+    account stays on its own here, and `status` lists it under
+    `relay.conflicts`. `locked`: it needs the account unlocked.
+
+    Args:
+        user (str):
+        body (FoundCircleBody):
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[AccountAnswer, DeniedAnswer, ErrorAnswer, ForbiddenAnswer, InvalidAnswer, LockedAnswer, UnknownAnswer]
+    """
+
+    return (
+        await asyncio_detailed(
+            user=user,
+            client=client,
+            body=body,
+        )
+    ).parsed

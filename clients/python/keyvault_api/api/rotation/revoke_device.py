@@ -1,0 +1,303 @@
+from http import HTTPStatus
+from typing import Any, Optional, Union
+
+import httpx
+
+from ... import errors
+from ...client import AuthenticatedClient, Client
+from ...models.damaged_answer import DamagedAnswer
+from ...models.error_answer import ErrorAnswer
+from ...models.forbidden_answer import ForbiddenAnswer
+from ...models.invalid_answer import InvalidAnswer
+from ...models.locked_answer import LockedAnswer
+from ...models.revoked_answer import RevokedAnswer
+from ...models.revoked_device_answer import RevokedDeviceAnswer
+from ...models.unknown_answer import UnknownAnswer
+from ...types import Response
+
+
+def _get_kwargs(
+    user: str,
+    device_id: str,
+) -> dict[str, Any]:
+    _kwargs: dict[str, Any] = {
+        "method": "delete",
+        "url": "/v1/accounts/{user}/devices/{device_id}".format(
+            user=user,
+            device_id=device_id,
+        ),
+    }
+
+    return _kwargs
+
+
+def _parse_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Optional[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    if response.status_code == 200:
+        response_200 = RevokedDeviceAnswer.from_dict(response.json())
+
+        return response_200
+
+    if response.status_code == 400:
+        response_400 = InvalidAnswer.from_dict(response.json())
+
+        return response_400
+
+    if response.status_code == 403:
+
+        def _parse_response_403(
+            data: object,
+        ) -> Union["ForbiddenAnswer", "RevokedAnswer"]:
+            try:
+                if not isinstance(data, dict):
+                    raise TypeError()
+                response_403_type_0 = ForbiddenAnswer.from_dict(data)
+
+                return response_403_type_0
+            except:  # noqa: E722
+                pass
+            if not isinstance(data, dict):
+                raise TypeError()
+            response_403_type_1 = RevokedAnswer.from_dict(data)
+
+            return response_403_type_1
+
+        response_403 = _parse_response_403(response.json())
+
+        return response_403
+
+    if response.status_code == 404:
+        response_404 = UnknownAnswer.from_dict(response.json())
+
+        return response_404
+
+    if response.status_code == 409:
+        response_409 = DamagedAnswer.from_dict(response.json())
+
+        return response_409
+
+    if response.status_code == 423:
+        response_423 = LockedAnswer.from_dict(response.json())
+
+        return response_423
+
+    if response.status_code == 500:
+        response_500 = ErrorAnswer.from_dict(response.json())
+
+        return response_500
+
+    if response.status_code == 503:
+        response_503 = ErrorAnswer.from_dict(response.json())
+
+        return response_503
+
+    if client.raise_on_unexpected_status:
+        raise errors.UnexpectedStatus(response.status_code, response.content)
+    else:
+        return None
+
+
+def _build_response(
+    *, client: Union[AuthenticatedClient, Client], response: httpx.Response
+) -> Response[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    return Response(
+        status_code=HTTPStatus(response.status_code),
+        content=response.content,
+        headers=response.headers,
+        parsed=_parse_response(client=client, response=response),
+    )
+
+
+def sync_detailed(
+    user: str,
+    device_id: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+) -> Response[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    """Revokes a device (a signed revoke entry), then rotates and promotes unless the policy says not to.
+
+     `invalid`: a malformed device ID, or the last trusted device.
+    `unknown`: no such trusted device. `revoked`: this device is not
+    trusted. `locked`: this device is locked (it needs its signing key).
+
+    Args:
+        user (str):
+        device_id (str): 32 lowercase hex characters (a key ID or a device ID).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[DamagedAnswer, ErrorAnswer, InvalidAnswer, LockedAnswer, RevokedDeviceAnswer, Union['ForbiddenAnswer', 'RevokedAnswer'], UnknownAnswer]]
+    """
+
+    kwargs = _get_kwargs(
+        user=user,
+        device_id=device_id,
+    )
+
+    response = client.get_httpx_client().request(
+        **kwargs,
+    )
+
+    return _build_response(client=client, response=response)
+
+
+def sync(
+    user: str,
+    device_id: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+) -> Optional[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    """Revokes a device (a signed revoke entry), then rotates and promotes unless the policy says not to.
+
+     `invalid`: a malformed device ID, or the last trusted device.
+    `unknown`: no such trusted device. `revoked`: this device is not
+    trusted. `locked`: this device is locked (it needs its signing key).
+
+    Args:
+        user (str):
+        device_id (str): 32 lowercase hex characters (a key ID or a device ID).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[DamagedAnswer, ErrorAnswer, InvalidAnswer, LockedAnswer, RevokedDeviceAnswer, Union['ForbiddenAnswer', 'RevokedAnswer'], UnknownAnswer]
+    """
+
+    return sync_detailed(
+        user=user,
+        device_id=device_id,
+        client=client,
+    ).parsed
+
+
+async def asyncio_detailed(
+    user: str,
+    device_id: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+) -> Response[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    """Revokes a device (a signed revoke entry), then rotates and promotes unless the policy says not to.
+
+     `invalid`: a malformed device ID, or the last trusted device.
+    `unknown`: no such trusted device. `revoked`: this device is not
+    trusted. `locked`: this device is locked (it needs its signing key).
+
+    Args:
+        user (str):
+        device_id (str): 32 lowercase hex characters (a key ID or a device ID).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Response[Union[DamagedAnswer, ErrorAnswer, InvalidAnswer, LockedAnswer, RevokedDeviceAnswer, Union['ForbiddenAnswer', 'RevokedAnswer'], UnknownAnswer]]
+    """
+
+    kwargs = _get_kwargs(
+        user=user,
+        device_id=device_id,
+    )
+
+    response = await client.get_async_httpx_client().request(**kwargs)
+
+    return _build_response(client=client, response=response)
+
+
+async def asyncio(
+    user: str,
+    device_id: str,
+    *,
+    client: Union[AuthenticatedClient, Client],
+) -> Optional[
+    Union[
+        DamagedAnswer,
+        ErrorAnswer,
+        InvalidAnswer,
+        LockedAnswer,
+        RevokedDeviceAnswer,
+        Union["ForbiddenAnswer", "RevokedAnswer"],
+        UnknownAnswer,
+    ]
+]:
+    """Revokes a device (a signed revoke entry), then rotates and promotes unless the policy says not to.
+
+     `invalid`: a malformed device ID, or the last trusted device.
+    `unknown`: no such trusted device. `revoked`: this device is not
+    trusted. `locked`: this device is locked (it needs its signing key).
+
+    Args:
+        user (str):
+        device_id (str): 32 lowercase hex characters (a key ID or a device ID).
+
+    Raises:
+        errors.UnexpectedStatus: If the server returns an undocumented status code and Client.raise_on_unexpected_status is True.
+        httpx.TimeoutException: If the request takes longer than Client.timeout.
+
+    Returns:
+        Union[DamagedAnswer, ErrorAnswer, InvalidAnswer, LockedAnswer, RevokedDeviceAnswer, Union['ForbiddenAnswer', 'RevokedAnswer'], UnknownAnswer]
+    """
+
+    return (
+        await asyncio_detailed(
+            user=user,
+            device_id=device_id,
+            client=client,
+        )
+    ).parsed

@@ -1,0 +1,9 @@
+from enum import Enum
+
+
+class ExportAnswerExportGenerationsItemState(str, Enum):
+    ACTIVE = "active"
+    DESTROYED = "destroyed"
+
+    def __str__(self) -> str:
+        return str(self.value)

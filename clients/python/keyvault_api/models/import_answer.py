@@ -1,0 +1,70 @@
+from collections.abc import Mapping
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+
+if TYPE_CHECKING:
+    from ..models.account_status import AccountStatus
+
+
+T = TypeVar("T", bound="ImportAnswer")
+
+
+@_attrs_define
+class ImportAnswer:
+    """
+    Attributes:
+        state (Literal['ready']):
+        account (AccountStatus):
+        restored (str): What the kit restored, for a person - into its circle, or keys only and why.
+    """
+
+    state: Literal["ready"]
+    account: "AccountStatus"
+    restored: str
+
+    def to_dict(self) -> dict[str, Any]:
+        state = self.state
+
+        account = self.account.to_dict()
+
+        restored = self.restored
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "state": state,
+                "account": account,
+                "restored": restored,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        from ..models.account_status import AccountStatus
+
+        d = dict(src_dict)
+        state = cast(Literal["ready"], d.pop("state"))
+        if state != "ready":
+            raise ValueError(f"state must match const 'ready', got '{state}'")
+
+        account = AccountStatus.from_dict(d.pop("account"))
+
+        restored = d.pop("restored")
+
+        import_answer = cls(
+            state=state,
+            account=account,
+            restored=restored,
+        )
+
+        return import_answer

@@ -1,0 +1,55 @@
+from collections.abc import Mapping
+from typing import (
+    Any,
+    Literal,
+    TypeVar,
+    cast,
+)
+
+from attrs import define as _attrs_define
+
+T = TypeVar("T", bound="RevokedAnswer")
+
+
+@_attrs_define
+class RevokedAnswer:
+    """
+    Attributes:
+        state (Literal['revoked']):
+        error (str):
+    """
+
+    state: Literal["revoked"]
+    error: str
+
+    def to_dict(self) -> dict[str, Any]:
+        state = self.state
+
+        error = self.error
+
+        field_dict: dict[str, Any] = {}
+
+        field_dict.update(
+            {
+                "state": state,
+                "error": error,
+            }
+        )
+
+        return field_dict
+
+    @classmethod
+    def from_dict(cls: type[T], src_dict: Mapping[str, Any]) -> T:
+        d = dict(src_dict)
+        state = cast(Literal["revoked"], d.pop("state"))
+        if state != "revoked":
+            raise ValueError(f"state must match const 'revoked', got '{state}'")
+
+        error = d.pop("error")
+
+        revoked_answer = cls(
+            state=state,
+            error=error,
+        )
+
+        return revoked_answer

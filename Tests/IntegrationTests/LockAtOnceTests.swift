@@ -71,19 +71,8 @@ struct LockAtOnceTests {
         let rotation = Task { try await a.request("POST", "/v1/accounts/stuck/rotate", json: ["promote": "now"]) }
         try await eventually { try await Self.jobsInLine(a) > 0 }
 
-        let (locked, lockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/stuck/lock") }
-        #expect(locked.status == 200)
-        let (lockedRead, lockedReadTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/stuck/keys/current") }
-        #expect(lockedRead.status == 423)
-        let (unlocked, unlockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/stuck/unlock", json: ["passphrase": "pa"]) }
-        #expect(unlocked.status == 200, "\(unlocked.object)")
-        let (read, readTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/stuck/keys/current") }
-        #expect(read.status == 200, "\(read.object)")
         // All of it while the rotation's job still waits on the relay.
-        #expect(try await Self.jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
-        print("while stuck: lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (idle: \(idleTime)), read \(readTime)")
-        #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
-        #expect(unlockTime < idleTime + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(idleTime)")
+        try await Self.answersAtOnce(a, "stuck", kdfAlone: idleTime, while: "a held relay file")
 
         holder.release()
         let rotated = try await rotation.value
@@ -109,18 +98,7 @@ struct LockAtOnceTests {
         for service in circle.store.services { service.process.signal(SIGSTOP) }
         let rotation = Task { try await a.request("POST", "/v1/accounts/hung/rotate", json: ["promote": "now"]) }
         try await eventually { try await Self.jobsInLine(a) > 0 }
-        let (locked, lockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/lock") }
-        #expect(locked.status == 200)
-        let (lockedRead, lockedReadTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/hung/keys/current") }
-        #expect(lockedRead.status == 423)
-        let (unlocked, unlockTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/unlock", json: ["passphrase": "pa"]) }
-        #expect(unlocked.status == 200, "\(unlocked.object)")
-        let (read, readTime) = try await Self.timed { try await a.request("GET", "/v1/accounts/hung/keys/current") }
-        #expect(read.status == 200, "\(read.object)")
-        #expect(try await Self.jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
-        print("relay service hung: lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (idle: \(idleTime)), read \(readTime)")
-        #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
-        #expect(unlockTime < idleTime + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(idleTime)")
+        try await Self.answersAtOnce(a, "hung", kdfAlone: idleTime, while: "a hung relay service")
 
         for service in circle.store.services { service.process.signal(SIGCONT) }
         _ = try await rotation.value
@@ -154,6 +132,23 @@ struct LockAtOnceTests {
         // And an unlock sent after the lock opens the account as usual.
         #expect(try await a.request("POST", "/v1/accounts/race/unlock", json: ["passphrase": "pa"]).status == 200)
         #expect(try await a.request("GET", "/v1/accounts/race/keys/current").status == 200)
+    }
+
+    /// A lock, a key read (423), an unlock and a key read (200) on `account`, each within 250 ms (the
+    /// unlock within `kdfAlone` plus 250 ms), all answered while a job still waits in the account's line.
+    static func answersAtOnce(_ a: DaemonProcess, _ account: String, kdfAlone: Duration, while what: String) async throws {
+        let (locked, lockTime) = try await timed { try await a.request("POST", "/v1/accounts/\(account)/lock") }
+        #expect(locked.status == 200)
+        let (lockedRead, lockedReadTime) = try await timed { try await a.request("GET", "/v1/accounts/\(account)/keys/current") }
+        #expect(lockedRead.status == 423)
+        let (unlocked, unlockTime) = try await timed { try await a.request("POST", "/v1/accounts/\(account)/unlock", json: ["passphrase": "pa"]) }
+        #expect(unlocked.status == 200, "\(unlocked.object)")
+        let (read, readTime) = try await timed { try await a.request("GET", "/v1/accounts/\(account)/keys/current") }
+        #expect(read.status == 200, "\(read.object)")
+        #expect(try await jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
+        print("with \(what): lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (its KDF alone: \(kdfAlone)), read \(readTime)")
+        #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
+        #expect(unlockTime < kdfAlone + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(kdfAlone)")
     }
 
     static func timed<T>(_ body: () async throws -> T) async throws -> (T, Duration) {

@@ -58,6 +58,12 @@ install -m 0644 LICENSE "$stage/LICENSE"
 # What an app's developer and a relay's operator read: shipped, so the README points at files, not at a site.
 docs=(docs/API.md docs/CLIENT.md docs/openapi.yaml docs/RELAY.md)
 install -m 0644 "${docs[@]}" "$stage/share/doc/keyvaultd/"
+# The Python client (clients/python) as a wheel, built by the pinned tools of .build-venv
+# (scripts/install-deps.sh) with its files' times fixed.
+mkdir -p "$stage/share/keyvaultd/python"
+SOURCE_DATE_EPOCH=1767225600 .build-venv/bin/python -m pip wheel --quiet --no-deps --no-build-isolation \
+    -w "$stage/share/keyvaultd/python" clients/python
+ls "$stage"/share/keyvaultd/python/keyvault_client-*.whl > /dev/null
 cat > "$stage/README" <<TEXT
 keyvaultd $version for Linux ($(uname -m))
 
@@ -66,6 +72,7 @@ lib/systemd/system/  the units; etc/keyvaultd/policy/ the default policy
 share/man/           man pages; share/{bash-completion,zsh,fish}/ completions
 share/doc/keyvaultd/ API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.1),
                      CLIENT.md (the KeyVaultClient library), RELAY.md (running keyvault-relay)
+share/keyvaultd/python/ the Python client, a wheel: pip install share/keyvaultd/python/*.whl
 
 The Swift runtime is linked in. The system provides libc and, on Debian or Ubuntu:
   apt-get install libstdc++6 zlib1g libsodium23 libssl3 libsqlite3-0

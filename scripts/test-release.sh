@@ -47,6 +47,13 @@ unshare --mount --propagation private -- bash -euo pipefail -c '
     [ "$("$bin/keyvault" key get --account release --raw hex)" != "$key" ] || { echo "the rotation did not change the key" >&2; exit 1; }
     echo "daemon: an account, its key, a rotation: ok"
 
+    # The Python client from the archive'"'"'s wheel, in a fresh virtual environment, reads the same key.
+    python3 -m venv "$work/venv"
+    "$work/venv/bin/pip" install --quiet "$root"/share/keyvaultd/python/keyvault_client-*.whl
+    pykey=$("$work/venv/bin/python" -c "from keyvault_client import KeyVault; print(KeyVault().ready_key(\"release\", timeout=10).hex())")
+    [ "$pykey" = "$("$bin/keyvault" key get --account release --raw hex)" ] || { echo "the Python client read another key: $pykey" >&2; exit 1; }
+    echo "python client (the archive'"'"'s wheel, a fresh venv): the key: ok"
+
     # The relay service, on a SQLite store, answers its health check.
     # A public key of no one in particular: the relay wants a key set with a key ID to start.
     cat > "$work/jwks.json" <<JWKS

@@ -9,13 +9,10 @@ import Testing
 struct LockAtOnceTests {
     @Test("a lock during a rotation stuck on a held relay file answers before the rotation, and stays locked after it")
     func lockDuringStuckRotation() async throws {
-        var template = Array("/tmp/kvlock-XXXXXX".utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/relay.sqlite"
-        let a = try DaemonProcess(relay: "sqlite:" + path)
-        defer { a.remove() }
-        try await a.start()
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let path = circle.root + "/relay.sqlite"
+        let a = try await circle.device()
         #expect(try await a.request("POST", "/v1/accounts", json: ["user": "stuck", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
         #expect(try await a.request("GET", "/v1/accounts/stuck/keys/current").status == 200)
 
@@ -49,13 +46,10 @@ struct LockAtOnceTests {
     /// relay is back, and its key is then the one read.
     @Test("while a rotation waits on a held relay file: lock, unlock and key reads answer at once, and the rotation lands after")
     func unlockAndReadsDuringStuckRotation() async throws {
-        var template = Array("/tmp/kvlock-XXXXXX".utf8CString)
-        let root = String(cString: try #require(mkdtemp(&template)))
-        defer { try? FileManager.default.removeItem(atPath: root) }
-        let path = root + "/relay.sqlite"
-        let a = try DaemonProcess(relay: "sqlite:" + path)
-        defer { a.remove() }
-        try await a.start()
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let path = circle.root + "/relay.sqlite"
+        let a = try await circle.device()
         #expect(try await a.request("POST", "/v1/accounts", json: ["user": "stuck", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
         let first = try await a.request("GET", "/v1/accounts/stuck/keys/current")
         #expect(first.status == 200)

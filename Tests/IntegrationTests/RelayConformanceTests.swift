@@ -204,15 +204,7 @@ struct RelayConformanceTests {
             // A relay-v4 file as a daemon of the previous revision made it: one sequence for every account.
             let path = fixture.directory + "/relay.db"
             let made = try await run("/usr/bin/sqlite3", [path, """
-                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                INSERT INTO grdb_migrations VALUES ('relay-v1'), ('relay-v2'), ('relay-v3'), ('relay-v4');
-                CREATE TABLE records (cursor INTEGER PRIMARY KEY AUTOINCREMENT,
-                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
-                    account TEXT NOT NULL, recipient TEXT, log_seq INTEGER, body BLOB NOT NULL, created_at REAL NOT NULL);
-                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
-                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
-                CREATE INDEX records_account ON records (account, cursor);
-                CREATE UNIQUE INDEX records_identity ON records (account, kind, ifnull(recipient, ''), body) WHERE kind <> 'log';
+                \(RelaySchemaTests.sqliteRelayV4)
                 INSERT INTO records (kind, account, log_seq, body, created_at) VALUES
                     ('log', 'alice', 0, x'01', 0), ('log', 'bob', 0, x'02', 0), ('log', 'alice', 1, x'03', 0), ('share', 'bob', NULL, x'04', 0);
                 UPDATE records SET recipient = 'd' WHERE kind = 'share';

@@ -133,21 +133,27 @@ struct RelaySchemaTests {
 
     // MARK: Helpers
 
+    /// The SQLite relay file's schema at relay-v4, as a daemon of that revision made it: one
+    /// cursor sequence for every account.
+    static let sqliteRelayV4 = """
+        CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+        INSERT INTO grdb_migrations VALUES ('relay-v1'), ('relay-v2'), ('relay-v3'), ('relay-v4');
+        CREATE TABLE records (cursor INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
+            account TEXT NOT NULL, recipient TEXT, log_seq INTEGER, body BLOB NOT NULL, created_at REAL NOT NULL);
+        CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
+        CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
+        CREATE INDEX records_account ON records (account, cursor);
+        CREATE UNIQUE INDEX records_identity ON records (account, kind, ifnull(recipient, ''), body) WHERE kind <> 'log';
+        """
+
     /// A store as an earlier version left it, with a row: SQLite at relay-v4 (as a daemon of that
     /// revision made its file), PostgreSQL at relay-v2 (as they shipped).
     static func makeOldSchema(_ store: TestRelayStore) async throws {
         switch store.kind {
         case .sqlite:
             try await store.sql("""
-                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                INSERT INTO grdb_migrations VALUES ('relay-v1'), ('relay-v2'), ('relay-v3'), ('relay-v4');
-                CREATE TABLE records (cursor INTEGER PRIMARY KEY AUTOINCREMENT,
-                    kind TEXT NOT NULL CHECK (kind IN ('request', 'challenge', 'reveal', 'log', 'share', 'ack')),
-                    account TEXT NOT NULL, recipient TEXT, log_seq INTEGER, body BLOB NOT NULL, created_at REAL NOT NULL);
-                CREATE UNIQUE INDEX records_log_seq ON records (account, log_seq) WHERE kind = 'log';
-                CREATE INDEX records_recipient ON records (recipient) WHERE kind = 'share';
-                CREATE INDEX records_account ON records (account, cursor);
-                CREATE UNIQUE INDEX records_identity ON records (account, kind, ifnull(recipient, ''), body) WHERE kind <> 'log';
+                \(sqliteRelayV4)
                 INSERT INTO records (kind, account, log_seq, body, created_at) VALUES ('log', 'alice', 0, x'01', 0);
                 """)
         case .service:

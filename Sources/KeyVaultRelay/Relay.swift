@@ -51,11 +51,16 @@ package protocol Relay: Sendable {
     /// Since when the relay's own connections have been failing, if it keeps
     /// connections (nil: reachable, or nothing to tell).
     var unreachableSince: Date? { get }
+    /// The accounts whose store was found to have gone back (restored from an older backup)
+    /// since this was last asked, with no store-wide order to tell it (`lastCursor()` nil):
+    /// each is read again from its start. Taking them forgets them.
+    func takeAccountsGoneBack() -> Set<AccountID>
 }
 
 extension Relay {
     package func shutdown() async {}
     package var unreachableSince: Date? { nil }
+    package func takeAccountsGoneBack() -> Set<AccountID> { [] }
 
     package func publish(batch records: [RelayRecord]) async throws {
         for record in records { try await publish(record) }

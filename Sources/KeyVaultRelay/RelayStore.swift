@@ -19,6 +19,10 @@ package protocol RelayStore: Relay {
     func rows(account: AccountID, after cursor: RelayCursor, limit: Int, byteBudget: Int) async throws -> [RelayRow]
     /// The account's last cursor (`.start` when it has no rows).
     func lastCursor(account: AccountID) async throws -> RelayCursor
+    /// The largest cursor the store ever handed out for the account (its counter, which pruning
+    /// does not lower; `.start` for none). A reader's cursor past it was handed out by a store this
+    /// one no longer is: it was restored from an older backup.
+    func handedOut(account: AccountID) async throws -> RelayCursor
     /// The account's rows of these kinds with cursors up to `through`, oldest first: what pruning
     /// judges, read by kind (an index's prefix), never the account's shares with them.
     func rows(account: AccountID, kinds: [RelayRecord.Kind], through: RelayCursor) async throws -> [RelayRow]

@@ -280,6 +280,13 @@ package final class SQLiteRelay: RelayStore {
         }
     }
 
+    package func handedOut(account: AccountID) async throws -> RelayCursor {
+        try checkSameFile()
+        return try await pool.read { db in
+            try RelayCursor.fetchOne(db, sql: "SELECT last FROM account_cursors WHERE account = ?", arguments: [account.rawValue]) ?? .start
+        }
+    }
+
     package func rows(account: AccountID, kinds: [RelayRecord.Kind], through: RelayCursor) async throws -> [RelayRow] {
         guard !kinds.isEmpty else { return [] }
         try checkSameFile()

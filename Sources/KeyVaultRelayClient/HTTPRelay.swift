@@ -46,6 +46,8 @@ package final class HTTPRelay: Relay {
         /// Accounts whose held read the service refused (not yet founded there, say):
         /// their watcher waits, and starts over when a request for the account succeeds.
         var refused: Set<AccountID> = []
+        /// Accounts the service said its store went back for (`cursor-ahead`), not yet taken by the daemon.
+        var goneBack: Set<AccountID> = []
         /// How many requests for each account the service took: a held read refused
         /// while one was taken (a genesis published meanwhile) is held again at once.
         var taken: [AccountID: UInt64] = [:]
@@ -217,8 +219,20 @@ package final class HTTPRelay: Relay {
     private func read(account: AccountID, after cursor: RelayCursor, limit: Int, wait: Int) async throws -> [RelayRow] {
         var query = "after=\(cursor)&limit=\(limit)"
         if wait > 0 { query += "&wait=\(wait)" }
-        let body = try await send(account: account, method: .GET, path: "/v1/accounts/\(account)/records", query: query, body: [],
+        let body: [UInt8]
+        do {
+            body = try await send(account: account, method: .GET, path: "/v1/accounts/\(account)/records", query: query, body: [],
                                   timeout: .seconds(Int64(wait)) + Self.requestTimeout, wait: wait)
+        } catch is CursorAhead {
+            // The service's store went back (a restore): the account is read again from its start, and the
+            // daemon checks that the store holds what it knows it held (`RelayAudit`), woken as by a relay opened.
+            state.withLock { state in
+                state.seen[account] = .start
+                state.goneBack.insert(account)
+            }
+            announce(.opened)
+            return []
+        }
         let decoded = try decode(RelayWire.Rows.self, body)
         let rows = try decoded.rows.map { wire -> RelayRow in
             guard let row = wire.row(account: account) else { throw RelayError.refused("the relay service answered a record this device cannot read") }
@@ -305,6 +319,16 @@ package final class HTTPRelay: Relay {
         throw RelayError.unreachable(problem)
     }
 
+    package func takeAccountsGoneBack() -> Set<AccountID> {
+        state.withLock { state in
+            defer { state.goneBack = [] }
+            return state.goneBack
+        }
+    }
+
+    /// `cursor-ahead`: the reader's cursor is past what the service's store holds for the account.
+    private struct CursorAhead: Error {}
+
     /// The body of a 2xx answer; the refusal named otherwise.
     private func check(_ answer: Answer) throws -> [UInt8] {
         if (200..<300).contains(answer.status.code) { return answer.body }
@@ -313,6 +337,8 @@ package final class HTTPRelay: Relay {
         switch (answer.status, refusal?.error) {
         case (.conflict, "log-seq-taken"):
             throw RelayError.logSeqTaken(refusal?.seq ?? 0)
+        case (.conflict, "cursor-ahead"):
+            throw CursorAhead()
         case (_, "identity"):
             throw RelayError.identity(reason)
         case (.forbidden, _):

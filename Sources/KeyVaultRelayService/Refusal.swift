@@ -11,9 +11,9 @@ struct Refusal: HTTPResponseError, Sendable {
     let wire: RelayWire.Refusal
     var retryAfter: Int?
 
-    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: LogSeq? = nil, retryAfter: Int? = nil) {
+    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: LogSeq? = nil, last: RelayCursor? = nil, retryAfter: Int? = nil) {
         self.status = status
-        self.wire = RelayWire.Refusal(error: error, reason: reason, seq: seq)
+        self.wire = RelayWire.Refusal(error: error, reason: reason, seq: seq, last: last)
         self.retryAfter = retryAfter
     }
 
@@ -24,6 +24,11 @@ struct Refusal: HTTPResponseError, Sendable {
     static let forbidden = Refusal(.forbidden, "forbidden", "this signer may not do that to this account")
     static func logSeqTaken(_ seq: LogSeq) -> Refusal {
         Refusal(.conflict, "log-seq-taken", "log entry \(seq) is taken", seq: seq)
+    }
+    /// The reader's cursor is past every cursor the store handed out for the account: the store was
+    /// restored from an older backup, and the reader should read again from the start.
+    static func cursorAhead(_ last: RelayCursor) -> Refusal {
+        Refusal(.conflict, "cursor-ahead", "no record of this account has a cursor past \(last): the store is older than the reader's cursor (restored from a backup); read again from the start", last: last)
     }
     static let tooLarge = Refusal(.contentTooLarge, "too-large", "the body is over 1 MiB")
     static func tooMany(retryAfter: Int) -> Refusal {

@@ -159,6 +159,12 @@ final class RelayHandlers: Sendable {
         _ = try await Self.body(of: request, signed: signed)
         let admission = try await admit(signed, account: account)
         var (_, standing) = try await authenticate(signed, admission, account: account)
+        // A cursor no store of this account handed out: the store went back (a restore). Said, so the
+        // reader reads again from the start and checks what it knows is there (a held read would wait on).
+        if after > .start {
+            let handedOut = try await store(.rows) { try await relay.handedOut(account: account) }
+            if after > handedOut { throw Refusal.cursorAhead(handedOut) }
+        }
         var turn: AccountWork.Lane?
         defer { if let turn { work.give(account, turn) } }
         let deadline = ContinuousClock.now + .seconds(wait)

@@ -160,6 +160,17 @@ package final class PostgresRelay: RelayStore {
         }
     }
 
+    package func handedOut(account: AccountID) async throws -> RelayCursor {
+        try await perform(account: account) { client, logger in
+            var last: Int64 = 0
+            for try await value in try await client.query(
+                "SELECT last FROM keyvault_account_cursors WHERE account = \(account.rawValue)", logger: logger).decode(Int64.self) {
+                last = value
+            }
+            return RelayCursor(last)
+        }
+    }
+
     package func lastCursor(account: AccountID) async throws -> RelayCursor {
         try await perform(account: account) { client, logger in
             var last: Int64 = 0

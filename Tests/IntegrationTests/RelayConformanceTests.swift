@@ -193,6 +193,10 @@ struct RelayConformanceTests {
             #expect(try await relay.rows(account: try AccountID(validating: "bob"), after: 0, limit: 10).map(\.cursor) == [1, 2, 3, 4])
             // A pruned highest cursor is not handed out again.
             try await (relay as! any RelayStore).remove(account: try AccountID(validating: "alice"), cursors: [2])
+            // What the store handed out stays, pruned or not (what tells a restored store from a pruned one).
+            #expect(try await (relay as! any RelayStore).lastCursor(account: try AccountID(validating: "alice")) == 1)
+            #expect(try await (relay as! any RelayStore).handedOut(account: try AccountID(validating: "alice")) == 2)
+            #expect(try await (relay as! any RelayStore).handedOut(account: try AccountID(validating: "carol")) == .start)
             try await relay.publish(record(.ack, "alice", body: [3]))
             #expect(try await relay.rows(account: try AccountID(validating: "alice"), after: 0, limit: 10).map(\.cursor) == [1, 3])
         }

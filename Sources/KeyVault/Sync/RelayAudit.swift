@@ -21,12 +21,15 @@ package struct RelayAudit: EnginePart {
         guard let relay else { return }
         do {
             // A store whose last cursor is below one this device read is not that store: read it from its start.
-            let ahead: [AccountID]
+            var ahead: [AccountID]
             if let last = try await relay.lastCursor() {
                 ahead = owners.held.filter { ($0.read { $0.relayCursor } ?? .start) > last }.map(\.id)
             } else {
                 ahead = []
             }
+            // A relay with no store-wide order says per account that its store went back.
+            let held = Set(owners.heldIDs)
+            ahead += relay.takeAccountsGoneBack().filter { held.contains($0) && !ahead.contains($0) }
             for id in ahead.sorted() {
                 await owners.run(id) {
                     do { try await restartReading(id) } catch {

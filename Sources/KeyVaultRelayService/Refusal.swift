@@ -11,9 +11,9 @@ struct Refusal: HTTPResponseError, Sendable {
     let wire: RelayWire.Refusal
     var retryAfter: Int?
 
-    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: LogSeq? = nil, last: RelayCursor? = nil, retryAfter: Int? = nil) {
+    init(_ status: HTTPResponse.Status, _ error: String, _ reason: String, seq: LogSeq? = nil, retryAfter: Int? = nil) {
         self.status = status
-        self.wire = RelayWire.Refusal(error: error, reason: reason, seq: seq, last: last)
+        self.wire = RelayWire.Refusal(error: error, reason: reason, seq: seq)
         self.retryAfter = retryAfter
     }
 
@@ -26,10 +26,10 @@ struct Refusal: HTTPResponseError, Sendable {
         Refusal(.conflict, "log-seq-taken", "log entry \(seq) is taken", seq: seq)
     }
     /// The reader's cursor is past every cursor the store handed out for the account: the store was
-    /// restored from an older backup, and the reader should read again from the start.
-    static func cursorAhead(_ last: RelayCursor) -> Refusal {
-        Refusal(.conflict, "cursor-ahead", "no record of this account has a cursor past \(last): the store is older than the reader's cursor (restored from a backup); read again from the start", last: last)
-    }
+    /// restored from an older backup, and the reader should read again from the start. (It does not
+    /// say how far the store goes: a revoked device reading would learn how much was written since.)
+    static let cursorAhead = Refusal(.conflict, "cursor-ahead",
+                                     "the store holds no cursor this far for this account (it was restored from an older backup); read again from the start")
     static let tooLarge = Refusal(.contentTooLarge, "too-large", "the body is over 1 MiB")
     static func tooMany(retryAfter: Int) -> Refusal {
         Refusal(.tooManyRequests, "too-many", "too many candidacies for this account this hour", retryAfter: retryAfter)

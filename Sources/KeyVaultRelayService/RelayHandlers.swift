@@ -163,7 +163,7 @@ final class RelayHandlers: Sendable {
         // reader reads again from the start and checks what it knows is there (a held read would wait on).
         if after > .start {
             let handedOut = try await store(.rows) { try await relay.handedOut(account: account) }
-            if after > handedOut { throw Refusal.cursorAhead(handedOut) }
+            if after > handedOut { throw Refusal.cursorAhead }
         }
         var turn: AccountWork.Lane?
         defer { if let turn { work.give(account, turn) } }

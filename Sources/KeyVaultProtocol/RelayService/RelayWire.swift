@@ -88,13 +88,10 @@ package enum RelayWire {
         package var error: String
         package var reason: String
         package var seq: LogSeq?
-        /// With `cursor-ahead`: the largest cursor the store holds for the account.
-        package var last: RelayCursor?
-        package init(error: String, reason: String, seq: LogSeq? = nil, last: RelayCursor? = nil) {
+        package init(error: String, reason: String, seq: LogSeq? = nil) {
             self.error = error
             self.reason = reason
             self.seq = seq
-            self.last = last
         }
     }
 }

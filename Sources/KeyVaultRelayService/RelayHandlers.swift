@@ -56,8 +56,7 @@ final class RelayHandlers: Sendable {
     func candidacy(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
         let now = Date()
-        let signed = try Self.head(request, now: now)
-        let body = try await Self.body(of: request, signed: signed)
+        let (signed, body) = try await Self.signed(request, now: now)
         let candidacy = try JSON.decode(CandidacyBody.self, from: body)
         guard let signingBytes = Base64.decode(candidacy.signing), let boxBytes = Base64.decode(candidacy.box),
               let signing = try? SigningPublicKey(rawRepresentation: signingBytes),
@@ -86,8 +85,7 @@ final class RelayHandlers: Sendable {
 
     func publish(_ request: Request, account: String) async throws -> Response {
         let account = try Self.account(account)
-        let signed = try Self.head(request, now: Date())
-        let body = try await Self.body(of: request, signed: signed)
+        let (signed, body) = try await Self.signed(request, now: Date())
         let admission = try await admit(signed, account: account)
         // A signer the account knows takes a turn of its lane before the body is decoded; a device
         // only its batch's approval makes known takes one once that is checked (below).
@@ -155,8 +153,7 @@ final class RelayHandlers: Sendable {
         let after = RelayCursor(try Self.number(query["after"], "after", default: 0, in: 0...Int64.max))
         let limit = Int(try Self.number(query["limit"], "limit", default: 500, in: 1...Int64(Self.maxBatch)))
         let wait = try Self.number(query["wait"], "wait", default: 0, in: 0...Int64(Self.maxWait))
-        let signed = try Self.head(request, now: Date())
-        _ = try await Self.body(of: request, signed: signed)
+        let (signed, _) = try await Self.signed(request, now: Date())
         let admission = try await admit(signed, account: account)
         var (_, standing) = try await authenticate(signed, admission, account: account)
         // A cursor no store of this account handed out: the store went back (a restore). Said, so the
@@ -415,18 +412,15 @@ final class RelayHandlers: Sendable {
 
     // MARK: Parsing
 
-    /// The request's signed head, checked before its body is read.
-    private static func head(_ request: Request, now: Date) throws(Refusal) -> SignedRequest {
-        try SignedRequest.parse(method: request.method.rawValue, target: request.head.path ?? "/",
-                                headers: request.headers, now: Int64(now.timeIntervalSince1970))
-    }
-
-    /// The whole body, which must be the one the signed head's digest names.
-    private static func body(of request: Request, signed: SignedRequest) async throws -> [UInt8] {
+    /// The request's signed head, checked before its body is read, and then the whole body, which
+    /// must be the one the head's digest names.
+    private static func signed(_ request: Request, now: Date) async throws -> (SignedRequest, [UInt8]) {
+        let signed = try SignedRequest.parse(method: request.method.rawValue, target: request.head.path ?? "/",
+                                             headers: request.headers, now: Int64(now.timeIntervalSince1970))
         let buffer = try await request.body.collect(upTo: maxBody)
         let body = Array(buffer.readableBytesView)
         try signed.checkBody(body)
-        return body
+        return (signed, body)
     }
 
     private static func account(_ raw: String) throws(Refusal) -> AccountID {

@@ -50,13 +50,6 @@ struct SignedRequest: Sendable {
         return SignedRequest(signature: signature, signatureBytes: signatureBytes, digest: digest)
     }
 
-    /// The head and the whole body, checked together.
-    static func parse(method: String, target: String, headers: HTTPFields, body: [UInt8], now: Int64) throws(Refusal) -> SignedRequest {
-        let signed = try parse(method: method, target: target, headers: headers, now: now)
-        try signed.checkBody(body)
-        return signed
-    }
-
     /// The body, once whole, is the one the signed digest names.
     func checkBody(_ body: [UInt8]) throws(Refusal) {
         guard ConstantTime.equal(digest, SHA256.hash(body)) else { throw .unsigned("Content-Digest does not match the body") }

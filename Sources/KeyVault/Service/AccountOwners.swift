@@ -244,13 +244,10 @@ final class AccountOwner: Sendable {
     /// here; a job already running cannot put them back (`publish`). Answers the lock's
     /// effects, or nil for an account this device does not hold.
     func lockAtOnce() -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
-        published.withLock { published in
-            guard var state = published.state else { return nil }
-            let before = state
+        atOnce { state, published in
             let effects = state.lock()
-            published.state = state
             published.locksAtOnce += 1
-            return (before, state, effects)
+            return effects
         }
     }
 
@@ -260,14 +257,11 @@ final class AccountOwner: Sendable {
     /// nothing changes and `lockedMeanwhile` is thrown. nil for an account this device does not hold.
     func unlockAtOnce(locksBefore: UInt64, _ unlock: (inout AccountState) throws -> [Locking.Effect]) throws
         -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
-        try published.withLock { published in
-            guard var state = published.state else { return nil }
+        try atOnce { state, published in
             guard published.locksAtOnce == locksBefore else { throw Self.lockedMeanwhile(id) }
-            let before = state
             let effects = try unlock(&state)
-            published.state = state
             published.unlockedAfter = published.locksAtOnce
-            return (before, state, effects)
+            return effects
         }
     }
 
@@ -277,13 +271,21 @@ final class AccountOwner: Sendable {
 
     /// A change to the state now, outside the line of jobs, for what must not wait on them (a
     /// wrong passphrase's back-off, decided from the back-off held now). nil for an account not held.
-    func changeAtOnce<T>(_ change: (inout AccountState) throws -> T) rethrows -> (before: AccountState, after: AccountState, result: T)? {
+    func changeAtOnce<T>(_ change: (inout AccountState) throws -> T) rethrows -> (before: AccountState, after: AccountState, effects: T)? {
+        try atOnce { state, _ in try change(&state) }
+    }
+
+    /// `change` applied under the account's own lock to the state held now, which it publishes
+    /// if `change` returns (a throw changes nothing); `change` may also count what it did in
+    /// `Published`. nil for an account this device does not hold.
+    private func atOnce<T>(_ change: (inout AccountState, inout Published) throws -> T) rethrows
+        -> (before: AccountState, after: AccountState, effects: T)? {
         try published.withLock { published in
             guard var state = published.state else { return nil }
             let before = state
-            let result = try change(&state)
+            let effects = try change(&state, &published)
             published.state = state
-            return (before, state, result)
+            return (before, state, effects)
         }
     }
 }

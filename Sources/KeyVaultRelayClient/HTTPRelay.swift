@@ -168,14 +168,19 @@ package final class HTTPRelay: Relay {
     /// Holds a read on the account's stream after the last cursor seen; each
     /// answer with records is a wake-up. An outage backs off (250 ms to 5 s);
     /// a refusal waits for this device's next successful request for the
-    /// account (`restartIfRefused`), with a slow retry (a minute) besides.
+    /// account (`restartIfRefused`), and retries besides, backing off from one
+    /// second to a minute: another member may make this device one again (its
+    /// approval republished after the service's store was restored from a
+    /// backup older than it), and this device would not otherwise know.
     private func watch(_ account: AccountID) async {
         var delay = 0.25
+        var refusedDelay = 1.0
         while !Task.isCancelled {
             let (after, takenBefore) = state.withLock { ($0.seen[account] ?? .start, $0.taken[account] ?? 0) }
             do {
                 let rows = try await read(account: account, after: after, limit: 1000, wait: Self.holdSeconds)
                 delay = 0.25
+                refusedDelay = 1
                 if !rows.isEmpty {
                     state.withLock { $0.prefetched[account] = (after, rows) }
                     announce(.accounts([account]))
@@ -191,7 +196,8 @@ package final class HTTPRelay: Relay {
                     return false
                 }
                 if stale { continue }
-                try? await Task.sleep(for: .seconds(60))
+                try? await Task.sleep(for: .seconds(refusedDelay))
+                refusedDelay = min(refusedDelay * 2, 60)
                 state.withLock { _ = $0.refused.remove(account) }
             } catch {
                 if Task.isCancelled { return }

@@ -92,8 +92,13 @@ struct RelayRestoreTests {
         #expect(entriesBefore > entriesInBackup)
 
         // The restore, with the instances stopped; then they start again where the devices look for them.
+        // a and b are held still until c, which joined after the backup, has been refused there as no
+        // member: c must then learn by itself that a's republishing made it one again.
         var restarted: [RelayServiceProcess] = []
         defer { for service in restarted { service.remove() } }
+        a.signal(SIGSTOP)
+        b.signal(SIGSTOP)
+        defer { a.signal(SIGCONT); b.signal(SIGCONT) }
         for service in circle.store.services { await service.stop() }
         let restoredDump = try await run("/usr/bin/pg_restore", ["--clean", "--if-exists", "--single-transaction", "--dbname=" + database, backup])
         #expect(restoredDump.status == 0, "\(restoredDump.err)")
@@ -103,6 +108,11 @@ struct RelayRestoreTests {
                                                                  name: "restored-\(index)", arguments: ["--listen", "127.0.0.1:\(service.port)"]))
             #expect(restarted.last?.port == service.port)
         }
+        try await eventually {
+            restarted.contains { ((try? String(contentsOfFile: $0.logPath, encoding: .utf8)) ?? "").contains("status=403") }
+        }
+        a.signal(SIGCONT)
+        b.signal(SIGCONT)
 
         try await eventually {
             var republished = false

@@ -50,6 +50,9 @@ let package = Package(
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
         // The account kernel: each account's state as a pure value (its phase, its lock, the work it owes),
         // the machines that step it, and what a key read answers and whether it waits. No I/O.
+        // The relay service's HTTP wire (RELAY.md): its JSON bodies and request signatures, shared by the
+        // daemon's client and the service. The protocol itself says nothing of HTTP.
+        .target(name: "KeyVaultRelayWire", dependencies: ["KeyVaultProtocol", "KeyVaultCrypto"], swiftSettings: strict),
         .target(name: "KeyVaultAccount", dependencies: ["KeyVaultProtocol", "KeyVaultCrypto"], swiftSettings: strict),
         // A SQLite file more than one process opens: WAL switched once, migrations that race, links refused.
         .target(name: "KeyVaultSQLite", dependencies: ["KeyVaultProtocol", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
@@ -63,7 +66,17 @@ let package = Package(
         .target(
             name: "KeyVaultRelay",
             dependencies: [
-                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite",
+                "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        // The embedded relay file (SQLiteRelay, watched for writes and replacement), and the
+        // relay service's SQLite store's nonces: the relay interface's SQLite side.
+        .target(
+            name: "KeyVaultRelaySQLite",
+            dependencies: [
+                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -73,7 +86,7 @@ let package = Package(
         .target(
             name: "KeyVaultRelayClient",
             dependencies: [
-                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -86,7 +99,7 @@ let package = Package(
         .target(
             name: "KeyVaultRelayStore",
             dependencies: [
-                "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -98,7 +111,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
+                "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -119,7 +132,7 @@ let package = Package(
         .target(
             name: "KeyVaultRelayService",
             dependencies: [
-                "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelay", "KeyVaultRelayStore", "KeyVaultSQLite",
+                "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayStore", "KeyVaultSQLite",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -182,7 +195,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultAccount", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultTestSupport",
+                "KeyVault", "KeyVaultAccount", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -211,7 +224,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultRelayService",
+            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
@@ -220,7 +233,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "KeyVaultTestSupport", "keyvault-relay", "example-sync-engine",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),

@@ -3,6 +3,7 @@ import KeyVaultTestSupport
 import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 import KeyVaultRelayClient
 import Synchronization

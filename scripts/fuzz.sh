@@ -97,6 +97,8 @@ build() {
     module KeyVaultProtocol "KeyVaultCrypto" -- $(swift_files Sources/KeyVaultProtocol)
     # shellcheck disable=SC2046
     module KeyVaultAccount "KeyVaultProtocol" -- $(swift_files Sources/KeyVaultAccount)
+    # shellcheck disable=SC2046
+    module KeyVaultRelayWire "KeyVaultProtocol" -- $(swift_files Sources/KeyVaultRelayWire)
     module KeyVaultVault "KeyVaultAccount" -- Sources/KeyVaultVault/RecoveryKit.swift
     module NIOCore "" -- Fuzz/Stubs/NIOCore.swift
     module NIOHTTP1 "" -- Fuzz/Stubs/NIOHTTP1.swift

@@ -9,6 +9,7 @@
 import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultAccount
 import FuzzSupport
 

@@ -1,5 +1,4 @@
 import Foundation
-package import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 
@@ -54,15 +53,6 @@ package enum RelayAddress: Sendable, Equatable {
         } else {
             guard !text.isEmpty else { throw RelayError.badAddress("empty") }
             self = .sqlite(path: text)
-        }
-    }
-
-    /// Opens the embedded relay file, ready to use; it needs no stopping.
-    package func open(logger: Logger = Logger(label: "keyvault.relay")) async throws -> any Relay {
-        switch self {
-        case .sqlite(let path): return try SQLiteRelay(path: path)
-        case .postgres: throw RelayError.badAddress("a PostgreSQL store is opened by keyvault-relay (openStore)")
-        case .service: throw RelayError.badAddress("a relay service is opened with this device's credentials (HTTPRelay)")
         }
     }
 }

@@ -1,5 +1,5 @@
-package import GRDB
 package import KeyVaultProtocol
+import KeyVaultRelayWire
 
 /// A signed write's replay nonce, spent in the write's own transaction
 /// (RELAY.md, "Signed requests"): `(account, keyID, nonce)` is stored once,
@@ -30,21 +30,4 @@ package struct RequestNonce: Sendable, Hashable {
     /// request's own `created`, which may be a window ahead of another instance's clock, so one more
     /// window of margin: a nonce another instance could still accept is never swept.
     package var sweepBefore: Int64 { created - Self.life - RequestSignature.window }
-
-    /// The SQLite store's table (the relay service's, in the store's file; created at its start).
-    package static let sqliteTable = """
-        CREATE TABLE IF NOT EXISTS service_request_nonces (
-            account TEXT NOT NULL, keyid TEXT NOT NULL, nonce TEXT NOT NULL, created INTEGER NOT NULL,
-            PRIMARY KEY (account, keyid, nonce))
-        """
-
-    /// Spends this nonce in a SQLite write's transaction (a publish's, a candidacy's): the account's
-    /// spent nonces past their life are swept, then this one is inserted; none inserted: spent before.
-    package func spend(in db: Database) throws {
-        try db.execute(sql: "DELETE FROM service_request_nonces WHERE account = ? AND created < ?",
-                       arguments: [account.rawValue, sweepBefore])
-        try db.execute(sql: "INSERT OR IGNORE INTO service_request_nonces (account, keyid, nonce, created) VALUES (?, ?, ?, ?)",
-                       arguments: [account.rawValue, keyID.hex, nonce, created])
-        guard db.changesCount == 1 else { throw RelayError.nonceSpent }
-    }
 }

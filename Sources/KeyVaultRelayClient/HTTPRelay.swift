@@ -8,6 +8,7 @@ import Synchronization
 import KeyVaultCrypto
 package import KeyVaultProtocol
 package import KeyVaultRelay
+import KeyVaultRelayWire
 
 /// The relay service (`keyvault-relay`, docs/RELAY.md) as a `Relay`: every
 /// request signed with this device's key for the account (RFC 9421), reads

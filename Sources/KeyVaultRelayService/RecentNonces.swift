@@ -1,5 +1,6 @@
 import Synchronization
 import KeyVaultProtocol
+import KeyVaultRelayWire
 
 /// The nonces of the signed requests this instance accepted lately, in memory:
 /// a request sent again to the same instance within its window is refused

@@ -1,5 +1,6 @@
 import Hummingbird
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import Foundation
 import NIOCore
 

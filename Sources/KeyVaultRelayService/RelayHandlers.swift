@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 import KeyVaultRelayStore
 

@@ -4,6 +4,7 @@ import KeyVaultSQLite
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultRelay
+import KeyVaultRelaySQLite
 import KeyVaultRelayStore
 
 /// Nonces and candidacies in the relay's own SQLite file, beside its records

@@ -3,6 +3,7 @@ import Hummingbird
 import HTTPTypes
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 import RawStructuredFieldValues
 

@@ -1,5 +1,6 @@
 import KeyVaultProtocol
 package import KeyVaultRelay
+import KeyVaultRelaySQLite
 package import Logging
 
 extension RelayAddress {

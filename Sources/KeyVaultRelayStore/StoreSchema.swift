@@ -1,6 +1,7 @@
 import Foundation
 import KeyVaultProtocol
 package import KeyVaultRelay
+import KeyVaultRelaySQLite
 package import Logging
 
 extension RelayAddress {

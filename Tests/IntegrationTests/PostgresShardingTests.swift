@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 import KeyVaultRelayStore
 

@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 
 /// Issue 33, items 2 and 4: what one tenant's requests cost the relay is bounded by

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeyVaultProtocol
+import KeyVaultRelayWire
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultProtocol
 import KeyVaultRelay
+import KeyVaultRelaySQLite
 
 /// Issue 36: the relay's store restored from a backup taken before a rotation and an
 /// enrollment (RELAY.md, "Backup and restore"). The store is older than what the

@@ -6,6 +6,7 @@ import NIOHTTP1
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultAccount
 #if canImport(Glibc)
 import Glibc

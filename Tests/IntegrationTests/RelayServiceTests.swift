@@ -7,6 +7,7 @@ import NIOCore
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultAccount
 
 /// `keyvault-relay` as devices meet it (docs/RELAY.md): real processes, two

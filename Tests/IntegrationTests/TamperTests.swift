@@ -6,6 +6,7 @@ import KeyVaultProtocol
 import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
+import KeyVaultRelaySQLite
 import KeyVaultRelayClient
 import KeyVaultRelayStore
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultRelay
 
 /// Issue 33, item 5 (PostgreSQL): one tenant's heavy requests do not starve the

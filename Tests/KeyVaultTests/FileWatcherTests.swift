@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import KeyVaultRelay
+import KeyVaultRelaySQLite
 
 /// The embedded relay's file watcher (issue 34, "edges"): the thread that waits for
 /// inotify events ends, and its descriptors close, when the watcher goes. Before, its

@@ -3,6 +3,7 @@ import KeyVault
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelayWire
 import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay

@@ -9,6 +9,7 @@ import KeyVaultProtocol
 import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
+import KeyVaultRelaySQLite
 import KeyVaultRelayClient
 #endif
 

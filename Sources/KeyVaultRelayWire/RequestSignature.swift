@@ -1,4 +1,5 @@
 package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// An HTTP Message Signature (RFC 9421, `ed25519`) over a relay-service
 /// request, in the one shape RELAY.md fixes: label `kv`, components

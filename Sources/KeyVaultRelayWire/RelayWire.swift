@@ -1,4 +1,5 @@
 package import KeyVaultCrypto
+package import KeyVaultProtocol
 
 /// The relay service's JSON bodies (RELAY.md), shared by the daemon's client
 /// and the server so the two cannot drift apart.

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+package import KeyVaultRelay
 import KeyVaultSQLite
 #if canImport(Glibc)
 import Glibc

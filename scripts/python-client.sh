@@ -19,13 +19,37 @@ package=keyvault_api
 
 [ -x "$venv/bin/openapi-python-client" ] || { echo "python-client: $venv has no openapi-python-client; run scripts/install-deps.sh" >&2; exit 2; }
 
+# The pinned generator reads OpenAPI 3.1 only; docs/openapi.yaml is 3.2 for one thing,
+# the event stream's `itemSchema`. Its 3.1 rendition, written to $1: the same document
+# with each `itemSchema` replaced by 3.1's `schema: {type: string}` (the stream as text,
+# which keyvault_client's event iterator reads).
+spec_for_generator() {
+    "$venv/bin/python" - "$spec" "$1" <<'PY'
+import sys, yaml
+spec = yaml.safe_load(open(sys.argv[1]))
+assert spec["openapi"].startswith("3.2."), "docs/openapi.yaml is expected to be OpenAPI 3.2"
+spec["openapi"] = "3.1.1"
+def walk(node):
+    if isinstance(node, dict):
+        if "itemSchema" in node:
+            del node["itemSchema"]
+            node.setdefault("schema", {"type": "string"})
+        for value in node.values(): walk(value)
+    elif isinstance(node, list):
+        for value in node: walk(value)
+walk(spec)
+yaml.safe_dump(spec, open(sys.argv[2], "w"), sort_keys=False, allow_unicode=True)
+PY
+}
+
 # Generates into a fresh folder and prints the path of the package made there.
 generate_into() {
     local out="$1/project"
+    spec_for_generator "$1/openapi-3.1.yaml"
     # The post hooks (ruff) are found on PATH: the venv's, pinned. The generator orders
     # some imports by a set's order, so its hash seed is fixed (and ruff sorts them).
     PATH="$venv/bin:$PATH" PYTHONHASHSEED=0 "$venv/bin/openapi-python-client" generate \
-        --path "$spec" --config "$config" --output-path "$out" --meta none >&2
+        --path "$1/openapi-3.1.yaml" --config "$config" --output-path "$out" --meta none >&2
     rm -rf "$out/.ruff_cache"
     echo "$out"
 }

@@ -70,7 +70,7 @@ keyvaultd $version for Linux ($(uname -m))
 bin/                 keyvaultd (the daemon), keyvault (its CLI), keyvault-relay (the relay service)
 lib/systemd/system/  the units; etc/keyvaultd/policy/ the default policy
 share/man/           man pages; share/{bash-completion,zsh,fish}/ completions
-share/doc/keyvaultd/ API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.1),
+share/doc/keyvaultd/ API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.2),
                      CLIENT.md (the KeyVaultClient library), RELAY.md (running keyvault-relay)
 share/keyvaultd/python/ the Python client, a wheel: pip install share/keyvaultd/python/*.whl
 

@@ -51,6 +51,7 @@ release: deps
 bench: deps
 	swift build -c release --product keyvault-bench
 	swift build -c release --product keyvault-relay
+	swift build -c release --product keyvault
 	./scripts/with-test-postgres.sh "$$(swift build -c release --show-bin-path)/keyvault-bench" \
 		--baseline "$$(./scripts/build-bench-baseline.sh)" --output docs/BENCHMARKS.md
 

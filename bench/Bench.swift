@@ -53,7 +53,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,client,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,client,cli,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -87,6 +87,17 @@ struct Bench {
             let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
             report.reads.append((connections, hello, key))
             say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+        }
+
+        if runs("cli") {
+            do {
+                let c = try await CLIStartBench.measure(runs: 40, in: dir)
+                report.cliStart = c
+                say("cli: keyvault key get p50 \(String(format: "%.1f", Percentile.of(c.cli, 0.5) * 1000)) ms vs ssh-add -l \(String(format: "%.1f", Percentile.of(c.sshAdd, 0.5) * 1000)) ms (ratio \(String(format: "%.2f", c.ratio)))")
+            } catch {
+                report.cliStartMissing = "\(error)"
+                say("cli: not measured: \(error)")
+            }
         }
 
         if runs("client") {
@@ -217,6 +228,8 @@ struct Report {
     var reads: [(Int, Load.Result, Load.Result)] = []
     var clientReads: ClientReadsBench.Result?
     var clientReadsMissing: String?
+    var cliStart: CLIStartBench.Result?
+    var cliStartMissing: String?
     var unlock: (daemon: Double, raw: Double, kdf: KDFParameters) = (0, 0, .moderate)
     /// Arrival and delivery, one entry per relay (SQLite, PostgreSQL).
     var relays: [RelayFigures] = []
@@ -285,7 +298,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(clientSection)\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(clientSection)\(cliStartSection)\(ReleaseSizes.section())\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

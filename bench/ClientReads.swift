@@ -40,22 +40,9 @@ enum ClientReadsBench {
     static func measure(seconds: Double, in directory: String) async throws -> Result {
         let folder = directory + "/client"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-        let socket = folder + "/kv.sock"
-        let daemon = Process()
-        daemon.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        daemon.arguments = ["--daemon", folder + "/data", socket]
-        let input = Pipe()
-        daemon.standardInput = input
-        try daemon.run()
-        defer {
-            try? input.fileHandleForWriting.close()  // the child exits when its standard input ends
-            daemon.waitUntilExit()
-        }
-        guard try await poll(400, every: .milliseconds(25), until: { SocketPath.isAnswering(socket) }) else {
-            throw BenchError("the client bench's daemon did not answer")
-        }
-        let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts", body: Array(#"{"user":"bench","passphrase":"bench"}"#.utf8))
-        guard created.status == 200 else { throw BenchError("creating the client bench's account: \(created.text)") }
+        let daemon = try await startDaemon(in: folder)
+        defer { daemon.stop() }
+        let socket = daemon.socket
 
         let path = "/v1/accounts/bench/keys/current"
         let raw = try await SocketHTTPConnection.connect(path: socket)
@@ -92,6 +79,40 @@ enum ClientReadsBench {
         }
         await raw.close()
         return result
+    }
+
+    /// A daemon in a process of its own (this binary run as `keyvault-bench --daemon DATA SOCKET`)
+    /// with the account `bench` made; it exits when `stop` closes its standard input.
+    struct ChildDaemon {
+        let socket: String
+        let process: Process
+        let input: Pipe
+
+        func stop() {
+            try? input.fileHandleForWriting.close()
+            process.waitUntilExit()
+        }
+    }
+
+    static func startDaemon(in folder: String) async throws -> ChildDaemon {
+        let socket = folder + "/kv.sock"
+        let daemon = Process()
+        daemon.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        daemon.arguments = ["--daemon", folder + "/data", socket]
+        let input = Pipe()
+        daemon.standardInput = input
+        try daemon.run()
+        let child = ChildDaemon(socket: socket, process: daemon, input: input)
+        guard try await poll(400, every: .milliseconds(25), until: { SocketPath.isAnswering(socket) }) else {
+            child.stop()
+            throw BenchError("the bench's daemon did not answer")
+        }
+        let created = try await SocketHTTPClient.request(socket: socket, "POST", "/v1/accounts", body: Array(#"{"user":"bench","passphrase":"bench"}"#.utf8))
+        guard created.status == 200 else {
+            child.stop()
+            throw BenchError("creating the bench's account: \(created.text)")
+        }
+        return child
     }
 
     /// The child's side: one daemon (the shipped default policy, its audit log in a file) until standard input closes.

@@ -90,8 +90,12 @@ tar --sort=name --owner=0 --group=0 --numeric-owner --mtime='2026-01-01 00:00:00
 (cd "$out" && sha256sum "$name.tar.gz" > "$name.tar.gz.sha256")
 echo "release: $out/$name.tar.gz ($(du -h "$out/$name.tar.gz" | cut -f1)); bin/: $(du -ch "$stage"/bin/* | tail -n 1 | cut -f1)"
 # Each stripped executable's size, in bytes and MiB (issue 35 tracks them against their goal, 25 MiB each).
+# The same in $out/sizes.tsv, which `make bench` puts in docs/BENCHMARKS.md.
+: > "$out/sizes.tsv"
 for product in "$stage"/bin/*; do
     bytes=$(stat -c %s "$product")
     echo "release: $(basename "$product") stripped: $bytes bytes ($(awk "BEGIN { printf \"%.1f\", $bytes / 1048576 }") MiB)"
+    printf '%s\t%s\n' "$(basename "$product")" "$bytes" >> "$out/sizes.tsv"
 done
 echo "release: archive: $(stat -c %s "$out/$name.tar.gz") bytes"
+printf 'archive\t%s\n' "$(stat -c %s "$out/$name.tar.gz")" >> "$out/sizes.tsv"

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// An event of an account (docs/API.md, "Events"): `key-ready`, `rotated`,
 /// `device-enrolled`, `device-revoked`, `pairing-failed`, `locked`,

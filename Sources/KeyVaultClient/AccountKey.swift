@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// A key the daemon released: its bytes, and which of the account's keys it is.
 public struct AccountKey: Sendable {

@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// What the daemon answered a request that has a value when it is `ready`.
 ///

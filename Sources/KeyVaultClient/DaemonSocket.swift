@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -13,7 +13,7 @@ public enum DaemonSocket {
         let environment = ProcessInfo.processInfo.environment
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyvaultd.sock" }
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/keyvaultd/keyvaultd.sock" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? NSHomeDirectory()
+        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.local/state/keyvaultd/keyvaultd.sock"
     }
 

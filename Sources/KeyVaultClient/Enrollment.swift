@@ -1,4 +1,4 @@
-public import Foundation
+public import FoundationEssentials
 
 /// This device's request to join an account: what a person needs to approve it
 /// on a trusted device.

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// A record to seal, and what binds it to its place (its ID, say): `aad` is
 /// authenticated, not encrypted, and opening needs the same bytes.

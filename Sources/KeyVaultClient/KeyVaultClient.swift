@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import NIOCore
 
 /// A client of keyvaultd's socket API (docs/API.md), for an app's sync engine.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import KeyVaultClient
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -9,13 +9,13 @@ struct CLIRequest {
     let socket: String
 
     func send(_ method: String, _ path: String, json: [String: String]? = nil, timeout: Duration = .seconds(60)) async throws -> CLIAnswer {
-        try await send(method, path, object: json, timeout: timeout)
+        try await send(method, path, object: json?.mapValues { JSONValue.string($0) }, timeout: timeout)
     }
 
     /// A body with nested values (arrays of objects).
-    func send(_ method: String, _ path: String, object: [String: Any]?, headers: [(String, String)] = [],
+    func send(_ method: String, _ path: String, object: [String: JSONValue]?, headers: [(String, String)] = [],
               timeout: Duration = .seconds(60)) async throws -> CLIAnswer {
-        let body = try object.map { try JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }.map { [UInt8]($0) }
+        let body = try object.map { Array(try JSONValue.text($0, pretty: false).utf8) }
         do {
             let result = try await client().send(method, path, body: body, headers: headers, timeout: timeout)
             return CLIAnswer(result: result, path: path)
@@ -68,33 +68,32 @@ extension CLIRequest {
 
 struct CLIAnswer {
     let result: DaemonResponse
-    private(set) var object: [String: Any]
+    private(set) var object: [String: JSONValue]
     /// The account the request named, for sentences that say what to run next.
     let account: String?
 
     init(result: DaemonResponse, path: String = "") {
         self.result = result
-        self.object = (try? JSONSerialization.jsonObject(with: Data(result.body))) as? [String: Any] ?? [:]
+        self.object = JSONValue.object(parsing: result.body) ?? [:]
         // `/v1/accounts/{account}/…`: a valid account ID needs no decoding.
         let parts = path.split(separator: "?").first?.split(separator: "/") ?? []
         account = parts.count >= 3 && parts[0] == "v1" && parts[1] == "accounts" ? String(parts[2]) : nil
     }
 
-    var state: String { object["state"] as? String ?? "error" }
-    func field(_ name: String) -> String? { object[name] as? String }
+    var state: String { object["state"]?.string ?? "error" }
+    func field(_ name: String) -> String? { object[name]?.string }
 
     /// The same answer with the daemon's sentence said in the CLI's words (its options, not the API's fields).
     func saying(_ error: String) -> CLIAnswer {
         var answer = self
-        answer.object["error"] = error
+        answer.object["error"] = .string(error)
         return answer
     }
 
     /// Prints the answer and exits by its state.
     func finish() throws {
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]),
-           !object.isEmpty {
-            print(String(decoding: data, as: UTF8.self))
+        if !object.isEmpty, let text = try? JSONValue.text(object, pretty: true) {
+            print(text)
         } else {
             print(result.text)
         }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import KeyVaultClient
 
 /// `GET /v1/health`: whether the daemon answers (any caller the policy grants `health`).
@@ -79,13 +79,11 @@ struct Events: AsyncParsableCommand {
         do {
             for try await event in client.events(id, lastEventID: lastEventID) {
                 // As the wire has them: a generation is a number.
-                let fields = event.fields.mapValues { $0 as Any }.merging(event.numbers.mapValues { $0 as Any }) { _, number in number }
-                var object: [String: Any] = ["event": event.name, "fields": fields]
-                if let id = event.id { object["id"] = id }
+                let fields = event.fields.mapValues { JSONValue.string($0) }.merging(event.numbers.mapValues { JSONValue.int($0) }) { _, number in number }
+                var object: [String: JSONValue] = ["event": .string(event.name), "fields": .object(fields)]
+                if let id = event.id { object["id"] = .string(id) }
                 // Written at once, not buffered: a script reads each event as it happens.
-                var line = try JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])
-                line.append(UInt8(ascii: "\n"))
-                FileHandle.standardOutput.write(line)
+                FileDescriptorOutput.standardOutput.write(Array((try JSONValue.text(object, pretty: false) + "\n").utf8))
                 seen += 1
                 if let count, seen >= count { return }
             }

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultProtocol
@@ -24,14 +24,14 @@ struct Seal: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        var plaintext = [UInt8](FileHandle.standardInput.readDataToEndOfFile())
+        var plaintext = StandardInput.readAll()
         var item: [String: String] = ["plaintext": Base64.encode(plaintext)]
         Wipe.bytes(&plaintext)
         item["aad"] = aad.base64
-        var body: [String: Any] = ["items": [item]]
-        body["keyId"] = keyID?.hex
+        var body: [String: JSONValue] = ["items": [.object(item.mapValues { .string($0) })]]
+        if let keyID { body["keyId"] = .string(keyID.hex) }
         let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/seal", object: body)
-        guard answer.state == "ready", let envelope = (answer.object["envelopes"] as? [String])?.first else { return try answer.finish() }
+        guard answer.state == "ready", let envelope = answer.object["envelopes"]?.array?.first?.string else { return try answer.finish() }
         print(envelope)
     }
 }
@@ -45,15 +45,14 @@ struct Open: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        let text = String(decoding: FileHandle.standardInput.readDataToEndOfFile(), as: UTF8.self)
-        let envelope = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let envelope = String(decoding: StandardInput.readAll(), as: UTF8.self).trimmedOfWhitespace
         guard !envelope.isEmpty else { throw UsageError("no envelope on standard input") }
         var item = ["envelope": envelope]
         item["aad"] = aad.base64
-        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/open", object: ["items": [item]])
-        guard answer.state == "ready", let encoded = (answer.object["plaintexts"] as? [String])?.first,
+        let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/open", object: ["items": [.object(item.mapValues { .string($0) })]])
+        guard answer.state == "ready", let encoded = answer.object["plaintexts"]?.array?.first?.string,
               var plaintext = Base64.decode(encoded) else { return try answer.finish() }
-        FileHandle.standardOutput.write(Data(plaintext))
+        FileDescriptorOutput.standardOutput.write(plaintext)
         Wipe.bytes(&plaintext)
     }
 }

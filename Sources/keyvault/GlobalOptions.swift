@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultProtocol

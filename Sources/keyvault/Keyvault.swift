@@ -1,5 +1,8 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultProtocol
@@ -45,7 +48,7 @@ struct Keyvault: AsyncParsableCommand {
             }
         } catch let error as UsageError {
             StandardError.print("keyvault: \(error.message)")
-            Foundation.exit(error.status)
+            Glibc.exit(error.status)
         } catch {
             exit(withError: error)
         }
@@ -104,7 +107,7 @@ struct IdentityTokenOption: ParsableArguments {
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
             throw UsageError("cannot read --identity-token-file \(path)")
         }
-        let token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = text.trimmedOfWhitespace
         guard !token.isEmpty else { throw UsageError("--identity-token-file \(path) is empty") }
         return token
     }

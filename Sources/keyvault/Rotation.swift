@@ -1,5 +1,5 @@
 import ArgumentParser
-import Foundation
+import FoundationEssentials
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultProtocol
@@ -50,14 +50,14 @@ struct Drill: AsyncParsableCommand {
             let request = CLIRequest(socket: socket.path)
             let started = Date()
             let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])
-            guard rotated.state == "ready", let generation = rotated.object["generation"] as? Int, let keyID = rotated.field("keyId").flatMap({ KeyID(hex: $0) }) else { return try rotated.finish() }
+            guard rotated.state == "ready", let generation = rotated.object["generation"]?.int, let keyID = rotated.field("keyId").flatMap({ KeyID(hex: $0) }) else { return try rotated.finish() }
             if let note = rotated.field("note") { StandardError.print("keyvault: \(note)") }
             let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
             var rows: [DrillRow] = []
             var shown = ""
             while true {
                 let answer = try await request.send("GET", "/v1/accounts/\(id)/devices")
-                let devices = (answer.object["devices"] as? [[String: Any]] ?? []).filter { $0["status"] as? String == "trusted" }
+                let devices = (answer.object["devices"]?.array ?? []).compactMap(\.object).filter { $0["status"]?.string == "trusted" }
                 rows = devices.map { DrillRow(device: $0, keyID: keyID, started: started) }
                 let done = rows.filter(\.acknowledged).count
                 // Progress is for a person watching: on a terminal, and only when it changes.
@@ -72,10 +72,10 @@ struct Drill: AsyncParsableCommand {
             }
             let missed = rows.filter { !$0.acknowledged }
             if json {
-                let object: [String: Any] = ["state": missed.isEmpty ? "ready" : "pending", "generation": generation,
-                                             "keyId": keyID.hex, "devices": rows.map(\.json), "missed": missed.map { $0.deviceID?.hex ?? "?" }]
-                let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys])
-                print(String(decoding: data, as: UTF8.self))
+                let object: [String: JSONValue] = ["state": missed.isEmpty ? "ready" : "pending", "generation": .int(generation),
+                                                   "keyId": .string(keyID.hex), "devices": .array(rows.map(\.json)),
+                                                   "missed": .array(missed.map { .string($0.deviceID?.hex ?? "?") })]
+                print(try JSONValue.text(object, pretty: true))
             } else {
                 // The drill made a real rotation: say which key it made, before whose acknowledgements.
                 print("generation \(generation), key ID \(keyID.hex): announced to every trusted device, current once all hold it")
@@ -98,19 +98,20 @@ struct DrillRow {
     var lastSeen: String
 
     /// `keyID`: the drill's new key (two keys may share a generation number).
-    init(device: [String: Any], keyID: KeyID, started: Date) {
-        deviceID = (device["deviceId"] as? String).flatMap { DeviceID(hex: $0) }
-        name = device["deviceName"] as? String ?? ""
-        let at = (device["acknowledged"] as? [String: String])?[keyID.hex]
+    init(device: [String: JSONValue], keyID: KeyID, started: Date) {
+        deviceID = device["deviceId"]?.string.flatMap { DeviceID(hex: $0) }
+        name = device["deviceName"]?.string ?? ""
+        let at = device["acknowledged"]?[keyID.hex]?.string
         acknowledged = at != nil
-        lastSeen = device["lastSeen"] as? String ?? "-"
-        if let at, let date = ISO8601DateFormatter.withFractions.date(from: at) {
+        lastSeen = device["lastSeen"]?.string ?? "-"
+        if let at, let date = try? Date(at, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)) {
             timeToKey = max(0, date.timeIntervalSince(started))
         }
     }
 
-    var json: [String: Any] {
-        ["deviceId": deviceID?.hex ?? "?", "deviceName": name, "acknowledged": acknowledged, "timeToKeyMs": timeToKey.map { Int($0 * 1000) } as Any, "lastSeen": lastSeen]
+    var json: JSONValue {
+        ["deviceId": .string(deviceID?.hex ?? "?"), "deviceName": .string(name), "acknowledged": .bool(acknowledged),
+         "timeToKeyMs": timeToKey.map { .int(Int($0 * 1000)) } ?? .null, "lastSeen": .string(lastSeen)]
     }
 
     static func progress(_ done: Int, of total: Int) -> String {
@@ -122,7 +123,7 @@ struct DrillRow {
     static func table(_ rows: [DrillRow]) -> String {
         var lines = ["", pad("DEVICE", 34) + pad("NAME", 16) + pad("ACKNOWLEDGED", 14) + pad("TIME TO KEY", 13) + "LAST SEEN"]
         for row in rows.sorted(by: { $0.name < $1.name }) {
-            let time = row.timeToKey.map { String(format: "%.0f ms", $0 * 1000) } ?? "-"
+            let time = row.timeToKey.map { "\(Int(($0 * 1000).rounded())) ms" } ?? "-"
             lines.append(pad(row.deviceID?.hex ?? "?", 34) + pad(row.name, 16) + pad(row.acknowledged ? "yes" : "NO", 14) + pad(time, 13) + row.lastSeen)
         }
         return lines.joined(separator: "\n")
@@ -133,10 +134,3 @@ struct DrillRow {
     }
 }
 
-extension ISO8601DateFormatter {
-    nonisolated(unsafe) static let withFractions: ISO8601DateFormatter = {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return formatter
-    }()
-}

@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 
 /// Measures Argon2id on this machine and proposes the cost that takes about
 /// a target time, as `cryptsetup benchmark` does for LUKS: memory first (the

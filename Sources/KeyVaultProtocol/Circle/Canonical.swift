@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import KeyVaultCrypto
 
 /// A time as the records write it: milliseconds since 1970, from 0 to the last

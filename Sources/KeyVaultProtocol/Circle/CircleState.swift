@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyVaultCrypto
 
 /// What an account's verified circle log says: who is trusted, who was

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyVaultCrypto
 
 /// A new device's request to join an account's circle, signed by the new

@@ -1,4 +1,5 @@
-package import Foundation
+package import FoundationEssentials
+import Dispatch
 import Synchronization
 package import KeyVaultCrypto
 

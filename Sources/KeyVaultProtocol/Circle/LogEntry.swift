@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyVaultCrypto
 
 /// One entry of an account's circle log: numbered, chained to the entry

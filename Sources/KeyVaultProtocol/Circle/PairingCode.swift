@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 package import KeyVaultCrypto
 
 /// The six digits a person reads on the new device and types on a trusted

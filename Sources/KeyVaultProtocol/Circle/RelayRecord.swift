@@ -1,4 +1,4 @@
-import Foundation
+import FoundationEssentials
 import KeyVaultCrypto
 
 /// What may cross to the relay, by type: public device requests, signed log

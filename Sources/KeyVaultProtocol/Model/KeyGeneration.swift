@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import KeyVaultCrypto
 
 /// One of an account's keys: 32 random bytes known by generation number and

@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 import KeyVaultCrypto
 
 /// When an item may be read, as on Apple's platforms.

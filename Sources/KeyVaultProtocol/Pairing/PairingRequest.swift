@@ -1,4 +1,4 @@
-package import Foundation
+package import FoundationEssentials
 package import KeyVaultCrypto
 
 /// A new device's version 2 request to join an account's circle

@@ -52,7 +52,7 @@ enum JSONValue: Codable, Equatable, Sendable, ExpressibleByStringLiteral, Expres
     }
 
     subscript(key: String) -> JSONValue? {
-        if case .object(let members) = self { return members[key] }
+        if case .object(let fields) = self { return fields[key] }
         return nil
     }
 
@@ -67,9 +67,9 @@ enum JSONValue: Codable, Equatable, Sendable, ExpressibleByStringLiteral, Expres
     }
 
     /// Keys sorted, slashes as they are; `pretty`: indented, one member a line.
-    static func text(_ members: [String: JSONValue], pretty: Bool) throws -> String {
+    static func text(_ fields: [String: JSONValue], pretty: Bool) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = pretty ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted] : [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(JSONValue.object(members)), as: UTF8.self)
+        return String(decoding: try encoder.encode(JSONValue.object(fields)), as: UTF8.self)
     }
 }

@@ -102,10 +102,12 @@ package enum KeyVaultDaemon {
         do {
             try await group.run()
         } catch {
+            await service.finishFollowUps()
             await relay?.shutdown()
             throw error
         }
-        // The relay's connections stop after everything that used them.
+        // The relay's connections stop after everything that used them: the follow-ups jobs queued too.
+        await service.finishFollowUps()
         await relay?.shutdown()
         unlink(configuration.socketPath)
         logger.notice("keyvaultd stopped")

@@ -31,6 +31,9 @@ final class AccountOwners: Sendable {
     static let preparedIdentityLimit = 256
 
     private let owners = Mutex<[AccountID: AccountOwner]>([:])
+    /// The follow-ups queued and not yet ended, so that a stopping daemon waits for them
+    /// (`finishFollowUps`) instead of leaving them to run against a relay it shut down.
+    private let followUps = Mutex<(next: UInt64, running: [UInt64: Task<Void, Never>])>((0, [:]))
     /// The accounts with a prepared identity, oldest first.
     private let prepared = Mutex<[AccountID]>([])
 
@@ -99,11 +102,36 @@ final class AccountOwners: Sendable {
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
         let (owner, ticket, locks) = line(account)
-        // Detached: a task-local "running" from the enqueuing job must not let it run inline.
-        Task.detached {
-            await owner.jobs.wait(for: ticket)
-            await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
-            self.done(account, owner.jobs, ticket)
+        // Made and recorded under one lock: the task, which removes itself under it, cannot end before it is recorded.
+        followUps.withLock { followUps in
+            followUps.next += 1
+            let id = followUps.next
+            // Detached: a task-local "running" from the enqueuing job must not let it run inline.
+            followUps.running[id] = Task.detached {
+                await owner.jobs.wait(for: ticket)
+                await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
+                self.done(account, owner.jobs, ticket)
+                self.followUps.withLock { _ = $0.running.removeValue(forKey: id) }
+            }
+        }
+    }
+
+    /// The follow-ups queued and not ended yet.
+    var followUpsRunning: Int { followUps.withLock { $0.running.count } }
+
+    /// Waits for every follow-up queued so far to end, cancelling those still running after
+    /// `limit` (a publish to a relay that does not answer): what they owed is in the vault,
+    /// and the next start resumes it. A stopping daemon calls it before it shuts its relay down.
+    func finishFollowUps(within limit: Duration) async {
+        let end = ContinuousClock.now + limit
+        // Again until none is left: a follow-up may queue another.
+        while case let running = followUps.withLock({ Array($0.running.values) }), !running.isEmpty {
+            let deadline = Task {
+                try? await Task.sleep(until: end, clock: .continuous)
+                if !Task.isCancelled { for task in running { task.cancel() } }
+            }
+            for task in running { await task.value }
+            deadline.cancel()
         }
     }
 

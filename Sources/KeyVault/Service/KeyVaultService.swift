@@ -32,6 +32,14 @@ package final class KeyVaultService: Sendable {
     package var hasRelay: Bool { relay != nil }
     /// Owners in the account directory (`GET /v1/server`).
     package var ownerCount: Int { owners.count }
+    /// Follow-ups queued and not ended yet.
+    package var followUpsRunning: Int { owners.followUpsRunning }
+
+    /// At a stop, after the server and propagation: the follow-ups queued so far end (at most 5 s, then
+    /// they are cancelled; what they owed is in the vault and resumes at the next start).
+    package func finishFollowUps() async {
+        await owners.finishFollowUps(within: .seconds(5))
+    }
     /// Jobs running or waiting in every account's line, and in the longest one (`GET /v1/metrics`).
     package var accountLines: (queued: Int, deepest: Int) { owners.lineDepths }
     /// With a relay service: what its requests are signed with, kept in step

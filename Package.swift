@@ -47,7 +47,9 @@ let package = Package(
         .target(name: "KeyVaultCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
         // The protocol: records, encodings, the circle log and the account's state machines.
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
-        .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultCrypto"], swiftSettings: strict),
+        // Device and key IDs (`ID16`), with no dependency: the protocol, the client library and the CLI share them.
+        .target(name: "KeyVaultIDs", swiftSettings: strict),
+        .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultIDs", "KeyVaultCrypto"], swiftSettings: strict),
         // The account kernel: each account's state as a pure value (its phase, its lock, the work it owes),
         // the machines that step it, and what a key read answers and whether it waits. No I/O.
         // The relay service's HTTP wire (RELAY.md): its JSON bodies and request signatures, shared by the
@@ -55,11 +57,11 @@ let package = Package(
         .target(name: "KeyVaultRelayWire", dependencies: ["KeyVaultProtocol", "KeyVaultCrypto"], swiftSettings: strict),
         .target(name: "KeyVaultAccount", dependencies: ["KeyVaultProtocol", "KeyVaultCrypto"], swiftSettings: strict),
         // A SQLite file more than one process opens: WAL switched once, migrations that race, links refused.
-        .target(name: "KeyVaultSQLite", dependencies: ["KeyVaultProtocol", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
+        .target(name: "KeyVaultSQLite", dependencies: ["KeyVaultIDs", "KeyVaultProtocol", .product(name: "GRDB", package: "GRDB.swift")], swiftSettings: strict),
         // The daemon's vault: accounts, wrapped items, the circle log and owed work, in one SQLite file.
         .target(
             name: "KeyVaultVault",
-            dependencies: ["KeyVaultAccount", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite", .product(name: "GRDB", package: "GRDB.swift")],
+            dependencies: ["KeyVaultIDs", "KeyVaultAccount", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultSQLite", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: strict
         ),
         // The relay as both sides see it: the `Relay` interface, addresses, and the embedded SQLite relay file.
@@ -111,7 +113,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
+                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -169,6 +171,7 @@ let package = Package(
         .target(
             name: "KeyVaultClient",
             dependencies: [
+                "KeyVaultIDs",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -187,7 +190,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault",
             dependencies: [
-                "KeyVaultClient", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultClient", "KeyVaultIDs", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -224,7 +227,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService",
+            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
@@ -233,7 +236,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "KeyVaultTestSupport", "keyvault-relay", "example-sync-engine",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),

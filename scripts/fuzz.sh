@@ -94,7 +94,9 @@ build() {
     # shellcheck disable=SC2046
     module KeyVaultCrypto "" -- $(swift_files Sources/KeyVaultCrypto)
     # shellcheck disable=SC2046
-    module KeyVaultProtocol "KeyVaultCrypto" -- $(swift_files Sources/KeyVaultProtocol)
+    module KeyVaultIDs "" -- $(swift_files Sources/KeyVaultIDs)
+    # shellcheck disable=SC2046
+    module KeyVaultProtocol "KeyVaultIDs KeyVaultCrypto" -- $(swift_files Sources/KeyVaultProtocol)
     # shellcheck disable=SC2046
     module KeyVaultAccount "KeyVaultProtocol" -- $(swift_files Sources/KeyVaultAccount)
     # shellcheck disable=SC2046

@@ -1,5 +1,6 @@
-package import GRDB
+public import GRDB  // ID16 is public (KeyVaultIDs): its conformances are too
 package import KeyVaultProtocol
+package import KeyVaultIDs
 
 /// A device or key ID in a SQLite column: its 32 hex characters, as every
 /// table since the first migration stores it. A value that is not one reads as NULL.

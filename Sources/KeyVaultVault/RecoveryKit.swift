@@ -138,7 +138,7 @@ package enum RecoveryKit {
             let base = 4 + i * recordLength
             let number = plain.publicBytes(base..<base + 4).reduce(0) { $0 << 8 | Int($1) }
             let ms = plain.publicBytes(base + 4..<base + 12).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
-            let keyID = try KeyID(bytes: plain.publicBytes(base + 12..<base + 28))
+            let keyID = try KeyID(reading: plain.publicBytes(base + 12..<base + 28))
             let key = try SecretKey(secureBytes: plain.secureSlice(base + 28..<base + recordLength))
             guard let number = Generation(number), KeyID(of: key) == keyID else { throw ProtocolError.invalid("a recovery kit's key does not match its key ID") }
             guard ms <= Millis.max else { throw ProtocolError.malformed("a recovery kit's key was made past the year 9999") }

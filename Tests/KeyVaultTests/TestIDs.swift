@@ -1,3 +1,4 @@
+import KeyVaultIDs
 import KeyVaultProtocol
 import KeyVaultAccount
 

@@ -1,6 +1,7 @@
 import Foundation
 import Hummingbird
 import HTTPTypes
+import KeyVaultIDs
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

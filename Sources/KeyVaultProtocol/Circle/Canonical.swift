@@ -91,7 +91,7 @@ package struct FieldReader {
 
     /// A key ID as the records write it: 16 bytes.
     package mutating func keyID() throws(ProtocolError) -> KeyID {
-        try KeyID(bytes: try bytes(count: 16, "a key ID"))
+        try KeyID(reading: try bytes(count: 16, "a key ID"))
     }
 
     package mutating func label(_ expected: String) throws(ProtocolError) {

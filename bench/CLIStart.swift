@@ -12,14 +12,18 @@ enum CLIStartBench {
     struct Result {
         var cli: [Double]
         var sshAdd: [Double]
+        /// The release archive's executable (static, stripped), not the bench's build.
+        var shipped: Bool
         var ratio: Double { Percentile.of(cli, 0.5) / Percentile.of(sshAdd, 0.5) }
     }
 
     static let goal = 2.0
 
     static func measure(runs: Int, in directory: String) async throws -> Result {
+        // The shipped one when given ($KEYVAULT_BENCH_CLI: the release archive's bin/keyvault), else the one built beside this bench.
         let own = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
-        let cli = URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("keyvault").path
+        let cli = ProcessInfo.processInfo.environment["KEYVAULT_BENCH_CLI"]
+            ?? URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("keyvault").path
         guard FileManager.default.isExecutableFile(atPath: cli) else { throw BenchError("no keyvault beside the bench (swift build -c release --product keyvault)") }
         guard let sshAdd = ["/usr/bin/ssh-add", "/bin/ssh-add"].first(where: FileManager.default.isExecutableFile(atPath:)),
               let sshAgent = ["/usr/bin/ssh-agent", "/bin/ssh-agent"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
@@ -47,7 +51,7 @@ enum CLIStartBench {
 
         let read = [cli, "key", "get", "--account", "bench", "--raw", "hex", "--socket", daemon.socket]
         let list = [sshAdd, "-l"]
-        var result = Result(cli: [], sshAdd: [])
+        var result = Result(cli: [], sshAdd: [], shipped: ProcessInfo.processInfo.environment["KEYVAULT_BENCH_CLI"] != nil)
         for run in 0..<(runs + 5) {
             for (index, command) in [read, list].enumerated().shuffled() {
                 let start = ContinuousClock.now
@@ -92,7 +96,7 @@ extension Report {
         return """
             ## The CLI's one-shot read
 
-            `keyvault key get --account bench --raw hex` (release build, a new process each: start, check the socket's \
+            `keyvault key get --account bench --raw hex` (\(cli.shipped ? "the release archive's executable: the Swift runtime linked in, stripped" : "the release build beside the bench, the Swift runtime linked dynamically"); a new process each: start, check the socket's \
             path and peer, one request, print, exit) beside `ssh-add -l` against an ssh-agent started for the run (a new \
             process each, one round trip to the agent), \(cli.cli.count) runs each, alternating in a shuffled order, after a \
             warm-up; the daemon is the client bench's, in a process of its own.

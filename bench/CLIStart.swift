@@ -57,8 +57,9 @@ enum CLIStartBench {
                 let start = ContinuousClock.now
                 let status = try spawnAndWait(command, environment: ["SSH_AUTH_SOCK=" + agentSocket, "PATH=/usr/bin:/bin"])
                 let elapsed = Load.seconds(ContinuousClock.now - start)
-                // ssh-add -l answers 1 for an agent with no identities: the round trip is what is measured.
+                // ssh-add -l answers 1 for an agent with no identities (the round trip is what is measured), 2 if it reached none.
                 guard index == 1 || status == 0 else { throw BenchError("keyvault key get exited \(status)") }
+                guard index == 0 || status <= 1 else { throw BenchError("ssh-add -l exited \(status): it did not reach the agent") }
                 guard run >= 5 else { continue }  // after a warm-up (the page cache)
                 if index == 0 { result.cli.append(elapsed) } else { result.sshAdd.append(elapsed) }
             }
@@ -83,7 +84,9 @@ private func spawnAndWait(_ command: [String], environment: [String]) throws -> 
     let spawned = posix_spawn(&pid, command[0], &actions, nil, argv, envp)
     guard spawned == 0 else { throw BenchError("posix_spawn \(command[0]): \(String(cString: strerror(spawned)))") }
     var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
+    while waitpid(pid, &status, 0) < 0 {
+        guard errno == EINTR else { throw BenchError("waitpid \(command[0]): \(String(cString: strerror(errno)))") }
+    }
     return (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
 }
 

@@ -125,7 +125,8 @@ stream_status=${PIPESTATUS[0]}
 set -e
 
 # schemathesis's closing summaries: "Test cases:" then "N generated, …", once a run.
-cases=$(grep -A1 '^Test cases:' "$work/schemathesis.out" | grep -Eo '[0-9]+ generated' | grep -Eo '[0-9]+' | awk '{ n += $1 } END { print (NR ? n : "?") }')
+cases=$({ grep -A1 '^Test cases:' "$work/schemathesis.out" || true; } | { grep -Eo '[0-9]+ generated' || true; } | { grep -Eo '[0-9]+' || true; } |
+    awk '{ n += $1 } END { print (NR ? n : "?") }')
 echo "fuzz-api: schemathesis ran $cases cases (exit $status)"
 
 problem=""

@@ -45,11 +45,13 @@ PY
 # Generates into a fresh folder and prints the path of the package made there.
 generate_into() {
     local out="$1/project"
-    spec_for_generator "$1/openapi-3.1.yaml"
+    # Called in $(…), where set -e does not hold: each step's failure is returned by hand.
+    spec_for_generator "$1/openapi-3.1.yaml" || return 1
     # The post hooks (ruff) are found on PATH: the venv's, pinned. The generator orders
     # some imports by a set's order, so its hash seed is fixed (and ruff sorts them).
     PATH="$venv/bin:$PATH" PYTHONHASHSEED=0 "$venv/bin/openapi-python-client" generate \
-        --path "$1/openapi-3.1.yaml" --config "$config" --output-path "$out" --meta none >&2
+        --path "$1/openapi-3.1.yaml" --config "$config" --output-path "$out" --meta none >&2 || return 1
+    [ -d "$out" ] || return 1
     rm -rf "$out/.ruff_cache"
     echo "$out"
 }
@@ -58,7 +60,7 @@ case "${1:-}" in
 generate)
     tmp=$(mktemp -d /tmp/kv-pyclient-XXXXXX)
     trap 'rm -rf "$tmp"' EXIT
-    made=$(generate_into "$tmp")
+    made=$(generate_into "$tmp") || { echo "python-client: generating from docs/openapi.yaml failed; nothing was replaced" >&2; exit 1; }
     rm -rf "${client:?}/$package"
     cp -R "$made" "$client/$package"
     echo "python-client: wrote $client/$package from docs/openapi.yaml"
@@ -66,7 +68,7 @@ generate)
 check)
     tmp=$(mktemp -d /tmp/kv-pyclient-XXXXXX)
     trap 'rm -rf "$tmp"' EXIT
-    made=$(generate_into "$tmp")
+    made=$(generate_into "$tmp") || { echo "python-client: generating from docs/openapi.yaml failed" >&2; exit 1; }
     if ! diff -ru --exclude=__pycache__ "$client/$package" "$made"; then
         echo "python-client: clients/python/$package is not what openapi-python-client makes from docs/openapi.yaml; run scripts/python-client.sh generate" >&2
         exit 1

@@ -83,7 +83,14 @@ struct Events: AsyncParsableCommand {
                 var object: [String: JSONValue] = ["event": .string(event.name), "fields": .object(fields)]
                 if let id = event.id { object["id"] = .string(id) }
                 // Written at once, not buffered: a script reads each event as it happens.
-                FileDescriptorOutput.standardOutput.write(Array((try JSONValue.text(object, pretty: false) + "\n").utf8))
+                let line = Array((try JSONValue.text(object, pretty: false) + "\n").utf8)
+                do throws(FileDescriptorOutput.Failure) {
+                    try FileDescriptorOutput.standardOutput.write(line)
+                } catch {
+                    // The reader went away (`| head -1`): stop as a process SIGPIPE ends would, 141; else say why.
+                    if !error.readerGone { StandardError.print("keyvault: writing an event to standard output: \(error)") }
+                    throw ExitCode(error.readerGone ? 141 : CLIExit.other)
+                }
                 seen += 1
                 if let count, seen >= count { return }
             }

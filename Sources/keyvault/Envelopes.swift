@@ -24,7 +24,8 @@ struct Seal: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        var plaintext = StandardInput.readAll()
+        var plaintext: [UInt8]
+        do { plaintext = try StandardInput.readAll() } catch { throw UsageError.other("\(error); nothing was sealed") }
         var item: [String: String] = ["plaintext": Base64.encode(plaintext)]
         Wipe.bytes(&plaintext)
         item["aad"] = aad.base64
@@ -45,14 +46,21 @@ struct Open: AsyncParsableCommand {
 
     func run() async throws {
         let id = try account.validated()
-        let envelope = String(decoding: StandardInput.readAll(), as: UTF8.self).trimmedOfWhitespace
+        let input: [UInt8]
+        do { input = try StandardInput.readAll() } catch { throw UsageError.other("\(error)") }
+        let envelope = String(decoding: input, as: UTF8.self).trimmedOfWhitespace
         guard !envelope.isEmpty else { throw UsageError("no envelope on standard input") }
         var item = ["envelope": envelope]
         item["aad"] = aad.base64
         let answer = try await CLIRequest(socket: socket.path).send("POST", "/v1/accounts/\(id)/open", object: ["items": [.object(item.mapValues { .string($0) })]])
         guard answer.state == "ready", let encoded = answer.object["plaintexts"]?.array?.first?.string,
               var plaintext = Base64.decode(encoded) else { return try answer.finish() }
-        FileDescriptorOutput.standardOutput.write(plaintext)
-        Wipe.bytes(&plaintext)
+        defer { Wipe.bytes(&plaintext) }
+        do {
+            try FileDescriptorOutput.standardOutput.write(plaintext)
+        } catch {
+            // Not all of it was written (a full disk, a reader gone): never a success.
+            throw UsageError.other("writing the plaintext to standard output: \(error)")
+        }
     }
 }

@@ -41,7 +41,7 @@ enum PassphraseInput {
 
     /// Turns echo off on the terminal for one line, and always back on.
     private static func fromTerminal(_ prompt: String) throws -> String {
-        FileDescriptorOutput.standardError.write(Array(prompt.utf8))
+        try? FileDescriptorOutput.standardError.write(Array(prompt.utf8))
         var saved = termios()
         tcgetattr(STDIN_FILENO, &saved)
         var silent = saved
@@ -49,7 +49,7 @@ enum PassphraseInput {
         tcsetattr(STDIN_FILENO, TCSAFLUSH, &silent)
         defer {
             tcsetattr(STDIN_FILENO, TCSAFLUSH, &saved)
-            FileDescriptorOutput.standardError.write(Array("\n".utf8))
+            try? FileDescriptorOutput.standardError.write(Array("\n".utf8))
         }
         guard let line = Swift.readLine(strippingNewline: true) else { throw UsageError("no passphrase entered") }
         return line

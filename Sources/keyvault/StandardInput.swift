@@ -3,23 +3,45 @@ import Glibc
 #endif
 
 /// Standard input read whole, with `read(2)` itself (Foundation's `FileHandle` would link
-/// all of Foundation into the CLI).
+/// all of Foundation into the CLI). What it holds may be a plaintext to seal: every buffer
+/// it outgrows is wiped before it is let go.
 enum StandardInput {
-    static func readAll() -> [UInt8] {
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+    struct Failure: Error, CustomStringConvertible {
+        let errno: Int32
+        var description: String { "cannot read standard input: \(String(cString: strerror(errno)))" }
+    }
+
+    static func readAll() throws(Failure) -> [UInt8] {
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var count = 0
+        defer { wipe(&buffer) }
         while true {
-            let count = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-            if count > 0 {
-                bytes += chunk[..<count]
-            } else if count < 0 && errno == EINTR {
-                continue
+            if count == buffer.count {
+                var larger = [UInt8](repeating: 0, count: buffer.count * 2)
+                larger.withUnsafeMutableBytes { target in buffer.withUnsafeBytes { target.copyMemory(from: $0) } }
+                wipe(&buffer)
+                buffer = larger
+            }
+            let read = buffer.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress! + count, $0.count - count) }
+            if read > 0 {
+                count += read
+            } else if read == 0 {
+                return Array(buffer[..<count])
             } else {
-                break
+                switch errno {
+                case EINTR: continue
+                case EAGAIN:
+                    // A standard input left non-blocking by whoever started us: wait for more.
+                    var ready = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+                    _ = poll(&ready, 1, -1)
+                case let error: throw Failure(errno: error)
+                }
             }
         }
-        chunk.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
-        return bytes
+    }
+
+    private static func wipe(_ bytes: inout [UInt8]) {
+        bytes.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
     }
 }
 

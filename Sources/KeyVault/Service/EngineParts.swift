@@ -137,7 +137,8 @@ extension EnginePart {
     }
 
     // Propagation.takeShare
-    func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
+    @discardableResult
+    func takeShare(_ sealed: [UInt8], account: AccountID) async throws -> Bool {
         try await service.propagation.takeShare(sealed, account: account)
     }
 

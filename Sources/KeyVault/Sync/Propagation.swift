@@ -187,16 +187,22 @@ package struct Propagation: EnginePart {
                 guard (KeyShare.minSealedByteCount...KeyShare.maxSealedByteCount).contains(row.record.body.count) else {
                     throw ProtocolError.invalid("a share of \(row.record.body.count) bytes; a share is \(KeyShare.minSealedByteCount) to \(KeyShare.maxSealedByteCount)")
                 }
-                let kept = try update(account) { state -> Bool in
-                    guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
-                    guard state.keptShares[row.cursor] != nil || state.keptShares.count < Self.maxKeptShares else {
-                        throw ProtocolError.invalid("\(Self.maxKeptShares) shares already wait for an unlock; more are not kept")
-                    }
-                    state.keptShares[row.cursor] = row.record.body
-                    return true
-                } ?? false
-                if kept { return .share }
-                try await takeShare(row.record.body, account: account)
+                func keptSealed() throws -> Bool {
+                    try update(account) { state -> Bool in
+                        guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
+                        guard state.keptShares[row.cursor] != nil || state.keptShares.count < Self.maxKeptShares else {
+                            throw ProtocolError.invalid("\(Self.maxKeptShares) shares already wait for an unlock; more are not kept")
+                        }
+                        state.keptShares[row.cursor] = row.record.body
+                        return true
+                    } ?? false
+                }
+                if try keptSealed() { return .share }
+                // A lock is answered at once, not after this pass: one that came since the check above
+                // leaves the share sealed, and it is kept as if it had come locked (never dropped).
+                while try await takeShare(row.record.body, account: account) {
+                    if try keptSealed() { return .share }
+                }
                 return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
@@ -363,7 +369,10 @@ package struct Propagation: EnginePart {
         for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
             // Locked again meanwhile, or still joining with no authentic approval: they stay sealed.
             guard owners.read(account, { $0.identity != nil && $0.enrollment.trustsItsCircle }) ?? false else { break }
-            do { try await takeShare(sealed, account: account) } catch {
+            do {
+                // Locked since the check above: this one and the rest stay kept for the next unlock.
+                if try await takeShare(sealed, account: account) { break }
+            } catch {
                 logger.warning("refused relay record", metadata: ["account": "\(account)", "kind": "share", "cursor": "\(cursor)", "problem": "\(error)"])
             }
             done.append(cursor)
@@ -375,16 +384,18 @@ package struct Propagation: EnginePart {
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped
-    /// under this device's KEK, and acknowledges it. A locked device leaves it sealed.
-    func takeShare(_ sealed: [UInt8], account: AccountID) async throws {
-        guard let state = owners.state(account) else { return }
-        guard let identity = state.identity, let kek = state.kek else { return }  // locked: taken in at unlock
+    /// under this device's KEK, and acknowledges it. true: the account is locked and the
+    /// share was left sealed, for the caller to keep until the unlock (it is not taken here).
+    @discardableResult
+    func takeShare(_ sealed: [UInt8], account: AccountID) async throws -> Bool {
+        guard let state = owners.state(account) else { return false }
+        guard let identity = state.identity, let kek = state.kek else { return true }
         // A joining device takes nothing from a circle whose approval of it it has not authenticated.
         guard state.enrollment.trustsItsCircle else { throw ProtocolError.invalid("a share before this device's approval was authenticated") }
         // Every rule of PROTOCOL.md "Key share", in the protocol layer (the vectors run the same code).
         let share = try KeyShare.accept(sealed, with: identity.box, as: state.deviceID, in: state.circle)
         let header = share.header
-        if state.keys[header.keyID] != nil { return }  // already held
+        if state.keys[header.keyID] != nil { return false }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
         let joinedNow = update(account) { $0.joinedIfApproved() } ?? false
@@ -397,5 +408,6 @@ package struct Propagation: EnginePart {
         hub.announce(account, .keyReady(header.generation, header.keyID))
         let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
         await send([.ack(ack)], account: account)
+        return false
     }
 }

@@ -14,6 +14,10 @@ package enum StandardError {
 package struct FileDescriptorOutput: Sendable {
     package let descriptor: Int32
 
+    package init(descriptor: Int32) {
+        self.descriptor = descriptor
+    }
+
     package static let standardOutput = FileDescriptorOutput(descriptor: STDOUT_FILENO)
     package static let standardError = FileDescriptorOutput(descriptor: STDERR_FILENO)
 

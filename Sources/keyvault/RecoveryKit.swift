@@ -44,14 +44,10 @@ struct Export: AsyncParsableCommand {
     /// Writes all of `bytes`, syncs and closes `fd`; answers what failed, or nil.
     static func writeAll(_ bytes: [UInt8], to fd: Int32) -> String? {
         var problem: String?
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let wrote = write(fd, buffer.baseAddress! + offset, buffer.count - offset)
-                if wrote < 0 && errno == EINTR { continue }
-                guard wrote > 0 else { problem = String(cString: strerror(wrote < 0 ? errno : EIO)); return }
-                offset += wrote
-            }
+        do throws(FileDescriptorOutput.Failure) {
+            try FileDescriptorOutput(descriptor: fd).write(bytes)
+        } catch {
+            problem = error.description
         }
         if problem == nil, fsync(fd) != 0 { problem = String(cString: strerror(errno)) }
         if close(fd) != 0, problem == nil { problem = String(cString: strerror(errno)) }

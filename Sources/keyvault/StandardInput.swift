@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import KeyVaultCrypto
 
 /// Standard input read whole, with `read(2)` itself (Foundation's `FileHandle` would link
 /// all of Foundation into the CLI). What it holds may be a plaintext to seal: every buffer
@@ -14,12 +15,12 @@ enum StandardInput {
     static func readAll() throws(Failure) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         var count = 0
-        defer { wipe(&buffer) }
+        defer { Wipe.bytes(&buffer) }
         while true {
             if count == buffer.count {
                 var larger = [UInt8](repeating: 0, count: buffer.count * 2)
                 larger.withUnsafeMutableBytes { target in buffer.withUnsafeBytes { target.copyMemory(from: $0) } }
-                wipe(&buffer)
+                Wipe.bytes(&buffer)
                 buffer = larger
             }
             let read = buffer.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress! + count, $0.count - count) }
@@ -38,10 +39,6 @@ enum StandardInput {
                 }
             }
         }
-    }
-
-    private static func wipe(_ bytes: inout [UInt8]) {
-        bytes.withUnsafeMutableBytes { _ = memset($0.baseAddress!, 0, $0.count) }
     }
 }
 

@@ -26,10 +26,3 @@ extension ID16 {
         self = id
     }
 }
-
-/// Device IDs and key IDs as text: 16 bytes as 32 lowercase hex characters.
-package enum HexID {
-    package static func isValid(_ text: some StringProtocol) -> Bool {
-        text.utf8.count == 32 && text.utf8.allSatisfy { ($0 >= 48 && $0 <= 57) || ($0 >= 97 && $0 <= 102) }
-    }
-}

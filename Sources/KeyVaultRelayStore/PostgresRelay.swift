@@ -161,21 +161,18 @@ package final class PostgresRelay: RelayStore {
     }
 
     package func handedOut(account: AccountID) async throws -> RelayCursor {
-        try await perform(account: account) { client, logger in
-            var last: Int64 = 0
-            for try await value in try await client.query(
-                "SELECT last FROM keyvault_account_cursors WHERE account = \(account.rawValue)", logger: logger).decode(Int64.self) {
-                last = value
-            }
-            return RelayCursor(last)
-        }
+        try await cursor(account: account, "SELECT last FROM keyvault_account_cursors WHERE account = \(account.rawValue)")
     }
 
     package func lastCursor(account: AccountID) async throws -> RelayCursor {
+        try await cursor(account: account, "SELECT coalesce(max(cursor), 0) FROM keyvault_records WHERE account = \(account.rawValue)")
+    }
+
+    /// The one cursor `query` answers for the account (0 when it answers no row), on the account's shard.
+    private func cursor(account: AccountID, _ query: PostgresQuery) async throws -> RelayCursor {
         try await perform(account: account) { client, logger in
             var last: Int64 = 0
-            for try await value in try await client.query(
-                "SELECT coalesce(max(cursor), 0) FROM keyvault_records WHERE account = \(account.rawValue)", logger: logger).decode(Int64.self) {
+            for try await value in try await client.query(query, logger: logger).decode(Int64.self) {
                 last = value
             }
             return RelayCursor(last)

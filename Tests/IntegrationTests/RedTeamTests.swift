@@ -106,6 +106,8 @@ struct RedTeamTests {
         #expect(status != 0)
         #expect(err.contains("served by uid 65534, not by uid 0"), "\(err)")
         #expect(!out.contains("ready"))
+        // If the CLI never connected, the impostor still waits in accept: a connection that sends nothing ends it.
+        _ = try? RawSocket(path: socket)
         _ = await impostor.wait()
         #expect(try String(contentsOfFile: heard, encoding: .utf8) == "0", "the impostor was sent bytes")
 

@@ -49,6 +49,9 @@ let package = Package(
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
         // Device and key IDs (`ID16`), with no dependency: the protocol, the client library and the CLI share them.
         .target(name: "KeyVaultIDs", swiftSettings: strict),
+        // A Unix socket connected and its peer checked (SO_PEERCRED), where the daemon's socket is by default,
+        // and whole writes to a descriptor: what the daemon, its client library and the CLI share, with no dependency.
+        .target(name: "KeyVaultUnixSocket", swiftSettings: strict),
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultIDs", "KeyVaultCrypto"], swiftSettings: strict),
         // The account kernel: each account's state as a pure value (its phase, its lock, the work it owes),
         // the machines that step it, and what a key read answers and whether it waits. No I/O.
@@ -113,7 +116,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultClient", "CLinux",
+                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultUnixSocket", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -171,7 +174,7 @@ let package = Package(
         .target(
             name: "KeyVaultClient",
             dependencies: [
-                "KeyVaultIDs",
+                "KeyVaultIDs", "KeyVaultUnixSocket",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -181,7 +184,7 @@ let package = Package(
         .executableTarget(
             name: "keyvaultd",
             dependencies: [
-                "KeyVault", "KeyVaultClient", "KeyVaultLogging",
+                "KeyVault", "KeyVaultUnixSocket", "KeyVaultLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -190,7 +193,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault",
             dependencies: [
-                "KeyVaultClient", "KeyVaultIDs", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultClient", "KeyVaultIDs", "KeyVaultUnixSocket", "KeyVaultProtocol", "KeyVaultCrypto",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict
@@ -217,7 +220,7 @@ let package = Package(
         .target(
             name: "KeyVaultTestSupport",
             dependencies: [
-                "KeyVaultClient",
+                "KeyVaultClient", "KeyVaultUnixSocket",
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

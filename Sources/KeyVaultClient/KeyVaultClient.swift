@@ -1,3 +1,4 @@
+public import KeyVaultUnixSocket
 import FoundationEssentials
 import NIOCore
 

@@ -1,3 +1,4 @@
+import KeyVaultUnixSocket
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -2,6 +2,7 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 package import KeyVaultClient
+package import KeyVaultUnixSocket
 #if canImport(Glibc)
 import Glibc
 #endif

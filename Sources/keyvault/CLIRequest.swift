@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultCrypto
 import KeyVaultProtocol
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
 import KeyVaultClient
+import KeyVaultUnixSocket
 
 /// `GET /v1/health`: whether the daemon answers (any caller the policy grants `health`).
 struct Health: AsyncParsableCommand {

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import KeyVaultCrypto
 import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultProtocol
 
 /// `--aad`, shared by seal and open: an envelope opens only with the AAD it was sealed with.

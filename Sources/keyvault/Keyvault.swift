@@ -5,6 +5,7 @@ import Glibc
 #endif
 import KeyVaultCrypto
 import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultProtocol
 
 @main

@@ -4,6 +4,7 @@ import FoundationEssentials
 import Glibc
 import KeyVaultCrypto
 import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultProtocol
 #endif
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import KeyVaultCrypto
 import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultProtocol
 
 struct Rotate: AsyncParsableCommand {

@@ -2,7 +2,7 @@ import ArgumentParser
 import KeyVault
 import Logging
 import KeyVaultCrypto
-import KeyVaultClient
+import KeyVaultUnixSocket
 import KeyVaultProtocol
 import KeyVaultLogging
 

@@ -1,4 +1,4 @@
-import KeyVaultClient
+import KeyVaultUnixSocket
 import NIOCore
 #if canImport(Glibc)
 import Glibc

@@ -9,7 +9,7 @@ import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
-import KeyVaultClient
+import KeyVaultUnixSocket
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
 /// credentials read per connection, bounded connections, headers, bodies and

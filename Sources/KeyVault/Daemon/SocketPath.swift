@@ -8,7 +8,7 @@ import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
 #endif
-import KeyVaultClient
+import KeyVaultUnixSocket
 
 /// The socket file: its default place, the refusal to start over a live
 /// daemon, and its permissions once bound.

@@ -4,12 +4,8 @@ import Glibc
 #endif
 import Hummingbird
 import NIOCore
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Renders a contract answer: a JSON object with a `state` field, the HTTP
 /// status that state maps to, and `Retry-After` where the state calls for it.

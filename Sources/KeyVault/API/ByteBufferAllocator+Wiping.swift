@@ -1,4 +1,3 @@
-import KeyVaultAccount
 @_spi(CustomByteBufferAllocator) import NIOCore
 import KeyVaultCrypto
 

@@ -1,11 +1,7 @@
 import NIOCore
 import Synchronization
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// One client connection as the requests on it see it: who is calling (read
 /// once, when it was accepted) and the requests it holds open. Its guard

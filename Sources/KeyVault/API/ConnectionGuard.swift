@@ -2,12 +2,7 @@ import Foundation
 import Logging
 import NIOCore
 import NIOHTTP1
-import KeyVaultCrypto
-import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Thrown into a request whose body had not arrived by its deadline, so it
 /// fails before it acts.

@@ -1,11 +1,5 @@
 import NIOCore
 import Synchronization
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The server's connections, bounded, and shared fairly between callers.
 ///

@@ -2,12 +2,8 @@ import Hummingbird
 import Logging
 import NIOCore
 import NIOHTTP1
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The outermost layer: reads the whole body (every route, within the
 /// limit), refuses browsers and unidentified callers before any routing, and

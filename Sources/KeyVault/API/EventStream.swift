@@ -2,12 +2,7 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import NIOCore
-import KeyVaultCrypto
-import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
 /// `locked`, `unlocked`…), each `id: EPOCH-N`, `event: NAME` and one JSON

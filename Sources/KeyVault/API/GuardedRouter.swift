@@ -2,12 +2,8 @@ import Foundation
 import Hummingbird
 import HTTPTypes
 import KeyVaultIDs
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Every route is registered with the permission it needs, so no handler can
 /// forget the policy check. Routes under `/v1/accounts/{user}` get the account

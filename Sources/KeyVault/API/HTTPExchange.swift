@@ -1,4 +1,3 @@
-import KeyVaultAccount
 import NIOHTTP1
 
 /// One HTTP/1 connection's requests and answers, as its guard

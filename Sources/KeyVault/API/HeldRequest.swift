@@ -1,10 +1,6 @@
 import Synchronization
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// A request the daemon holds open: a waiting key read (`?wait=`) or an event
 /// stream. It is filed under its connection so that the connection's close,

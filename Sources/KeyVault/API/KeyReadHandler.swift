@@ -2,12 +2,8 @@ import Foundation
 import Hummingbird
 import Logging
 import NIOCore
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and

@@ -1,4 +1,3 @@
-import KeyVaultAccount
 import KeyVaultCrypto
 
 /// `lockedMemory` in `GET /v1/status`: the process's secret memory, in bytes.

@@ -2,12 +2,6 @@ import KeyVaultUnixSocket
 import NIOCore
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 #endif
 
 /// Reads the peer's credentials once, when the connection is accepted: the

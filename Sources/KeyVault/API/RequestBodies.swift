@@ -1,11 +1,7 @@
 import Foundation
 import Hummingbird
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The JSON bodies the API takes. Decoding failures become `invalid` with a
 /// sentence that names the expected shape, never the received values.

@@ -1,4 +1,3 @@
-import KeyVaultAccount
 import Synchronization
 
 /// Requests a route is handling now, counted where they enter and leave the

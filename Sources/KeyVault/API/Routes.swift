@@ -4,9 +4,6 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
 enum Routes {

@@ -1,7 +1,6 @@
 import Hummingbird
 import NIOCore
 import KeyVaultCrypto
-import KeyVaultProtocol
 import KeyVaultAccount
 
 /// A JSON request body that carries passphrases, read so that no copy of a

@@ -1,11 +1,6 @@
 import Hummingbird
 import NIOCore
-import KeyVaultCrypto
-import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now
 /// (connections, requests in progress, waiting reads, event streams, waiters

@@ -1,10 +1,4 @@
 package import Hummingbird
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The request context: the connection it came on, who is calling (from the
 /// connection's peer credentials) and the body limit.

@@ -1,10 +1,5 @@
 import Foundation
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
 import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 package enum DefaultPaths {
     /// `$XDG_DATA_HOME/keyvaultd`, else `~/.local/share/keyvaultd`.

@@ -4,13 +4,11 @@ package import Logging
 import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
-import KeyVaultRelaySQLite
 import KeyVaultRelayClient
+import KeyVaultRelaySQLite
 #endif
 
 /// What `keyvaultd` is started with.

@@ -3,12 +3,6 @@ import HummingbirdCore
 package import Logging
 import NIOCore
 import NIOHTTP1
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 import KeyVaultUnixSocket
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer

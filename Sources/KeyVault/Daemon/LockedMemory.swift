@@ -1,4 +1,3 @@
-import KeyVaultAccount
 import CLinux
 import Foundation
 import Logging

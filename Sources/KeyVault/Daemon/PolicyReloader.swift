@@ -1,12 +1,6 @@
 import Logging
 import ServiceLifecycle
 import UnixSignals
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// SIGHUP reloads the policy; a policy that does not load is refused, logged
 /// with its file and line, and the one in force stays.

@@ -1,4 +1,3 @@
-import KeyVaultAccount
 import KeyVaultVault
 import Foundation
 #if canImport(Glibc)

@@ -1,12 +1,6 @@
 package import Foundation
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 #endif
 import KeyVaultUnixSocket
 

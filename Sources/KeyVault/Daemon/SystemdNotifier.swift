@@ -1,12 +1,6 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 #endif
 
 /// `sd_notify` without libsystemd: one datagram to `$NOTIFY_SOCKET`.

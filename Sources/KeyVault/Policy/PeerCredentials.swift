@@ -1,9 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 /// Who is on the other end of a socket connection, from `SO_PEERCRED`: the
 /// kernel's word, not the client's.
 package struct PeerCredentials: Sendable, Equatable, CustomStringConvertible {

@@ -1,9 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 /// What a caller may do. The names are the policy's vocabulary.
 package enum Permission: String, Sendable, CaseIterable, Comparable {
     case health, status

@@ -2,9 +2,6 @@ import Foundation
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// The daemon's rules: who may do what to which accounts, and the costs and
 /// limits it runs with. Loaded from the TOML files of a policy directory.

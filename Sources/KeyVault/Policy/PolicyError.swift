@@ -1,9 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 /// A policy problem, located: "policy/default.toml:12: unknown permission 'raed'".
 package struct PolicyError: Error, Sendable, Equatable, CustomStringConvertible {
     package var file: String

@@ -3,10 +3,6 @@ import Foundation
 import Glibc
 import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 #endif
 
 /// Reads a policy directory: every `*.toml` file in name order. Settings

@@ -1,12 +1,6 @@
 import Synchronization
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 #endif
 
 /// The policy in force, swapped whole on reload so a request sees one policy.

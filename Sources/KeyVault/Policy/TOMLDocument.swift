@@ -1,9 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 /// The parsed form of a policy file: the subset of TOML 1.0 that policies use
 /// (tables, arrays of tables, strings "…" and '…', integers, booleans and arrays), with the
 /// line of every value kept so that a later check can point at it.

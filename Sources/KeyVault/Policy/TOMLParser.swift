@@ -1,9 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 /// A strict parser for the TOML subset in `TOMLDocument`. Anything outside the
 /// subset is an error with its line, never silently skipped.
 struct TOMLParser {

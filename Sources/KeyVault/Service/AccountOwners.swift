@@ -1,5 +1,4 @@
 import Synchronization
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
 

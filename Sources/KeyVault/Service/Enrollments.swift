@@ -3,9 +3,7 @@ import Logging
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
 import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Enrollment: a new device asks to join (`enroll`), a trusted device lists
 /// the requests and approves one with the pairing code both screens show.

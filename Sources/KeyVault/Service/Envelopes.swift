@@ -2,9 +2,6 @@ import Foundation
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Seal and open: AES-256-GCM envelopes under the account's keys, in batches,
 /// so a sync engine never holds a key. Keys are found exactly as a key read

@@ -1,10 +1,6 @@
 package import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// `GET …/export`: everything this device stores about an account, as data a
 /// person can read, without key material (no keys, no wrapped blobs).

@@ -1,11 +1,8 @@
 package import Foundation
 import Logging
-import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
 import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// An account's circle made after the fact (PROTOCOL.md, "Founding later" and
 /// "Recovery"): a device on its own founds its account's circle when it first

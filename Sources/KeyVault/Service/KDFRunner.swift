@@ -2,11 +2,6 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Argon2id takes its cost in time and memory; it runs on NIO's blocking
 /// thread pool (one thread per core) so it never stalls the event loops or the

@@ -1,10 +1,6 @@
 import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Accounts bound to a person's sign-in, with a relay service: creating an
 /// account or enrolling into one presents an OpenID Connect ID token whose

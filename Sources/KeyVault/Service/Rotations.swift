@@ -3,9 +3,6 @@ import Logging
 import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Rotation in two phases (distribute, then promote) and revocation.
 package struct Rotations: EnginePart {

@@ -4,9 +4,6 @@ import ServiceLifecycle
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Propagation: reading the relay, verifying what it holds, taking in shares
 /// and acknowledging them. The relay is untrusted: every record is verified

@@ -3,9 +3,7 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultVault
 import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// What this device owes the relay, and getting it there. A log entry is
 /// appended here first (verified, stored, served) and published after; while

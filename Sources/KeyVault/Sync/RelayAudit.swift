@@ -1,11 +1,6 @@
 import Foundation
 import Logging
-import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// Whether the relay still holds what this device knows it held. A relay file
 /// deleted and made anew, or a store restored from an old backup, is younger

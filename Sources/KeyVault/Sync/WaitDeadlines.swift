@@ -2,12 +2,7 @@ import Foundation
 import HeapModule
 import NIOCore
 import Synchronization
-import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultAccount
-import KeyVaultVault
-import KeyVaultRelay
-import KeyVaultRelayClient
 
 /// When the hub's waits run out: one event-loop timer, for the earliest
 /// deadline, stands for all of them. A wait that ends early (a key arrived,

@@ -2,7 +2,6 @@ import Foundation
 import NIOCore
 import NIOPosix
 import Synchronization
-import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
 

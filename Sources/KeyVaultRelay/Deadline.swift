@@ -1,6 +1,4 @@
 import Synchronization
-import KeyVaultCrypto
-import KeyVaultProtocol
 
 package struct DeadlineExceeded: Error {
     package init() {}

@@ -1,7 +1,6 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
 import KeyVaultProtocol
 #endif
 

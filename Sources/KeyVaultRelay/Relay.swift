@@ -1,6 +1,5 @@
 package import Foundation
 package import KeyVaultProtocol
-import KeyVaultCrypto
 
 /// What a wake-up says landed: records of these accounts, or of any account
 /// (a store that cannot tell, or a connection that was away and may have missed some).

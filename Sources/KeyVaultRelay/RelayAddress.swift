@@ -1,5 +1,4 @@
 import Foundation
-import KeyVaultCrypto
 import KeyVaultProtocol
 
 /// `--relay`: `sqlite:PATH`, or a plain path, for the embedded relay;

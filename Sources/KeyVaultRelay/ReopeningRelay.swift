@@ -1,6 +1,5 @@
 package import Foundation
 import Synchronization
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// A relay opened when it first can be, and opened again after it fails:

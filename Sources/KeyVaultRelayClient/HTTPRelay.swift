@@ -5,7 +5,6 @@ import NIOCore
 import NIOHTTP1
 import NIOSSL
 import Synchronization
-import KeyVaultCrypto
 package import KeyVaultProtocol
 package import KeyVaultRelay
 import KeyVaultRelayWire

@@ -1,7 +1,6 @@
 import Synchronization
 package import KeyVaultCrypto
 package import KeyVaultProtocol
-import KeyVaultRelay
 
 /// What a device signs relay-service requests with, per account: its identity
 /// for that account while the daemon holds it (unlocked, or enrolling), and an

@@ -4,7 +4,6 @@ package import KeyVaultRelay
 import KeyVaultSQLite
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
 package import KeyVaultProtocol
 #endif
 

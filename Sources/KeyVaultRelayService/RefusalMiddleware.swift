@@ -1,7 +1,6 @@
 import Hummingbird
 import NIOCore
 import Logging
-import KeyVaultProtocol
 
 /// Turns every error a route throws into an answer from RELAY.md's table: a
 /// refusal as it is, a body over the limit as `too-large`, and anything else

@@ -1,6 +1,4 @@
-import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultRelay
 import KeyVaultRelayStore
 
 /// RELAY.md "Retention", as a pure function of one account's stored rows, its

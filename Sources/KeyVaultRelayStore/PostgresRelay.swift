@@ -3,7 +3,6 @@ package import Logging
 import NIOCore
 import NIOSSL
 package import PostgresNIO
-import KeyVaultCrypto
 package import KeyVaultProtocol
 package import KeyVaultRelay
 

@@ -1,8 +1,6 @@
 import Logging
 import PostgresNIO
-import KeyVaultCrypto
 import KeyVaultProtocol
-import KeyVaultRelay
 
 /// One connection that LISTENs on the relay's channel and rings every
 /// `wakeups()` stream on each NOTIFY. When the connection is lost it

@@ -1,6 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultRelay
 import Logging
 import PostgresNIO
 

@@ -1,7 +1,5 @@
 import Foundation
 import Synchronization
-import KeyVaultCrypto
-import KeyVaultProtocol
 package import KeyVaultRelay
 
 /// What the relay's operations and its listener share: the `wakeups()`

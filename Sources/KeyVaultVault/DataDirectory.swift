@@ -1,8 +1,6 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
-import KeyVaultProtocol
 import KeyVaultAccount
 #endif
 

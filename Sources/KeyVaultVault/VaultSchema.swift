@@ -1,7 +1,4 @@
 package import GRDB
-import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
 
 /// The vault's versioned migrations. A migration, once shipped, never changes;
 /// a new version appends one (docs/FORMAT.md, "Schema").

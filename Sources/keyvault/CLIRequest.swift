@@ -2,8 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultCrypto
-import KeyVaultProtocol
 
 /// One request to the daemon and its answer, printed the CLI's way.
 struct CLIRequest {

@@ -1,6 +1,5 @@
 import ArgumentParser
 import FoundationEssentials
-import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
 import KeyVaultProtocol

@@ -1,7 +1,5 @@
 import FoundationEssentials
-import KeyVaultCrypto
 import KeyVaultClient
-import KeyVaultProtocol
 
 /// Options that, as in git, docker or systemctl, may come before the
 /// subcommand: `keyvault --socket PATH key get …`. ArgumentParser reads a

@@ -1,5 +1,4 @@
 import ArgumentParser
-import KeyVaultProtocol
 import KeyVaultIDs
 
 /// `--device-id` and `--key-id`: parsed into their types where they enter, with the sentence a person needs.

@@ -2,10 +2,8 @@ import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
-import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
 #endif
 
 /// Passphrases come from a file, from the terminal without echo, or from

@@ -6,7 +6,6 @@ import Glibc
 import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

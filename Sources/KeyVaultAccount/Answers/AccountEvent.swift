@@ -1,5 +1,4 @@
 import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// What `GET /v1/accounts/{user}/events` streams.

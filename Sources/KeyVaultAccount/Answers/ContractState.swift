@@ -1,5 +1,4 @@
 import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// The `state` field of every answer (docs/API.md): a client can switch on it

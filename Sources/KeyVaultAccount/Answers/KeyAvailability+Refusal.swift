@@ -1,5 +1,4 @@
 import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 extension KeyAvailability {

@@ -1,6 +1,4 @@
 package import Foundation
-import KeyVaultCrypto
-import KeyVaultProtocol
 
 /// The back-off after wrong passphrases: the first failure waits `base`, each
 /// further one doubles it, up to `max`. Pure: time is passed in.

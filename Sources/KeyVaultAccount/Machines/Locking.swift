@@ -1,5 +1,4 @@
 package import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// Locking, decided without I/O: whether an unlock may try a passphrase now

@@ -1,5 +1,4 @@
 package import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// The second phase of a rotation, decided without I/O: a generation this

@@ -1,5 +1,4 @@
 import Foundation
-import KeyVaultCrypto
 package import KeyVaultProtocol
 
 /// What a key read of an account can observe, derived from its state and

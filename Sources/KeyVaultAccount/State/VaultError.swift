@@ -1,5 +1,3 @@
-import KeyVaultCrypto
-import KeyVaultProtocol
 
 /// Failures of the vault itself (not of a caller's input).
 package enum VaultError: Error, Sendable, Equatable, CustomStringConvertible {

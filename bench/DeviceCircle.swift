@@ -101,7 +101,7 @@ final class DeviceCircle: Sendable {
         // Room for the 10,000 waiting reads of the memory section (the daemon's own default is 1,024).
         options.maxConnections = 16_384
         let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
-        return [Task { try await app.run() }, Task { await service.propagate() }]
+        return [Task { try await app.run() }, Task { await service.propagation.propagate() }]
     }
 
     /// The child processes' ids (none in process).

@@ -21,7 +21,7 @@ struct EnvelopeHandler: Sendable {
             Envelopes.BatchItem(bytes: try Self.base64(item.plaintext, "plaintext", index), aad: try Self.aad(item.aad, index))
         }
         defer { for i in items.indices { Wipe.bytes(&items[i].bytes) } }
-        switch try service.seal(account, keyID: body.keyId, items: items) {
+        switch try service.envelopes.seal(account, keyID: body.keyId, items: items) {
         case .pending(let reason, let since):
             return try Self.pending(reason, since)
         case .done(let batch):
@@ -37,7 +37,7 @@ struct EnvelopeHandler: Sendable {
         let items = try body.items.enumerated().map { index, item in
             Envelopes.BatchItem(bytes: try Self.base64(item.envelope, "envelope", index), aad: try Self.aad(item.aad, index))
         }
-        switch try service.open(account, items: items) {
+        switch try service.envelopes.open(account, items: items) {
         case .pending(let reason, let since):
             return try Self.pending(reason, since)
         case .done(var batch):

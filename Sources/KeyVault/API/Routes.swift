@@ -21,7 +21,7 @@ enum Routes {
                 return policy.allows(peer, .status, account: id)
             }
             // The relay's per-account lines too: another account's name is not the caller's to see.
-            var relay = service.relayStatus
+            var relay = service.publishing.relayStatus
             if let behind = relay?.behind { relay?.behind = behind.filter { covers($0.account) }.nilIfEmpty }
             if let conflicts = relay?.conflicts { relay?.conflicts = conflicts.filter { covers($0.account) }.nilIfEmpty }
             return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, relay: relay, accounts: service.status().filter { covers($0.account) }))
@@ -87,7 +87,7 @@ enum Routes {
         routes.on(.post, account: "/enroll", permission: .enroll) { request, context, account in
             let body = try await EnrollBody.read(request, context)
             let name = try RequestBody.deviceName(try body.string("deviceName"))
-            let ticket = try await service.enroll(account, passphrase: try body.secret("passphrase"), deviceName: name,
+            let ticket = try await service.enrolling.enroll(account, passphrase: try body.secret("passphrase"), deviceName: name,
                                                   identityToken: body.optional("identityToken"))
             return try APIResponse.json(.pending, EnrollAnswer(deviceId: ticket.deviceID, pairingCode: ticket.pairingCode, since: ticket.since),
                                         retryAfter: PendingBody.retrySeconds)
@@ -109,7 +109,7 @@ enum Routes {
             try APIResponse.ready(IdentityNonceBody(account: account.rawValue, nonce: await service.identityNonce(account)))
         }
         routes.on(.get, account: "/enrollments", permission: .approve) { _, _, account in
-            try APIResponse.ready(EnrollmentsBody(enrollments: try service.enrollments(account)))
+            try APIResponse.ready(EnrollmentsBody(enrollments: try service.enrolling.enrollments(account)))
         }
         routes.on(.post, account: "/enrollments/{deviceId}/approve", permission: .approve) { request, context, account in
             let body = try await RequestBody.decode(ApproveBody.self, shape: ApproveBody.shape, from: request, context: context)
@@ -118,16 +118,16 @@ enum Routes {
             guard code.utf8.count == 6, code.utf8.allSatisfy({ $0 >= 48 && $0 <= 57 }) else {
                 throw Refusal.invalid("a pairing code is the 6 digits the new device shows")
             }
-            let name = try await service.approve(account, deviceID: deviceID, pairingCode: code)
+            let name = try await service.enrolling.approve(account, deviceID: deviceID, pairingCode: code)
             return try APIResponse.ready(ApprovedBody(deviceId: deviceID, deviceName: name))
         }
         routes.on(.post, account: "/enrollments/{deviceId}/dismiss", permission: .approve) { _, context, account in
             let deviceID: DeviceID = try GuardedRouter.id("deviceId", context)
-            try await service.dismissEnrollment(account, deviceID: deviceID)
+            try await service.enrolling.dismissEnrollment(account, deviceID: deviceID)
             return try APIResponse.ready(DismissedBody(account: account.rawValue, deviceId: deviceID))
         }
         routes.on(.get, account: "/devices", permission: .status) { _, _, account in
-            try APIResponse.ready(DevicesBody(devices: try service.devices(account)))
+            try APIResponse.ready(DevicesBody(devices: try service.enrolling.devices(account)))
         }
         routes.on(.post, account: "/rotate", permission: .rotate) { request, context, account in
             // An empty body means the default, after-acks.
@@ -142,22 +142,22 @@ enum Routes {
                     promotion = value
                 }
             }
-            let result = try await service.rotate(account, promotion: promotion)
+            let result = try await service.rotations.rotate(account, promotion: promotion)
             return try APIResponse.ready(RotatedBody(result))
         }
         routes.on(.delete, account: "/devices/{deviceId}", permission: .revoke) { _, context, account in
             let deviceID: DeviceID = try GuardedRouter.id("deviceId", context)
-            let rotation = try await service.revoke(account, deviceID: deviceID)
+            let rotation = try await service.rotations.revoke(account, deviceID: deviceID)
             return try APIResponse.ready(RevokedBody(deviceId: deviceID, rotatedTo: rotation?.generation))
         }
         routes.on(.delete, account: "", permission: .delete) { request, _, account in
             let raw = request.uri.queryParameters.get("everywhere") ?? "false"
             guard raw == "true" || raw == "false" else { throw Refusal.invalid("everywhere must be true or false") }
-            try await service.delete(account, everywhere: raw == "true")
+            try await service.exports.delete(account, everywhere: raw == "true")
             return try APIResponse.ready(DeletedBody(account: account.rawValue, everywhere: raw == "true"))
         }
         routes.on(.get, account: "/export", permission: .export) { _, _, account in
-            try APIResponse.ready(ExportBody(export: try service.export(account)))
+            try APIResponse.ready(ExportBody(export: try service.exports.export(account)))
         }
         routes.on(.get, account: "/events", permission: .subscribe) { request, context, account in
             _ = try service.existing(account)

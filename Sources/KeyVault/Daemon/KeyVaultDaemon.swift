@@ -134,8 +134,8 @@ struct PropagationService: Service {
     func run() async throws {
         // Returns at graceful shutdown: the wake-ups are cancelled then, and the age check with them.
         await withTaskGroup(of: Void.self) { group in
-            group.addTask { await service.propagate() }
-            group.addTask { await service.rotateAgedKeys() }
+            group.addTask { await service.propagation.propagate() }
+            group.addTask { await service.rotations.rotateAgedKeys() }
             await group.next()
             group.cancelAll()
         }

@@ -3,12 +3,36 @@ import Logging
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultRelayClient
+import KeyVaultVault
 import KeyVaultRelay
 
 /// Enrollment: a new device asks to join (`enroll`), a trusted device lists
 /// the requests and approves one with the pairing code both screens show.
-package struct Enrollments: EnginePart {
+package struct Enrollments: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let policy: PolicyStore
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let pairings: PairingExchanges
+    let relay: (any Relay)?
+    let hub: WaitingHub
+    let relayCredentials: RelayCredentials?
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        policy = service.policy
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        pairings = service.pairings
+        relay = service.relay
+        hub = service.hub
+        relayCredentials = service.relayCredentials
+    }
 
     package struct EnrollmentTicket: Sendable {
         package var deviceID: DeviceID
@@ -57,16 +81,16 @@ package struct Enrollments: EnginePart {
                 }
                 return try await renewEnrollment(id, state: state, passphrase: passphrase)
             }
-            try requireIdentityToken(identityToken, for: "enrolling")
+            try service.requireIdentityToken(identityToken, for: "enrolling")
             // A relay service shows the circle only to a candidate: this device's identity, with the
             // person's sign-in, becomes one when it first reads (and the token is dropped after).
-            let identity = relayCredentials != nil ? preparedIdentity(for: id) : DeviceIdentity.generate()
+            let identity = relayCredentials != nil ? service.preparedIdentity(for: id) : DeviceIdentity.generate()
             var installed = false
-            signRelayRequests(id, as: identity)
+            service.signRelayRequests(id, as: identity)
             relayCredentials?.present(identityToken: identityToken, for: id)
             defer {
                 relayCredentials?.present(identityToken: nil, for: id)
-                if !installed { signRelayRequests(id, as: nil) }
+                if !installed { service.signRelayRequests(id, as: nil) }
             }
             // The circle as the relay shows it now. It is not trusted yet: the exchange checks
             // its genesis against the one the trusted device that knew the code sees.
@@ -103,10 +127,10 @@ package struct Enrollments: EnginePart {
             state.identity = identity
             state.enrollment.requested(request, code: code)
             pairings.keep(started.takeInitiator(), for: id)
-            install(id, state)
+            service.install(id, state)
             installed = true
-            spendIdentity(for: id)
-            await publishQueued(id)
+            service.spendIdentity(for: id)
+            await service.publishing.publishQueued(id)
             logger.info("enrollment requested", metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             return EnrollmentTicket(deviceID: identity.deviceID, pairingCode: code, since: request.requestedDate)
         }
@@ -122,8 +146,8 @@ package struct Enrollments: EnginePart {
         if circle.entries.map(\.hash) != state.circle.entries.map(\.hash) {
             logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
             try await vault.replaceLog(account: id, from: 0, entries: circle.entries.map { ($0.seq, $0.encoded) }, confirmed: circle.entries.count)
-            try await restartReading(id)
-            update(id) { state in
+            try await service.relayAudit.restartReading(id)
+            service.update(id) { state in
                 state.setCircle(circle)
                 state.logConfirmed = circle.entries.count
             }
@@ -136,11 +160,11 @@ package struct Enrollments: EnginePart {
         let request = started.request
         try await vault.renewEnrollment(account: id, request: request.encoded, enqueue: .request(request))
         pairings.keep(started.takeInitiator(), for: id)
-        update(id) { state in
+        service.update(id) { state in
             state.enrollment.requested(request, code: code)
             state.wrappedPairingKey = nil
         }
-        await publishQueued(id)
+        await service.publishing.publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
         return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: request.requestedDate)
     }
@@ -169,7 +193,7 @@ package struct Enrollments: EnginePart {
 
     /// Requests that this device may approve: live (not dismissed, not expired, not tried here).
     package func enrollments(_ id: AccountID) throws -> [EnrollmentListing] {
-        let state = try existing(id)
+        let state = try service.existing(id)
         // A device with no relay has no circle to join: no one can be asking.
         if relay == nil && state.circle.isEmpty { return [] }
         if state.circle.isEmpty && !state.enrollment.isJoining {
@@ -198,8 +222,8 @@ package struct Enrollments: EnginePart {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
         let response = try await owners.run(id) { () async throws -> PairingResponse in
-            await sync(id)
-            let state = try existing(id)
+            await service.propagation.sync(id)
+            let state = try service.existing(id)
             guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             let request: PairingRequest
@@ -217,9 +241,9 @@ package struct Enrollments: EnginePart {
                                                    circle: state.circle)
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
-            update(id) { $0.enrollment.responded(to: request) }
+            service.update(id) { $0.enrollment.responded(to: request) }
             // Sent at once (queued if the relay is away; the wait below then ends unanswered).
-            await send([.challenge(response)], account: id)
+            await service.publishing.send([.challenge(response)], account: id)
             return response
         }
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
@@ -238,7 +262,7 @@ package struct Enrollments: EnginePart {
                 hub.announce(id, .pairingFailed(deviceID, reason: "code-mismatch"))
                 throw Refusal(.denied, "the pairing code did not match; enroll the new device again for a new code")
             }
-            let state = try existing(id)
+            let state = try service.existing(id)
             guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
             guard let request = state.enrollment.requests[deviceID], request.hash == response.requestHash else {
                 throw Refusal(.unknown, "the request from device \(deviceID) is gone")
@@ -251,10 +275,10 @@ package struct Enrollments: EnginePart {
             func approval(of entry: LogEntry) -> PairingApproval {
                 PairingApproval.make(entry: entry, request: request, genesisHash: genesisHash, sessionKey: sessionKey, signer: identity.signing)
             }
-            let appended = try await appendEntry(id, owe: owed, enqueue: { [.challenge(approval(of: $0))] }) { _ in
+            let appended = try await service.publishing.appendEntry(id, owe: owed, enqueue: { [.challenge(approval(of: $0))] }) { _ in
                 .approve(device: request.device, requestHash: request.hash)
             }
-            await publishQueued(id)
+            await service.publishing.publishQueued(id)
             // Rebased after another device's entry: the approval of the entry as the relay now holds it follows.
             if let after = owners.state(id),
                let entry = after.circle.entries.last(where: { entry in
@@ -262,7 +286,7 @@ package struct Enrollments: EnginePart {
                    return false
                }), entry.hash != appended?.hash {
                 _ = try await vault.enqueue(account: id, records: [.challenge(approval(of: entry))])
-                await publishQueued(id)
+                await service.publishing.publishQueued(id)
             }
             logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             return request.device.name
@@ -283,7 +307,7 @@ package struct Enrollments: EnginePart {
             await hub.wait(id, token, until: min(deadline, .now + .seconds(1)))
             if let confirmation = arrived() { return confirmation }
             // Not there yet: read the relay for this account too, in case its wake-up was lost on the way.
-            await sync(id)
+            await service.propagation.sync(id)
         }
         return arrived()
     }
@@ -294,18 +318,18 @@ package struct Enrollments: EnginePart {
     /// listed or approvable here, across restarts.
     package func dismissEnrollment(_ id: AccountID, deviceID: DeviceID) async throws {
         try await owners.run(id) {
-            let state = try existing(id)
+            let state = try service.existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             var enrollment = state.enrollment
             guard enrollment.dismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
             try await vault.dismissRequest(account: id, deviceID: deviceID)
-            update(id) { $0.enrollment = enrollment }
+            service.update(id) { $0.enrollment = enrollment }
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }
 
     package func devices(_ id: AccountID) throws -> [DeviceListing] {
-        let state = try existing(id)
+        let state = try service.existing(id)
         var out = state.circle.members.values.map { member in
             let id = member.keys.deviceID
             let acked: [KeyID: Date] = id == state.deviceID

@@ -7,8 +7,12 @@ import KeyVaultAccount
 /// so a sync engine never holds a key. Keys are found exactly as a key read
 /// finds them (`availability`), so locked, pending, unknown and destroyed
 /// answer the same way here as there.
-package struct Envelopes: EnginePart {
+package struct Envelopes: Sendable {
     package let service: KeyVaultService
+
+    init(service: KeyVaultService) {
+        self.service = service
+    }
 
     /// One item of a batch: a plaintext to seal or an envelope to open, and the caller's AAD.
     struct BatchItem: Sendable {
@@ -89,7 +93,7 @@ package struct Envelopes: EnginePart {
     /// The key a key read would release, or its pending reason; anything else
     /// is the read's own refusal (`item` names the batch item for unknown and destroyed).
     private func envelopeKey(_ account: AccountID, _ selector: KeySelector, item: Int?) throws -> BatchOutcome<ReleasedKey> {
-        guard let availability = availability(account, selector) else { throw Refusal.unknownAccount(account) }
+        guard let availability = service.availability(account, selector) else { throw Refusal.unknownAccount(account) }
         switch availability {
         case .ready(let released):
             return .done(released)

@@ -1,11 +1,26 @@
 package import Foundation
 package import KeyVaultProtocol
 import KeyVaultAccount
+import Logging
+import KeyVaultRelay
+import KeyVaultVault
 
 /// `GET …/export`: everything this device stores about an account, as data a
 /// person can read, without key material (no keys, no wrapped blobs).
-package struct Exports: EnginePart {
+package struct Exports: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let logger: Logger
+    let owners: AccountOwners
+    let relay: (any Relay)?
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        logger = service.logger
+        owners = service.owners
+        relay = service.relay
+    }
 
     package struct AccountExport: Sendable, Encodable {
         package struct Item: Sendable, Encodable {
@@ -48,7 +63,7 @@ package struct Exports: EnginePart {
     }
 
     package func export(_ id: AccountID) throws -> AccountExport {
-        let state = try existing(id)
+        let state = try service.existing(id)
         let current = state.currentKeyID
         let items = state.items.map { item in
             let a = item.attributes
@@ -76,7 +91,7 @@ package struct Exports: EnginePart {
         return AccountExport(account: id.rawValue, deviceId: state.deviceID, deviceName: state.record.deviceName, createdAt: state.record.createdAt,
                              accessibility: state.record.accessibility.rawValue,
                              kdf: ["passes": state.record.kdf.opsLimit, "memoryBytes": state.record.kdf.memLimitBytes],
-                             items: items, generations: generations, devices: try devices(id), circleLog: log)
+                             items: items, generations: generations, devices: try service.enrolling.devices(id), circleLog: log)
     }
 }
 
@@ -88,22 +103,22 @@ extension Exports {
     /// answers `destroyed`.
     package func delete(_ id: AccountID, everywhere: Bool) async throws {
         try await owners.run(id) {
-            let state = try existing(id)
+            let state = try service.existing(id)
             if everywhere {
                 guard relay != nil, !state.circle.isEmpty else { throw Refusal.invalid("the account has no circle to destroy it in; delete it here only") }
                 guard state.identity != nil else { throw Refusal.locked(id) }
-                await sync(id)
+                await service.propagation.sync(id)
                 // Only a trusted device's destroy is an entry others accept; a removed one's would not verify.
                 guard let synced = owners.state(id), synced.circle.isTrusted(synced.deviceID) else {
                     throw Refusal(.revoked, "this device was removed from the circle of \(id): it cannot destroy the account everywhere; delete it here only")
                 }
-                try await appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
+                try await service.publishing.appendEntry(id) { circle in circle.destroyed ? nil : .destroy }
                 // Shredded here at once; the other devices shred when the entry reaches them.
-                await publishQueued(id)
+                await service.publishing.publishQueued(id)
                 return
             }
             try await vault.deleteAccount(id)
-            install(id, nil)
+            service.install(id, nil)
             logger.notice("account deleted from this device", metadata: ["account": "\(id)"])
         }
     }

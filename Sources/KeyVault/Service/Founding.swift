@@ -2,14 +2,32 @@ package import Foundation
 import Logging
 package import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultRelayClient
+import KeyVaultRelay
 import KeyVaultVault
 
 /// An account's circle made after the fact (PROTOCOL.md, "Founding later" and
 /// "Recovery"): a device on its own founds its account's circle when it first
 /// meets a relay, and a device restored from a version 2 recovery kit re-joins
 /// the circle its lost devices left, approved by the kit's own member.
-package struct Founding: EnginePart {
+package struct Founding: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let relay: (any Relay)?
+    let relayCredentials: RelayCredentials?
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        relay = service.relay
+        relayCredentials = service.relayCredentials
+    }
 
     /// Founds the circle of an account this device holds on its own: a genesis
     /// naming its generation 1, an `announce` for every other generation it holds
@@ -24,20 +42,20 @@ package struct Founding: EnginePart {
             throw Refusal.invalid("this daemon has no relay (--relay): an account's circle is founded on the relay its devices share")
         }
         return try await owners.run(id) {
-            let state = try existing(id)
+            let state = try service.existing(id)
             // Founded already, or founded here and not on the relay yet (a crash, a refusal): then it is published now.
-            if !state.circle.isEmpty && !(state.isFounding && !state.foundedAtCreation) { return statusOf(id)! }
+            if !state.circle.isEmpty && !(state.isFounding && !state.foundedAtCreation) { return service.statusOf(id)! }
             guard !state.enrollment.isJoining else { throw Refusal.invalid("this device is still joining the account \(id)") }
             guard let identity = state.identity else { throw Refusal.locked(id) }
-            if relayCredentials != nil { try requireIdentityToken(identityToken, for: "founding the account's circle on it") }
+            if relayCredentials != nil { try service.requireIdentityToken(identityToken, for: "founding the account's circle on it") }
             if state.circle.isEmpty {
                 let circle = try Self.foundingCircle(of: state, identity: identity, at: now())
                 try await vault.appendLog(account: id, entries: circle.entries.map { ($0.seq, $0.encoded) }, current: state.currentKey(after: circle))
-                update(id) { $0.setCircle(circle) }
+                service.update(id) { $0.setCircle(circle) }
             }
             relayCredentials?.present(identityToken: identityToken, for: id)
             defer { relayCredentials?.present(identityToken: nil, for: id) }
-            switch await publishQueued(id) {
+            switch await service.publishing.publishQueued(id) {
             case .done, .waitingForUnlock:
                 service.relayHealth.withLock { _ = $0.conflicts.removeValue(forKey: id) }
                 logger.notice("account's circle founded on the relay from this device", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
@@ -52,7 +70,7 @@ package struct Founding: EnginePart {
                 // `publishQueued` withdrew the entries and said why.
                 throw Refusal.invalid(Self.conflictNote(id))
             }
-            return statusOf(id)!
+            return service.statusOf(id)!
         }
     }
 
@@ -103,10 +121,10 @@ package struct Founding: EnginePart {
     /// Takes back a later founding the relay did not take: the account is on its own again.
     func withdraw(_ id: AccountID) async throws {
         try await owners.run(id) {
-            let state = try existing(id)
+            let state = try service.existing(id)
             let empty = CircleState(account: id)
             try await vault.replaceLog(account: id, from: .genesis, entries: [], confirmed: 0, current: state.record.currentKey)
-            update(id) { $0.circleAdopted(empty, confirmed: 0) }
+            service.update(id) { $0.circleAdopted(empty, confirmed: 0) }
         }
     }
 
@@ -141,8 +159,8 @@ package struct Founding: EnginePart {
     /// nil: the relay holds no circle with this member trusted (the kit restores keys only).
     func rejoin(_ id: AccountID, member: DeviceIdentity) async throws -> Rejoin? {
         guard let relay else { return nil }
-        signRelayRequests(id, as: member)
-        defer { signRelayRequests(id, as: nil) }
+        service.signRelayRequests(id, as: member)
+        defer { service.signRelayRequests(id, as: nil) }
         let circle = try await service.enrolling.readCircle(id, relay)
         guard circle.members[member.deviceID]?.isRecovery == true, circle.isTrusted(member.deviceID), !circle.destroyed else {
             if !circle.isEmpty {

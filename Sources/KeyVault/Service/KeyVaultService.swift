@@ -156,12 +156,12 @@ package final class KeyVaultService: Sendable {
             let made = DeviceIdentity.generate()
             // Named by the day it was made, so a person tells one kit from another in `devices`.
             let name = "recovery kit of " + String(RFC3339.string(from: now()).prefix(10))
-            try await appendEntry(id) { _ in
+            try await publishing.appendEntry(id) { _ in
                 .recovery(device: DeviceKeys(signing: made.signing.publicKey, box: made.box.publicKey, name: name))
             }
             member = made
             logger.notice("recovery kit's member added to the circle", metadata: ["account": "\(id)", "member": "\(made.deviceID)"])
-            await publishQueued(id)
+            await publishing.publishQueued(id)
             state = try existing(id)
         }
         let generations = state.knownGenerations.compactMap { g in
@@ -280,22 +280,22 @@ package final class KeyVaultService: Sendable {
                 // at the next start instead: see `publishQueued`).
                 relayCredentials?.present(identityToken: identityToken, for: id)
                 defer { relayCredentials?.present(identityToken: nil, for: id) }
-                switch await publishQueued(id) {
+                switch await publishing.publishQueued(id) {
                 case .done, .waitingForUnlock: break
                 case .refused(let error):
-                    try await abandonFounding(id, because: "\(error)")
+                    try await publishing.abandonFounding(id, because: "\(error)")
                     throw error
                 case .blocked:
                     throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
                 case .unreachable:
-                    try await abandonFounding(id, because: "the relay did not take its genesis")
-                    throw RelayError.unreachable(relayStatus?.problem ?? "no answer")
+                    try await publishing.abandonFounding(id, because: "the relay did not take its genesis")
+                    throw RelayError.unreachable(publishing.relayStatus?.problem ?? "no answer")
                 }
                 spendIdentity(for: id)
             }
             if rejoining != nil {
                 // Stored here first: if the relay does not take it now, it goes out at the next publish or start.
-                await publishQueued(id)
+                await publishing.publishQueued(id)
                 logger.notice("account restored from its recovery kit and re-joined its circle, approved by the kit's member",
                               metadata: ["account": "\(id)", "device": "\(identity.deviceID)"])
             }
@@ -323,12 +323,12 @@ package final class KeyVaultService: Sendable {
             owners.enqueue(id) {
                 // A device on its own meets its relay: its account's circle is founded there.
                 await self.founding.foundIfAlone(id)
-                await self.readLog(for: id)
-                await self.takeKeptShares(for: id)
-                await self.advanceEnrollments(id)
+                await self.propagation.readLog(for: id)
+                await self.propagation.takeKeptShares(for: id)
+                await self.propagation.advanceEnrollments(id)
                 // Promotions and rotations a crash or the lock held back.
-                await self.payOwedWork(id)
-                await self.publishQueued(id)
+                await self.rotations.payOwedWork(id)
+                await self.publishing.publishQueued(id)
             }
         }
     }

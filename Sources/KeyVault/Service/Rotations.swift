@@ -3,10 +3,30 @@ import Logging
 import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultRelay
+import KeyVaultVault
 
 /// Rotation in two phases (distribute, then promote) and revocation.
-package struct Rotations: EnginePart {
+package struct Rotations: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let policy: PolicyStore
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let relay: (any Relay)?
+    let hub: WaitingHub
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        policy = service.policy
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        relay = service.relay
+        hub = service.hub
+    }
 
     package enum Promotion: String, Sendable {
         /// Current once every trusted device has acknowledged it, or at the policy's deadline.
@@ -41,7 +61,7 @@ package struct Rotations: EnginePart {
     /// A device with no relay is its account's only device, and keeps no log:
     /// the new generation is stored and made current in one vault transaction.
     func rotateAlone(_ id: AccountID) async throws -> RotationResult {
-        let state = try existing(id)
+        let state = try service.existing(id)
         guard state.circle.isEmpty else {
             throw Refusal.invalid("the account \(id) has a circle of devices, kept through a relay: start the daemon with its --relay to rotate")
         }
@@ -50,7 +70,7 @@ package struct Rotations: EnginePart {
         guard let number = state.generations.map(\.number).max().map({ $0.next }) ?? .first else { throw Self.noNumberLeft(id) }
         let key = SecretKey.generate()
         let generation = newGeneration(number, of: key)
-        try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, makingCurrent: true)
+        try await service.storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility, makingCurrent: true)
         hub.announce(id, .rotated(number, generation.keyID))
         logger.notice("rotated", metadata: ["account": "\(id)", "generation": "\(number)", "devices": "1"])
         return RotationResult(generation: number, keyId: generation.keyID, promoted: true, devices: [], queued: false, note: nil)
@@ -69,8 +89,8 @@ package struct Rotations: EnginePart {
     }
 
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        await sync(id)
-        let state = try existing(id)
+        await service.propagation.sync(id)
+        let state = try service.existing(id)
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
         guard !state.circle.destroyed else { throw Refusal(.destroyed, "the account \(id) was destroyed") }
@@ -85,7 +105,7 @@ package struct Rotations: EnginePart {
         let generation = reused?.0 ?? newGeneration(number, of: key)
         if reused == nil {
             // Stored before anyone can learn of it: a crash after the announce loses nothing.
-            try await storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility)
+            try await service.storeKey(id, generation, key: key, kek: kek, accessibility: state.record.accessibility)
         }
         let others = state.circle.trustedDevices.keys.filter { $0 != state.deviceID }.sorted()
         let promoteNow = promotion == .now || others.isEmpty
@@ -94,7 +114,7 @@ package struct Rotations: EnginePart {
         // (or unlock) promotes it.
         let deadline = (keyID: generation.keyID,
                         at: promoteNow ? now() : now().addingTimeInterval(Double(policy.current.rotation.promotionDeadlineSeconds)))
-        try await appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
+        try await service.publishing.appendEntry(id, owe: [OwedDelivery(keyID: generation.keyID)], promotionDeadline: deadline) { _ in
             .announce(generation: number, keyID: keyID, keyCreatedAt: Millis.of(generation.createdAt, rounding: .toNearestOrAwayFromZero))
         }
         if promoteNow {
@@ -103,7 +123,7 @@ package struct Rotations: EnginePart {
             schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline.at)
         }
         hub.announce(id, .rotated(number, generation.keyID))
-        let published = await publishQueued(id)
+        let published = await service.publishing.publishQueued(id)
         logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
                       metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(others.count + 1)"])
         return RotationResult(generation: number, keyId: generation.keyID, promoted: promoteNow, devices: others,
@@ -113,7 +133,7 @@ package struct Rotations: EnginePart {
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
     func dropUnannounced(_ id: AccountID, keyID: KeyID) async throws {
         try await vault.removeGeneration(account: id, keyID: keyID)
-        update(id) { state in
+        service.update(id) { state in
             state.generations.removeAll { $0.keyID == keyID }
             state.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
             state.keys[keyID] = nil
@@ -129,7 +149,7 @@ package struct Rotations: EnginePart {
     /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
     private func promoteInJob(_ id: AccountID, keyID: KeyID) async throws {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
-        let entry = try await appendEntry(id) { circle in
+        let entry = try await service.publishing.appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: announced.generation, keyID: keyID)
         }
@@ -138,11 +158,11 @@ package struct Rotations: EnginePart {
         for case .clearDeadline(let done) in promotions.promoted(keyID: keyID) {
             try await vault.clearPromotionDeadline(account: id, keyID: done)
         }
-        update(id) { $0.promotions = promotions }
+        service.update(id) { $0.promotions = promotions }
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
-        await publishQueued(id)
+        await service.publishing.publishQueued(id)
     }
 
     /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
@@ -185,7 +205,7 @@ package struct Rotations: EnginePart {
     /// At start: the deadlines of promotions this device still owes, and what a revoke still owes
     /// (each done now if the account is unlocked, else at its unlock).
     func resumeOwedWork() {
-        for id in accountIDs {
+        for id in service.propagation.accountIDs {
             owners.enqueue(id) {
                 guard let state = self.owners.state(id) else { return }
                 await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
@@ -201,8 +221,8 @@ package struct Rotations: EnginePart {
     package func revoke(_ id: AccountID, deviceID: DeviceID) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         return try await owners.run(id) {
-            await sync(id)
-            let state = try existing(id)
+            await service.propagation.sync(id)
+            let state = try service.existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
             if state.circle.members[deviceID]?.revoked == true, policy.current.rotation.rotateOnRevoke,
@@ -214,14 +234,14 @@ package struct Rotations: EnginePart {
             guard state.circle.trustedDevices.count > 1 else {
                 throw Refusal.invalid("device \(deviceID) is the account's last device; removing it would leave nobody to hold the keys")
             }
-            try await appendEntry(id) { circle in
+            try await service.publishing.appendEntry(id) { circle in
                 guard circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) was removed meanwhile") }
                 return .revoke(deviceID: deviceID)
             }
             logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             hub.announce(id, .deviceRevoked(deviceID))
             guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else {
-                await publishQueued(id)
+                await service.publishing.publishQueued(id)
                 return nil
             }
             // Security before availability: the removed device must not hold the current key.
@@ -274,8 +294,8 @@ package struct Rotations: EnginePart {
                 guard due, relay != nil else { continue }
                 // Re-checked after a sync inside the gate: another device may have rotated first.
                 _ = try? await owners.run(id) { () -> Bool in
-                    await self.sync(id)
-                    let state = try self.existing(id)
+                    await self.service.propagation.sync(id)
+                    let state = try self.service.existing(id)
                     guard let current = state.currentGeneration, state.circle.latestGeneration == current,
                           let announced = state.circle.announced(current), self.now().timeIntervalSince(announced.createdAt) > Double(maxAge) else { return false }
                     self.logger.notice("key past its maximum age: rotating", metadata: ["account": "\(id)", "generation": "\(current)"])

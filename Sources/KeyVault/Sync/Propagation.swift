@@ -4,12 +4,34 @@ import ServiceLifecycle
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultRelay
+import KeyVaultVault
 
 /// Propagation: reading the relay, verifying what it holds, taking in shares
 /// and acknowledging them. The relay is untrusted: every record is verified
 /// before it changes anything, and a refused one is logged and ignored.
-package struct Propagation: EnginePart {
+package struct Propagation: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let policy: PolicyStore
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let pairings: PairingExchanges
+    let relay: (any Relay)?
+    let hub: WaitingHub
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        policy = service.policy
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        pairings = service.pairings
+        relay = service.relay
+        hub = service.hub
+    }
 
     /// Runs until cancelled. At start, each account's view is rebuilt from what
     /// the vault kept of the relay (`relay_notes`), and then only what is new
@@ -22,12 +44,12 @@ package struct Propagation: EnginePart {
         await syncAll()
         // What waited in the vault when the daemon stopped goes out now (and, later,
         // whenever the relay answers again after failing: `noteRelay`).
-        await publishAllQueued()
-        resumeOwedWork()
+        await service.publishing.publishAllQueued()
+        service.rotations.resumeOwedWork()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 for await wake in wakeups.cancelOnGracefulShutdown() {
-                    if wake == .opened { await self.auditRelay() }
+                    if wake == .opened { await self.service.relayAudit.auditRelay() }
                     for account in self.accountIDs where wake.concerns(account) { await self.sync(account) }
                 }
             }
@@ -100,16 +122,16 @@ package struct Propagation: EnginePart {
                     let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + rows.count
                     let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
                     if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
-                    update(account) { state in
+                    service.update(account) { state in
                         state.relayCursor = max(state.relayCursor, last.cursor)
                         state.rowsSinceStoredCursor = store ? 0 : unstored
                     }
                     return true
                 }) {}
-            noteRelay(nil)
+            service.publishing.noteRelay(nil)
             await owners.run(account) { await advanceEnrollments(account) }
         } catch let error as RelayError {
-            noteRelay(error)
+            service.publishing.noteRelay(error)
         } catch {
             logger.error("relay pass failed", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
@@ -120,7 +142,7 @@ package struct Propagation: EnginePart {
     /// wait for an unlock are known again without reading the relay.
     func replayNotes(_ account: AccountID) async {
         await owners.run(account) {
-            let notes = update(account) { state -> [RelayNote] in
+            let notes = service.update(account) { state -> [RelayNote] in
                 defer { state.notesToReplay = [] }
                 return state.notesToReplay
             } ?? []
@@ -160,7 +182,7 @@ package struct Propagation: EnginePart {
                     guard old.account == account else { throw ProtocolError.invalid("a request filed under another account") }
                     logger.notice("a pairing version 1 request: that device must update keyvaultd and enroll again",
                                   metadata: ["account": "\(account)", "device": "\(old.device.deviceID)"])
-                    let kept = update(account) { state in
+                    let kept = service.update(account) { state in
                         state.enrollment.retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate,
                                                                circle: state.circle, me: state.deviceID, at: seenAt)
                     } ?? false
@@ -168,7 +190,7 @@ package struct Propagation: EnginePart {
                 }
                 let request = try PairingRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                let kept = update(account) { state in
+                let kept = service.update(account) { state in
                     state.enrollment.requestArrived(request, circle: state.circle, me: state.deviceID, at: seenAt)
                 } ?? false
                 return kept ? .request : nil
@@ -185,7 +207,7 @@ package struct Propagation: EnginePart {
                     throw ProtocolError.invalid("a share of \(row.record.body.count) bytes; a share is \(KeyShare.minSealedByteCount) to \(KeyShare.maxSealedByteCount)")
                 }
                 func keptSealed() throws -> Bool {
-                    try update(account) { state -> Bool in
+                    try service.update(account) { state -> Bool in
                         guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
                         guard state.keptShares[row.cursor] != nil || state.keptShares.count < Self.maxKeptShares else {
                             throw ProtocolError.invalid("\(Self.maxKeptShares) shares already wait for an unlock; more are not kept")
@@ -206,9 +228,9 @@ package struct Propagation: EnginePart {
                 guard let state = owners.state(account) else { return nil }
                 var promotions = state.promotions
                 let effects = try promotions.acknowledged(ack, circle: state.circle, me: state.deviceID, at: now())
-                update(account) { $0.promotions = promotions }
+                service.update(account) { $0.promotions = promotions }
                 // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
-                if !effects.isEmpty { owners.enqueue(account) { await self.promoteDue(account) } }
+                if !effects.isEmpty { owners.enqueue(account) { await self.service.rotations.promoteDue(account) } }
                 return .ack
             }
         } catch {
@@ -237,7 +259,7 @@ package struct Propagation: EnginePart {
             guard state.enrollment.takes(response), let request = state.enrollment.ownRequest, let identity = state.identity,
                   let initiator = pairings.takeInitiator(for: account) else { return false }
             let answer = Pairing.answer(response, to: request, initiator: initiator, circle: state.circle, signer: identity.signing)
-            update(account) { $0.enrollment.answered(answer) }
+            service.update(account) { $0.enrollment.answered(answer) }
             switch answer {
             case .confirmed(let confirmation, let sessionKey):
                 logger.info("pairing confirmed; waiting for the approval", metadata: ["account": "\(account)"])
@@ -246,20 +268,20 @@ package struct Propagation: EnginePart {
                     let wrapped = WrappedSecret.wrap(sessionKey.bytes, under: kek, context: WrapContext(account: account, kind: .pairingKey, generation: 0))
                     do {
                         try await vault.keepPairingKey(account: account, wrapped: wrapped)
-                        update(account) { $0.wrappedPairingKey = wrapped }
+                        service.update(account) { $0.wrappedPairingKey = wrapped }
                     } catch {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
                 }
-                await send([.reveal(confirmation)], account: account)
+                await service.publishing.send([.reveal(confirmation)], account: account)
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
-                await send([.reveal(refusal)], account: account)
+                await service.publishing.send([.reveal(refusal)], account: account)
                 hub.announce(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
             }
         case Labels.pairingApproval:
             let approval = try PairingApproval.decode(body) { state.circle.isTrusted($0) ? state.circle.members[$0]?.keys.signing : nil }
-            update(account) { $0.enrollment.approvalArrived(approval) }
+            service.update(account) { $0.enrollment.approvalArrived(approval) }
             await authenticateApproval(account)
         default:
             throw ProtocolError.malformed("a pairing version 1 challenge: pairing is version 2 here")
@@ -270,7 +292,7 @@ package struct Propagation: EnginePart {
     /// A joining device whose approval now verifies under the exchange's key takes
     /// the shares it kept sealed until then.
     func authenticateApproval(_ account: AccountID) async {
-        let check = update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? .waiting
+        let check = service.update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? .waiting
         if case .refused(let count) = check {
             // PROTOCOL.md, "Outcomes": a rejected record changes nothing and is logged.
             logger.warning("refused relay record", metadata: [
@@ -289,7 +311,7 @@ package struct Propagation: EnginePart {
         guard SignedEnvelope.label(of: body) == Labels.pairingConfirm else {
             throw ProtocolError.malformed("a pairing version 1 reveal: pairing is version 2 here")
         }
-        try update(account) { _ = try $0.enrollment.confirmationArrived(body) }
+        try service.update(account) { _ = try $0.enrollment.confirmationArrived(body) }
         // Kept only in memory: the approval that waits for it lives in this run.
         return false
     }
@@ -327,7 +349,7 @@ package struct Propagation: EnginePart {
             } else {
                 try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
-            update(account) { $0.circleAdopted(circle, confirmed: confirmed) }
+            service.update(account) { $0.circleAdopted(circle, confirmed: confirmed) }
             if outcome.destroyed { try await shred(account) }
             for event in outcome.events { hub.announce(account, event) }
             if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
@@ -337,7 +359,7 @@ package struct Propagation: EnginePart {
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
     func shred(_ account: AccountID) async throws {
         try await vault.destroyKeys(account: account)
-        update(account) { $0.shredded() }
+        service.update(account) { $0.shredded() }
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.announce(account, AccountEvent(name: "destroyed", fields: [:]))
     }
@@ -377,7 +399,7 @@ package struct Propagation: EnginePart {
         do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
             logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
-        update(account) { state in for cursor in done { state.keptShares[cursor] = nil } }
+        service.update(account) { state in for cursor in done { state.keptShares[cursor] = nil } }
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped
@@ -394,8 +416,8 @@ package struct Propagation: EnginePart {
         let header = share.header
         if state.keys[header.keyID] != nil { return false }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
-        try await storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        let joinedNow = update(account) { $0.joinedIfApproved() } ?? false
+        try await service.storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
+        let joinedNow = service.update(account) { $0.joinedIfApproved() } ?? false
         if joinedNow {
             do { try await vault.finishEnrollment(account: account) } catch {
                 logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
@@ -404,7 +426,7 @@ package struct Propagation: EnginePart {
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.announce(account, .keyReady(header.generation, header.keyID))
         let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
-        await send([.ack(ack)], account: account)
+        await service.publishing.send([.ack(ack)], account: account)
         return false
     }
 }

@@ -3,6 +3,7 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultVault
 import KeyVaultRelay
 
 /// What this device owes the relay, and getting it there. A log entry is
@@ -10,8 +11,24 @@ import KeyVaultRelay
 /// the relay is away the entries, the shares owed for them and other records
 /// wait in the vault, and go out once it is back. If another device took an
 /// entry's number meanwhile, `adopt` rebases this device's entries after it.
-package struct Publishing: EnginePart {
+package struct Publishing: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let relay: (any Relay)?
+    let hub: WaitingHub
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        relay = service.relay
+        hub = service.hub
+    }
 
     /// Appends an entry signed by this device on the local head, with what it
     /// owes for it, in one vault transaction. `body` may answer nil: nothing to do.
@@ -22,7 +39,7 @@ package struct Publishing: EnginePart {
                      enqueue: (LogEntry) -> [RelayRecord] = { _ in [] },
                      _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
         try await owners.run(id) {
-            let state = try existing(id)
+            let state = try service.existing(id)
             guard let identity = state.identity else { throw Refusal.locked(id) }
             guard let content = try body(state.circle) else { return nil }
             let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
@@ -31,14 +48,14 @@ package struct Publishing: EnginePart {
             let current = state.currentKey(after: circle)
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
                                       promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
-            update(id) { state in
+            service.update(id) { state in
                 state.setCircle(circle)
                 state.owedDeliveries.formUnion(deliveries)
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
                 if let promotionDeadline { _ = state.promotions.announced(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
             }
             if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
-            if content == .destroy { try await shred(id) }
+            if content == .destroy { try await service.propagation.shred(id) }
             return entry
         }
     }
@@ -72,7 +89,7 @@ package struct Publishing: EnginePart {
                         }
                     } catch RelayError.logSeqTaken(let seq) {
                         // Another device appended first: read its entries (adopt rebases ours after them), then again.
-                        await sync(id)
+                        await service.propagation.sync(id)
                         if holdsExactly(batch, id) {
                             // It was this very batch, committed by an earlier try whose answer never came (a
                             // deadline): its shares and riders went with it, so they are settled, not sent twice.
@@ -134,7 +151,7 @@ package struct Publishing: EnginePart {
     func abandonFounding(_ id: AccountID, because why: String) async throws {
         try await owners.run(id) {
             try await vault.deleteAccount(id)
-            install(id, nil)
+            service.install(id, nil)
             logger.warning("account not founded: \(why)", metadata: ["account": "\(id)"])
         }
     }
@@ -197,7 +214,7 @@ package struct Publishing: EnginePart {
             try await vault.settle(account: id, deliveries: settled)
             // Once the relay holds this device's genesis the account stops founding, and reads
             // waiting for its keys get them (the read model changed).
-            update(id) { $0.relayConfirmed(through: count, settled: settled) }
+            service.update(id) { $0.relayConfirmed(through: count, settled: settled) }
         }
     }
 

@@ -1,3 +1,5 @@
+import KeyVaultRelay
+import KeyVaultVault
 import Foundation
 import Logging
 import KeyVaultProtocol
@@ -8,8 +10,22 @@ import KeyVaultProtocol
 /// told the account does not exist and another daemon could found it again.
 /// So each time the relay is opened this device checks, says what is missing
 /// (`status`: relay `behind`), and publishes its own copy of the log again.
-package struct RelayAudit: EnginePart {
+package struct RelayAudit: Sendable {
     package let service: KeyVaultService
+    let vault: Vault
+    let logger: Logger
+    let now: @Sendable () -> Date
+    let owners: AccountOwners
+    let relay: (any Relay)?
+
+    init(service: KeyVaultService) {
+        self.service = service
+        vault = service.vault
+        logger = service.logger
+        now = service.now
+        owners = service.owners
+        relay = service.relay
+    }
 
     /// After the relay was opened (at start, or again after a failure).
     func auditRelay() async {
@@ -32,10 +48,10 @@ package struct RelayAudit: EnginePart {
                     }
                 }
             }
-            for id in accountIDs { try await checkRelayHolds(id) }
-            noteRelay(nil)
+            for id in service.propagation.accountIDs { try await checkRelayHolds(id) }
+            service.publishing.noteRelay(nil)
         } catch {
-            noteRelay(error)
+            service.publishing.noteRelay(error)
         }
     }
 
@@ -73,7 +89,7 @@ package struct RelayAudit: EnginePart {
     /// Reads the account from the relay's start again, the records kept for it renumbered below.
     func restartReading(_ id: AccountID) async throws {
         let renumbered = try await vault.restartRelayReading(account: id)
-        update(id) { state in
+        service.update(id) { state in
             state.relayCursor = .start
             state.rowsSinceStoredCursor = 0
             // Every kept share is a kept record of the vault's, so each has its new number.

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import KeyVaultTestSupport
 import KeyVaultClient
 #if canImport(Glibc)
@@ -83,6 +84,15 @@ final class DaemonProcess: @unchecked Sendable {
             try await Task.sleep(for: .milliseconds(25))
         }
         throw TestFailure("keyvaultd did not become ready: \(logText())")
+    }
+
+    /// Waits until the daemon holds at least `count` waiting reads (`/v1/server` counts them): a
+    /// condition, where a fixed sleep would guess how long a request takes to arrive.
+    func waitUntilHolding(reads count: Int = 1) async throws {
+        try await eventually {
+            let held = try await self.request("GET", "/v1/server").object["held"] as? [String: Any]
+            return (held?["waitingReads"] as? Int ?? 0) >= count
+        }
     }
 
     /// SIGTERM and wait; returns the exit status.

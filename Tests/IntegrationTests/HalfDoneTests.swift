@@ -85,7 +85,7 @@ struct HalfDoneTests {
         #expect(read.state == "pending", "\(read.object)")
         #expect(read["reason"] == "awaiting-relay", "\(read.object)")
         let waiting = Task { try await a.request("GET", "/v1/accounts/founding/keys/current?wait=30") }
-        try await Task.sleep(for: .milliseconds(300))
+        try await a.waitUntilHolding()
 
         for service in circle.store.services { service.process.signal(SIGCONT) }
         let created = try await creation.value

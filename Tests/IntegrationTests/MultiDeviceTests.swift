@@ -113,7 +113,7 @@ struct MultiDeviceTests {
 
         // B waits; A approves; the held read answers with A's key.
         let waiting = Task { try await b.request("GET", "/v1/accounts/alice/keys/current?wait=20") }
-        try await Task.sleep(for: .milliseconds(300))
+        try await b.waitUntilHolding()
         let approved = try await a.request("POST", "/v1/accounts/alice/enrollments/\(deviceID)/approve", json: ["pairingCode": newCode])
         #expect(approved.status == 200, "\(approved.object)")
         let answer = try await waiting.value

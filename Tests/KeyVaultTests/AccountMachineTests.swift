@@ -172,14 +172,24 @@ struct AccountMachineTests {
         #expect(state.readModel != before)
     }
 
-    @Test("9. locked (whenUnlocked) + a key stored: in the vault's items, not in memory; reads answer locked")
-    func keyStoredWhileLocked() throws {
+    @Test("9. member, locked + a share arrives: kept sealed, not opened (at most the limit); reads answer locked; unlocked, a share is opened instead")
+    func shareWhileLocked() throws {
         var state = f.withOther(try f.loaded())
         let second = SecretKey.generate()
         state.circleAdopted(f.next(state, by: f.other, .announce(generation: 2, keyID: KeyID(of: second), keyCreatedAt: 0)), confirmed: 3)
-        state.keyStored(f.generation(2, second), item: f.item(.generationKey, 2, KeyID(of: second), second.bytes, .whenUnlocked), key: second)
-        #expect(state.keys.isEmpty && state.items.contains { $0.attributes.keyID == KeyID(of: second) })
+        let sealed = Random.bytes(200)
+        #expect(try state.keepSealed(sealed, at: RelayCursor(7), limit: 2))
+        #expect(state.keptShares[RelayCursor(7)] == sealed && state.keys.isEmpty)
         guard case .locked = state.read(.generation(2), withRelay: true).availability else { Issue.record("not locked"); return }
+        // The same share read again is kept once; a third share past the limit of two is refused, not dropped silently.
+        #expect(try state.keepSealed(sealed, at: RelayCursor(7), limit: 2))
+        #expect(try state.keepSealed(sealed, at: RelayCursor(8), limit: 2))
+        #expect(throws: ProtocolError.self) { try state.keepSealed(sealed, at: RelayCursor(9), limit: 2) }
+        #expect(state.keptShares.count == 2)
+        // Taken in at the unlock, they are gone; unlocked, the next share is opened, not kept.
+        state.sharesTaken([RelayCursor(7), RelayCursor(8)])
+        var open = try f.unlocked(state)
+        #expect(try !open.keepSealed(sealed, at: RelayCursor(10), limit: 2) && open.keptShares.isEmpty)
     }
 
     @Test("10. member + its own revocation: revoked; current answers revoked, what it held stays readable")

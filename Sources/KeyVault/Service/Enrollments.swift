@@ -122,9 +122,7 @@ package struct Enrollments: Sendable {
             // held in memory, ended: it asks again for a new code).
             try await vault.insert(snapshot, enqueue: [.request(request)])
             var state = AccountState(snapshot: snapshot)
-            state.kek = kek
-            _ = state.locking.unlocked()
-            state.identity = identity
+            state.opened(kek: kek, identity: identity)
             state.enrollment.requested(request, code: code)
             pairings.keep(started.takeInitiator(), for: id)
             service.install(id, state)
@@ -149,7 +147,7 @@ package struct Enrollments: Sendable {
             try await service.relayAudit.restartReading(id)
             service.update(id) { state in
                 state.setCircle(circle)
-                state.logConfirmed = circle.entries.count
+                state.confirmLog(upTo: circle.entries.count)
             }
         }
         let code = Pairing.drawCode()
@@ -162,7 +160,7 @@ package struct Enrollments: Sendable {
         pairings.keep(started.takeInitiator(), for: id)
         service.update(id) { state in
             state.enrollment.requested(request, code: code)
-            state.wrappedPairingKey = nil
+            state.keepPairingKey(nil)
         }
         await service.publishing.publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])

@@ -269,10 +269,7 @@ package final class KeyVaultService: Sendable {
                 throw Refusal.invalid("the account \(id) already exists on this device")
             }
             var state = AccountState(snapshot: snapshot)
-            state.kek = kek
-            _ = state.locking.unlocked()
-            state.keys = Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })
-            state.identity = identity
+            state.opened(kek: kek, identity: identity, keys: Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a }))
             install(id, state)
             if founding {
                 // An account that another device already founded on the relay is not founded twice;
@@ -370,9 +367,7 @@ package final class KeyVaultService: Sendable {
                 }
                 try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
                 var next = state
-                next.items = items
-                next.record.salt = salt
-                next.record.kdf = parameters
+                next.rewrapped(items, salt: salt, kdf: parameters)
                 try await install(unlocked: id, from: next, kek: kek, secrets: secrets)
                 logger.info("passphrase changed", metadata: ["account": "\(id)"])
             }

@@ -133,11 +133,7 @@ package struct Rotations: Sendable {
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
     func dropUnannounced(_ id: AccountID, keyID: KeyID) async throws {
         try await vault.removeGeneration(account: id, keyID: keyID)
-        service.update(id) { state in
-            state.generations.removeAll { $0.keyID == keyID }
-            state.items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
-            state.keys[keyID] = nil
-        }
+        service.update(id) { $0.dropGeneration(keyID: keyID) }
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 

@@ -122,10 +122,7 @@ package struct Propagation: Sendable {
                     let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + rows.count
                     let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
                     if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
-                    service.update(account) { state in
-                        state.relayCursor = max(state.relayCursor, last.cursor)
-                        state.rowsSinceStoredCursor = store ? 0 : unstored
-                    }
+                    service.update(account) { $0.read(upTo: last.cursor, storedCursor: store, unstored: unstored) }
                     return true
                 }) {}
             service.publishing.noteRelay(nil)
@@ -142,10 +139,7 @@ package struct Propagation: Sendable {
     /// wait for an unlock are known again without reading the relay.
     func replayNotes(_ account: AccountID) async {
         await owners.run(account) {
-            let notes = service.update(account) { state -> [RelayNote] in
-                defer { state.notesToReplay = [] }
-                return state.notesToReplay
-            } ?? []
+            let notes = service.update(account) { $0.takeNotesToReplay() } ?? []
             let me = owners.read(account, { $0.deviceID })
             // What belongs to requests that have expired is of no use any more: forgotten, not replayed.
             let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
@@ -207,14 +201,7 @@ package struct Propagation: Sendable {
                     throw ProtocolError.invalid("a share of \(row.record.body.count) bytes; a share is \(KeyShare.minSealedByteCount) to \(KeyShare.maxSealedByteCount)")
                 }
                 func keptSealed() throws -> Bool {
-                    try service.update(account) { state -> Bool in
-                        guard state.identity == nil || !state.enrollment.trustsItsCircle else { return false }
-                        guard state.keptShares[row.cursor] != nil || state.keptShares.count < Self.maxKeptShares else {
-                            throw ProtocolError.invalid("\(Self.maxKeptShares) shares already wait for an unlock; more are not kept")
-                        }
-                        state.keptShares[row.cursor] = row.record.body
-                        return true
-                    } ?? false
+                    try service.update(account) { try $0.keepSealed(row.record.body, at: row.cursor, limit: Self.maxKeptShares) } ?? false
                 }
                 if try keptSealed() { return .share }
                 // A lock is answered at once, not after this pass: one that came since the check above
@@ -268,7 +255,7 @@ package struct Propagation: Sendable {
                     let wrapped = WrappedSecret.wrap(sessionKey.bytes, under: kek, context: WrapContext(account: account, kind: .pairingKey, generation: 0))
                     do {
                         try await vault.keepPairingKey(account: account, wrapped: wrapped)
-                        service.update(account) { $0.wrappedPairingKey = wrapped }
+                        service.update(account) { $0.keepPairingKey(wrapped) }
                     } catch {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
@@ -399,7 +386,7 @@ package struct Propagation: Sendable {
         do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
             logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
-        service.update(account) { state in for cursor in done { state.keptShares[cursor] = nil } }
+        service.update(account) { $0.sharesTaken(done) }
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped

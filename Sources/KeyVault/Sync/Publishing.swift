@@ -49,8 +49,7 @@ package struct Publishing: Sendable {
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
                                       promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
             service.update(id) { state in
-                state.setCircle(circle)
-                state.owedDeliveries.formUnion(deliveries)
+                state.appended(circle, owing: deliveries)
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
                 if let promotionDeadline { _ = state.promotions.announced(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
             }

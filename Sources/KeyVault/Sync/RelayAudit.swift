@@ -89,13 +89,7 @@ package struct RelayAudit: Sendable {
     /// Reads the account from the relay's start again, the records kept for it renumbered below.
     func restartReading(_ id: AccountID) async throws {
         let renumbered = try await vault.restartRelayReading(account: id)
-        service.update(id) { state in
-            state.relayCursor = .start
-            state.rowsSinceStoredCursor = 0
-            // Every kept share is a kept record of the vault's, so each has its new number.
-            state.keptShares = Dictionary(uniqueKeysWithValues: state.keptShares.compactMap { old, body in
-                renumbered[old].map { ($0, body) }
-            })
-        }
+        // Every kept share is a kept record of the vault's, so each has its new number.
+        service.update(id) { $0.restartReading(renumbered: renumbered) }
     }
 }

@@ -6,39 +6,39 @@ package import KeyVaultProtocol
 /// while unlocked the KEK and the unwrapped keys. Locking drops the KEK and,
 /// for `whenUnlocked` accounts, the keys.
 package struct AccountState: Sendable {
-    package var record: AccountRecord
-    package var generations: [KeyGeneration]
-    package var items: [StoredItem]
-    package var kek: SecretKey?
+    package internal(set) var record: AccountRecord
+    package internal(set) var generations: [KeyGeneration]
+    package internal(set) var items: [StoredItem]
+    package internal(set) var kek: SecretKey?
     /// Generation keys readable right now, by key ID.
-    package var keys: [KeyID: SecretKey] = [:]
+    package internal(set) var keys: [KeyID: SecretKey] = [:]
     /// This device's signing and box keys, while unlocked.
-    package var identity: DeviceIdentity?
+    package internal(set) var identity: DeviceIdentity?
     /// The verified circle log (empty for an account without a relay), with
     /// this device's own entries not yet on the relay at its end.
-    package var circle: CircleState
+    package internal(set) var circle: CircleState
     /// How many leading entries of `circle` the relay is known to hold.
-    package var logConfirmed: Int
+    package internal(set) var logConfirmed: Int
     /// Shares this device owes the relay.
-    package var owedDeliveries: Set<OwedDelivery>
+    package internal(set) var owedDeliveries: Set<OwedDelivery>
     /// Enrollment: this device's own request while it joins, or the requests it answers.
     package var enrollment: Enrollment
     /// A joining device's pairing key, wrapped under the KEK, once it confirmed an exchange:
     /// opened at unlock so an approval that arrives after a restart still authenticates.
-    package var wrappedPairingKey: [UInt8]?
+    package internal(set) var wrappedPairingKey: [UInt8]?
     /// Locked or not, and the unlock back-off.
-    package var locking: Locking
+    package internal(set) var locking: Locking
     /// Rotations this device announced and will promote, and what each device acknowledged.
     package var promotions: Promotions
     /// The last relay cursor read for this account, and how many rows were read
     /// since the vault last kept it (it is kept with every kept record, and every
     /// so many rows: reading a row twice changes nothing).
-    package var relayCursor: RelayCursor
-    package var rowsSinceStoredCursor = 0
+    package internal(set) var relayCursor: RelayCursor
+    package internal(set) var rowsSinceStoredCursor = 0
     /// What the vault kept of the relay, until it is replayed at start.
-    package var notesToReplay: [RelayNote]
+    package internal(set) var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.
-    package var keptShares: [RelayCursor: [UInt8]] = [:]
+    package internal(set) var keptShares: [RelayCursor: [UInt8]] = [:]
 
     package init(snapshot: AccountSnapshot) {
         record = snapshot.account

@@ -220,7 +220,7 @@ struct AccountMachineTests {
         let started = try PairingRequest.make(account: f.account, device: f.myKeys, signer: f.me.signing, code: "042917", headHash: circle.headHash, at: f.t0)
         var state = try f.loaded(founded: false, confirmed: 0, joining: started.request.encoded)
         state.circleAdopted(circle, confirmed: 1)
-        state.enrollment.requested(started.request, code: "042917")
+        state.requestedToJoin(started.request, code: "042917")
         guard case .locked = state.read(.current, withRelay: true).availability else { Issue.record("locked wins"); return }
         state = try f.unlocked(state)
         #expect(state.phase == .joining(failed: false))

@@ -123,7 +123,7 @@ package struct Enrollments: Sendable {
             try await vault.insert(snapshot, enqueue: [.request(request)])
             var state = AccountState(snapshot: snapshot)
             state.opened(kek: kek, identity: identity)
-            state.enrollment.requested(request, code: code)
+            state.requestedToJoin(request, code: code)
             pairings.keep(started.takeInitiator(), for: id)
             service.install(id, state)
             installed = true
@@ -159,7 +159,7 @@ package struct Enrollments: Sendable {
         try await vault.renewEnrollment(account: id, request: request.encoded, enqueue: .request(request))
         pairings.keep(started.takeInitiator(), for: id)
         service.update(id) { state in
-            state.enrollment.requested(request, code: code)
+            state.requestedToJoin(request, code: code)
             state.keepPairingKey(nil)
         }
         await service.publishing.publishQueued(id)
@@ -239,7 +239,7 @@ package struct Enrollments: Sendable {
                                                    circle: state.circle)
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
-            service.update(id) { $0.enrollment.responded(to: request) }
+            service.update(id) { $0.responded(to: request) }
             // Sent at once (queued if the relay is away; the wait below then ends unanswered).
             await service.publishing.send([.challenge(response)], account: id)
             return response
@@ -318,10 +318,9 @@ package struct Enrollments: Sendable {
         try await owners.run(id) {
             let state = try service.existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
-            var enrollment = state.enrollment
-            guard enrollment.dismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
+            guard state.mayDismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
             try await vault.dismissRequest(account: id, deviceID: deviceID)
-            service.update(id) { $0.enrollment = enrollment }
+            service.update(id) { _ = $0.dismiss(deviceID) }
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }

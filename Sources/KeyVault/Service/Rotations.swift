@@ -150,11 +150,10 @@ package struct Rotations: Sendable {
             return .promote(generation: announced.generation, keyID: keyID)
         }
         guard let state = owners.state(id) else { return }
-        var promotions = state.promotions
-        for case .clearDeadline(let done) in promotions.promoted(keyID: keyID) {
+        for done in state.promotionClearing(keyID: keyID) {
             try await vault.clearPromotionDeadline(account: id, keyID: done)
         }
-        service.update(id) { $0.promotions = promotions }
+        service.update(id) { $0.promoted(keyID: keyID) }
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }

@@ -176,17 +176,14 @@ package struct Propagation: Sendable {
                     guard old.account == account else { throw ProtocolError.invalid("a request filed under another account") }
                     logger.notice("a pairing version 1 request: that device must update keyvaultd and enroll again",
                                   metadata: ["account": "\(account)", "device": "\(old.device.deviceID)"])
-                    let kept = service.update(account) { state in
-                        state.enrollment.retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate,
-                                                               circle: state.circle, me: state.deviceID, at: seenAt)
+                    let kept = service.update(account) {
+                        $0.retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate, at: seenAt)
                     } ?? false
                     return kept ? .request : nil
                 }
                 let request = try PairingRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                let kept = service.update(account) { state in
-                    state.enrollment.requestArrived(request, circle: state.circle, me: state.deviceID, at: seenAt)
-                } ?? false
+                let kept = service.update(account) { $0.requestArrived(request, at: seenAt) } ?? false
                 return kept ? .request : nil
             case .challenge:
                 return try await noteChallenge(row.record.body, account: account) ? .challenge : nil
@@ -212,10 +209,7 @@ package struct Propagation: Sendable {
                 return nil
             case .ack:
                 let ack = try ShareAck.decode(row.record.body)
-                guard let state = owners.state(account) else { return nil }
-                var promotions = state.promotions
-                let effects = try promotions.acknowledged(ack, circle: state.circle, me: state.deviceID, at: now())
-                service.update(account) { $0.promotions = promotions }
+                guard let effects = try service.update(account, { try $0.acknowledged(ack, at: now()) }) else { return nil }
                 // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
                 if !effects.isEmpty { owners.enqueue(account) { await self.service.rotations.promoteDue(account) } }
                 return .ack
@@ -246,7 +240,7 @@ package struct Propagation: Sendable {
             guard state.enrollment.takes(response), let request = state.enrollment.ownRequest, let identity = state.identity,
                   let initiator = pairings.takeInitiator(for: account) else { return false }
             let answer = Pairing.answer(response, to: request, initiator: initiator, circle: state.circle, signer: identity.signing)
-            service.update(account) { $0.enrollment.answered(answer) }
+            service.update(account) { $0.answered(answer) }
             switch answer {
             case .confirmed(let confirmation, let sessionKey):
                 logger.info("pairing confirmed; waiting for the approval", metadata: ["account": "\(account)"])
@@ -268,7 +262,7 @@ package struct Propagation: Sendable {
             }
         case Labels.pairingApproval:
             let approval = try PairingApproval.decode(body) { state.circle.isTrusted($0) ? state.circle.members[$0]?.keys.signing : nil }
-            service.update(account) { $0.enrollment.approvalArrived(approval) }
+            service.update(account) { $0.approvalArrived(approval) }
             await authenticateApproval(account)
         default:
             throw ProtocolError.malformed("a pairing version 1 challenge: pairing is version 2 here")
@@ -279,7 +273,7 @@ package struct Propagation: Sendable {
     /// A joining device whose approval now verifies under the exchange's key takes
     /// the shares it kept sealed until then.
     func authenticateApproval(_ account: AccountID) async {
-        let check = service.update(account) { state in state.enrollment.authenticate(in: state.circle) } ?? .waiting
+        let check = service.update(account) { $0.authenticateApproval() } ?? .waiting
         if case .refused(let count) = check {
             // PROTOCOL.md, "Outcomes": a rejected record changes nothing and is logged.
             logger.warning("refused relay record", metadata: [
@@ -298,7 +292,7 @@ package struct Propagation: Sendable {
         guard SignedEnvelope.label(of: body) == Labels.pairingConfirm else {
             throw ProtocolError.malformed("a pairing version 1 reveal: pairing is version 2 here")
         }
-        try service.update(account) { _ = try $0.enrollment.confirmationArrived(body) }
+        try service.update(account) { _ = try $0.confirmationArrived(body) }
         // Kept only in memory: the approval that waits for it lives in this run.
         return false
     }

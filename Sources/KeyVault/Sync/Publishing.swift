@@ -51,7 +51,7 @@ package struct Publishing: Sendable {
             service.update(id) { state in
                 state.appended(circle, owing: deliveries)
                 // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
-                if let promotionDeadline { _ = state.promotions.announced(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
+                if let promotionDeadline { state.announcedPromotion(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
             }
             if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await service.propagation.shred(id) }

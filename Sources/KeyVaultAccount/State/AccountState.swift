@@ -22,14 +22,14 @@ package struct AccountState: Sendable {
     /// Shares this device owes the relay.
     package internal(set) var owedDeliveries: Set<OwedDelivery>
     /// Enrollment: this device's own request while it joins, or the requests it answers.
-    package var enrollment: Enrollment
+    package internal(set) var enrollment: Enrollment
     /// A joining device's pairing key, wrapped under the KEK, once it confirmed an exchange:
     /// opened at unlock so an approval that arrives after a restart still authenticates.
     package internal(set) var wrappedPairingKey: [UInt8]?
     /// Locked or not, and the unlock back-off.
     package internal(set) var locking: Locking
     /// Rotations this device announced and will promote, and what each device acknowledged.
-    package var promotions: Promotions
+    package internal(set) var promotions: Promotions
     /// The last relay cursor read for this account, and how many rows were read
     /// since the vault last kept it (it is kept with every kept record, and every
     /// so many rows: reading a row twice changes nothing).

@@ -192,6 +192,46 @@ struct AccountMachineTests {
         #expect(try !open.keepSealed(sealed, at: RelayCursor(10), limit: 2) && open.keptShares.isEmpty)
     }
 
+    @Test("9b. member, locked, shares kept + unlock: unlocked, the kept shares still there to open; each opened is ready, then taken away")
+    func keptSharesAtUnlock() throws {
+        var state = f.withOther(try f.loaded())
+        let second = SecretKey.generate()
+        state.circleAdopted(f.next(state, by: f.other, .announce(generation: 2, keyID: KeyID(of: second), keyCreatedAt: 0)), confirmed: 3)
+        #expect(try state.keepSealed(Random.bytes(200), at: RelayCursor(7), limit: 64))
+        state = try f.unlocked(state)
+        // The unlock itself opens nothing: the account's next job (`takeKeptShares`) does, share by share.
+        #expect(state.keptShares.count == 1)
+        guard case .pending(.awaitingDelivery, _) = state.read(.generation(2), withRelay: true).availability else {
+            Issue.record("not awaiting delivery"); return
+        }
+        state.keyStored(f.generation(2, second), item: f.item(.generationKey, 2, KeyID(of: second), second.bytes, .whenUnlocked), key: second)
+        state.sharesTaken([RelayCursor(7)])
+        #expect(state.keptShares.isEmpty)
+        guard case .ready = state.read(.generation(2), withRelay: true).availability else { Issue.record("not ready"); return }
+    }
+
+    /// The table in docs/ARCHITECTURE.md and this suite say the same rows: each row is
+    /// driven by a test named by its number, and each such test is a row.
+    @Test("the state table's rows are this suite's tests, one each")
+    func tableMatchesTests() throws {
+        let here = URL(fileURLWithPath: #filePath)
+        let root = here.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let doc = try String(contentsOf: root.appendingPathComponent("docs/ARCHITECTURE.md"), encoding: .utf8)
+        let section = try #require(doc.components(separatedBy: "## The account machine").dropFirst().first?.components(separatedBy: "\n## ").first)
+        let rows = Set(section.split(separator: "\n").compactMap { line -> String? in
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count > 2, let first = cells[1].first, first.isNumber else { return nil }
+            return cells[1]
+        })
+        let source = try String(contentsOf: here, encoding: .utf8)
+        let named = Set(source.components(separatedBy: "@Test(\"").dropFirst().compactMap { test -> String? in
+            let number = test.prefix { $0 != "." && $0 != "\"" }
+            return number.first?.isNumber == true ? String(number) : nil
+        })
+        #expect(rows.count >= 16)
+        #expect(rows == named, "rows without a test: \(rows.subtracting(named).sorted()); tests without a row: \(named.subtracting(rows).sorted())")
+    }
+
     @Test("10. member + its own revocation: revoked; current answers revoked, what it held stays readable")
     func revoked() throws {
         var state = f.withOther(try f.unlocked(try f.loaded()))

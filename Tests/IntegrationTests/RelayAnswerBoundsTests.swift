@@ -58,7 +58,7 @@ struct RelayAnswerBoundsTests {
                 cursor = last.cursor
             }
             #expect(seen == parked + 1, "\(seen) rows in \(pages) pages")
-            #expect(pages >= parked * RelayRecord.maxBodyByteCount >> 20, "\(seen) rows in \(pages) pages")
+            #expect(pages >= (parked * RelayRecord.maxBodyByteCount) >> 20, "\(seen) rows in \(pages) pages")
 
             // 40 clients ask for everything and never read their answers: the relay holds 40 pages.
             let pid = f.a.process.pid

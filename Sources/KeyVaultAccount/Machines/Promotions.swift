@@ -44,14 +44,32 @@ package struct Promotions: Sendable, Equatable {
         } + due(circle: circle, me: me, at: now)
     }
 
-    /// A verified acknowledgement (the caller checked its signature against `circle`):
-    /// remembered, and whatever it makes due is promoted. A removed device's word
-    /// no longer counts, not even for what it held.
-    package mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: DeviceID, at now: Date) throws(ProtocolError) -> [Effect] {
+    /// An acknowledgement whose signature was checked against a member's key: made only by
+    /// `verify`, so the check (the costly part) runs on a snapshot, outside the account's lock.
+    package struct VerifiedAck: Sendable {
+        package let ack: ShareAck
+        fileprivate init(_ ack: ShareAck) { self.ack = ack }
+    }
+
+    /// Checks `ack` against `circle`: signed by a member that is not revoked, for this account.
+    package static func verify(_ ack: ShareAck, circle: CircleState) throws(ProtocolError) -> VerifiedAck {
         guard let member = circle.members[ack.deviceID], !member.revoked, ack.account == circle.account else {
             throw .untrustedSigner(ack.deviceID)
         }
         guard ack.isSigned(by: member.keys.signing) else { throw .badSignature("an acknowledgement") }
+        return VerifiedAck(ack)
+    }
+
+    /// An acknowledgement, checked and then recorded (`verify`, then `acknowledged(verified:)`).
+    package mutating func acknowledged(_ ack: ShareAck, circle: CircleState, me: DeviceID, at now: Date) throws(ProtocolError) -> [Effect] {
+        try acknowledged(Self.verify(ack, circle: circle), circle: circle, me: me, at: now)
+    }
+
+    /// A verified acknowledgement: remembered, and whatever it makes due is promoted. A
+    /// device revoked since it was verified no longer counts, not even for what it held.
+    package mutating func acknowledged(_ verified: VerifiedAck, circle: CircleState, me: DeviceID, at now: Date) throws(ProtocolError) -> [Effect] {
+        let ack = verified.ack
+        guard let member = circle.members[ack.deviceID], !member.revoked else { throw .untrustedSigner(ack.deviceID) }
         var entry = acknowledgements[ack.deviceID] ?? Acknowledgements()
         let at = Millis.date(ack.receivedAt)
         entry.generations[ack.keyID] = min(entry.generations[ack.keyID] ?? at, at)

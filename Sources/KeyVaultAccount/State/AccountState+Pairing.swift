@@ -63,12 +63,17 @@ extension AccountState {
         _ = promotions.announced(keyID: keyID, deadline: deadline)
     }
 
-    /// A device acknowledged a key: what to do now (promote once every device has).
-    package mutating func acknowledged(_ ack: ShareAck, at now: Date) throws(ProtocolError) -> [Promotions.Effect] {
-        try promotions.acknowledged(ack, circle: circle, me: deviceID, at: now)
+    /// Checks a device's acknowledgement against the circle (on a snapshot: no lock is held).
+    package func verify(_ ack: ShareAck) throws(ProtocolError) -> Promotions.VerifiedAck {
+        try Promotions.verify(ack, circle: circle)
     }
 
-    /// `keyID` was promoted: the deadlines to clear from the vault (then taken by `promotionCleared`).
+    /// A device acknowledged a key: what to do now (promote once every device has).
+    package mutating func acknowledged(_ verified: Promotions.VerifiedAck, at now: Date) throws(ProtocolError) -> [Promotions.Effect] {
+        try promotions.acknowledged(verified, circle: circle, me: deviceID, at: now)
+    }
+
+    /// `keyID` was promoted: the deadlines to clear from the vault (then taken by `promoted(keyID:)`).
     package func promotionClearing(keyID: KeyID) -> [KeyID] {
         var copy = promotions
         return copy.promoted(keyID: keyID).compactMap { if case .clearDeadline(let done) = $0 { done } else { nil } }

@@ -370,7 +370,7 @@ package struct Propagation: Sendable {
         var done: [RelayCursor] = []
         for (cursor, sealed) in kept.sorted(by: { $0.key < $1.key }) {
             // Locked again meanwhile, or still joining with no authentic approval: they stay sealed.
-            guard owners.read(account, { $0.identity != nil && $0.enrollment.trustsItsCircle }) ?? false else { break }
+            guard owners.read(account, { $0.mayOpenShares }) ?? false else { break }
             do {
                 // Locked since the check above: this one and the rest stay kept for the next unlock.
                 if try await takeShare(sealed, account: account) { break }

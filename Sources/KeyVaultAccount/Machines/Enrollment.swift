@@ -273,10 +273,15 @@ package struct Enrollment: Sendable {
         responded.insert(request.hash)
     }
 
+    /// Whether this device holds a request from `deviceID` (one to answer, or a version 1 one).
+    package func holdsRequest(from deviceID: DeviceID) -> Bool {
+        requests[deviceID] != nil || retired[deviceID] != nil
+    }
+
     /// A person says the request from `deviceID` is not theirs. Answers false
     /// if this device holds no such request.
     package mutating func dismiss(_ deviceID: DeviceID) -> Bool {
-        guard requests[deviceID] != nil || retired[deviceID] != nil else { return false }
+        guard holdsRequest(from: deviceID) else { return false }
         dismissed.insert(deviceID)
         return true
     }

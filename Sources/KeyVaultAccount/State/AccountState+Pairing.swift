@@ -51,8 +51,7 @@ extension AccountState {
 
     /// Whether a request from `device` is held here to dismiss.
     package func mayDismiss(_ device: DeviceID) -> Bool {
-        var copy = enrollment
-        return copy.dismiss(device)
+        enrollment.holdsRequest(from: device)
     }
 }
 

@@ -24,10 +24,14 @@ extension AccountState {
         return notesToReplay
     }
 
-    /// Keeps a share sealed for the next unlock, if this device cannot open it now (no identity
-    /// in memory, or a circle it does not trust yet) and fewer than `limit` wait. False: open it now.
+    /// Whether a share can be opened now: this device's identity is in memory (unlocked) and it
+    /// trusts its circle (a joining device, once its approval is authentic).
+    package var mayOpenShares: Bool { identity != nil && enrollment.trustsItsCircle }
+
+    /// Keeps a share sealed for the next unlock, if this device cannot open it now
+    /// (`mayOpenShares`) and fewer than `limit` wait. False: open it now.
     package mutating func keepSealed(_ sealed: [UInt8], at cursor: RelayCursor, limit: Int) throws(ProtocolError) -> Bool {
-        guard identity == nil || !enrollment.trustsItsCircle else { return false }
+        guard !mayOpenShares else { return false }
         guard keptShares[cursor] != nil || keptShares.count < limit else {
             throw ProtocolError.invalid("\(limit) shares already wait for an unlock; more are not kept")
         }

@@ -102,6 +102,48 @@ struct LockAtOnceTests {
         #expect(status.status == 200 && (status.object["generation"] as? Int ?? 0) >= 2, "\(status.object)")
     }
 
+    /// A share's way in does not wait on the relay's writes: its acknowledgement goes to the relay
+    /// outside the account's line. B, locked, keeps the shares of two rotations sealed; another
+    /// process holds the relay file's write lock (10 s per write before it gives up); B unlocks and
+    /// takes both keys, its line empty, while both acknowledgements still wait. Before, each
+    /// share's acknowledgement held the account's job for the whole wait, the next share behind it.
+    @Test("with the relay file's write lock held, an unlock takes every kept share at once; the acknowledgements reach the relay once it is free")
+    func keptSharesTakenWhileTheRelayCannotBeWritten() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "held", "passphrase": "pa"]).status == 200)
+        let bID = try await circle.enroll(b, into: "held", approver: a)
+        try await eventually { try await b.request("GET", "/v1/accounts/held/keys/current").status == 200 }
+        #expect(try await b.request("POST", "/v1/accounts/held/lock").status == 200)
+        for _ in 0..<2 {
+            #expect(try await a.request("POST", "/v1/accounts/held/rotate", json: ["promote": "now"]).status == 200)
+        }
+        try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
+
+        let holder = try WriteLockHolder(path: circle.root + "/relay.sqlite")
+        defer { holder.release() }
+        try await holder.waitUntilHeld()
+        #expect(try await b.request("POST", "/v1/accounts/held/unlock", json: ["passphrase": "device passphrase"]).status == 200)
+        // Both keys, well inside one write's wait: the first share's acknowledgement did not hold the second back.
+        try await HostileClientTests.eventuallyWithin(.seconds(5)) {
+            try await b.request("GET", "/v1/accounts/held/keys/current").object["generation"] as? Int == 3
+        }
+        try await HostileClientTests.eventuallyWithin(.seconds(2)) { try await Self.jobsInLine(b) == 0 }
+        // The acknowledgements cannot have reached the relay: handed outside the line, or queued in the vault.
+        let waiting = try await Self.gauge("keyvault_daemon_relay_records_sending", of: b) + Self.gauge("keyvault_daemon_relay_queued", of: b)
+        #expect(waiting > 0, "no acknowledgement waits while the relay cannot be written")
+
+        holder.release()
+        try await eventually {
+            let devices = try await a.request("GET", "/v1/accounts/held/devices").object["devices"] as? [[String: Any]] ?? []
+            let acknowledged = devices.first { $0["deviceId"] as? String == bID }?["generations"] as? [Int] ?? []
+            return acknowledged.contains(2) && acknowledged.contains(3)
+        }
+        #expect(try await Self.gauge("keyvault_daemon_relay_records_sending", of: b) == 0)
+    }
+
     /// A lock sent while an unlock's KDF runs wins: the unlock answers `locked` and no key is
     /// readable after both. (Before, the unlock sat in the account's line and the lock, sent
     /// after it, was made at once: the unlock then landed after it and left the account open.)

@@ -32,4 +32,39 @@ struct FollowUpsTests {
         #expect(ended.withLock { $0.last } == "cancelled")
         #expect(owners.followUpsRunning == 0)
     }
+
+    @Test("records handed outside the line: the line is free while their write waits, those handed meanwhile go together next, at most 100 a write, and a stop waits for them")
+    func recordsSentOutsideTheLine() async throws {
+        let owners = AccountOwners()
+        let account = try AccountID(validating: "outside")
+        func records(_ range: Range<Int>) -> [RelayRecord] {
+            range.map { RelayRecord(kind: .ack, account: account, recipient: nil, logSeq: nil, body: [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)]) }
+        }
+        let writes = Mutex<[[RelayRecord]]>([])
+        let (release, releasing) = AsyncStream<Void>.makeStream()
+        let send: @Sendable ([RelayRecord]) async -> Void = { batch in
+            let first = writes.withLock { $0.append(batch); return $0.count == 1 }
+            // The first write waits on a relay that does not answer until released.
+            if first { for await _ in release { break } }
+        }
+        owners.sendOutsideLine(account, records(0..<1), by: send)
+        try await waitFor { writes.withLock { $0.count } == 1 }
+        // The write waits; the account's line does not.
+        #expect(await owners.run(account) { "a job" } == "a job")
+        owners.sendOutsideLine(account, records(1..<3), by: send)
+        owners.sendOutsideLine(account, records(3..<250), by: send)
+        #expect(owners.followUpsRunning == 1, "a second task started while one was sending")
+        #expect(owners.recordsSending == 250)
+        releasing.yield()
+        await owners.finishFollowUps(within: .seconds(30))
+        #expect(writes.withLock { $0.map(\.count) } == [1, 100, 100, 49])
+        #expect(writes.withLock { $0.flatMap { $0 } } == records(0..<250), "a record lost, repeated or out of order")
+        #expect(owners.recordsSending == 0 && owners.followUpsRunning == 0)
+        #expect(owners.count == 0, "the owner of an account not held outlived its last write")
+    }
+
+    private func waitFor(_ condition: () -> Bool) async throws {
+        for _ in 0..<1_000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
+        #expect(condition())
+    }
 }

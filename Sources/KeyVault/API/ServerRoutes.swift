@@ -36,7 +36,7 @@ enum ServerRoutes {
         }
         routes.on(.get, "/v1/metrics", permission: .status) { _, _ in
             Response(status: .ok, headers: [.contentType: DaemonMetrics.contentType],
-                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(server(), relay: service.publishing.relayStatus, lines: service.accountLines))))
+                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(server(), relay: service.publishing.relayStatus, lines: service.accountLines, sending: service.recordsSending))))
         }
     }
 }

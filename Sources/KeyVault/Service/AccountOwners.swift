@@ -101,15 +101,40 @@ final class AccountOwners: Sendable {
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
         let (owner, ticket, locks) = line(account)
+        track {
+            await owner.jobs.wait(for: ticket)
+            await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
+            self.done(account, owner.jobs, ticket)
+        }
+    }
+
+    /// Hands `records` to the relay outside the account's line (issue 34): a job that owes the relay
+    /// a record (an acknowledgement, a pairing message) ends without waiting on it, so a relay that is
+    /// slow or cannot be written holds back only these records, never the account's next job. Records
+    /// handed while a write is under way go together in the next one, at most `outgoingBatch` at a
+    /// time; `send` is the only writer of this account's records handed here, one write at a time.
+    func sendOutsideLine(_ account: AccountID, _ records: [RelayRecord], by send: @escaping @Sendable ([RelayRecord]) async -> Void) {
+        guard !records.isEmpty else { return }
+        let owner = withOwner(account) { $0 }
+        guard owner.outgoing.withLock({ $0.hand(records) }) else { return }  // the write under way takes them next
+        track {
+            while let batch = owner.outgoing.withLock({ $0.next(atMost: Self.outgoingBatch) }) { await send(batch) }
+            self.forgetIfIdle(account)
+        }
+    }
+
+    /// The most records one write outside the line carries (the relay service takes up to 1,000).
+    static let outgoingBatch = 100
+
+    /// Runs `body` as a follow-up with an owner: `finishFollowUps` waits for it at a stop.
+    private func track(_ body: @escaping @Sendable () async -> Void) {
         // Made and recorded under one lock: the task, which removes itself under it, cannot end before it is recorded.
         followUps.withLock { followUps in
             followUps.next += 1
             let id = followUps.next
             // Detached: a task-local "running" from the enqueuing job must not let it run inline.
             followUps.running[id] = Task.detached {
-                await owner.jobs.wait(for: ticket)
-                await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
-                self.done(account, owner.jobs, ticket)
+                await body()
                 self.followUps.withLock { _ = $0.running.removeValue(forKey: id) }
             }
         }
@@ -195,6 +220,11 @@ final class AccountOwners: Sendable {
     /// How many owners the directory holds (accounts, and names something still needs).
     var count: Int { owners.withLock { $0.count } }
 
+    /// Records handed to the relay outside the lines and not yet written (`sendOutsideLine`).
+    var recordsSending: Int {
+        owners.withLock { Array($0.values) }.reduce(0) { $0 + $1.outgoing.withLock(\.count) }
+    }
+
     /// Jobs running or waiting in every line, and in the longest.
     var lineDepths: (queued: Int, deepest: Int) {
         owners.withLock { Array($0.values) }.reduce((0, 0)) { total, owner in
@@ -215,6 +245,8 @@ final class AccountOwner: Sendable {
     let waiters = AccountWaiters()
     let pairings = AccountPairings()
     let timers = AccountTimers()
+    /// Records on their way to the relay outside the line (`AccountOwners.sendOutsideLine`).
+    let outgoing = Mutex<Outgoing>(Outgoing())
     private let published = Mutex<Published>(Published())
     private struct Published {
         var state: AccountState?
@@ -227,6 +259,38 @@ final class AccountOwner: Sendable {
         /// A lock came after the job that began at `locksAtStart`, and no unlock after it.
         func lockedSince(_ locksAtStart: UInt64) -> Bool { locksAtOnce != locksAtStart && unlockedAfter != locksAtOnce }
     }
+    /// Records handed to the relay outside the line and not yet taken by a write, and
+    /// whether a write is under way (its task takes what is handed meanwhile).
+    struct Outgoing {
+        private(set) var waiting: [RelayRecord] = []
+        private(set) var sending = false
+        /// The records of the write under way.
+        private(set) var inFlight = 0
+
+        /// Handed and not yet written or queued in the vault.
+        var count: Int { waiting.count + inFlight }
+
+        /// Adds `records`; answers whether a task must start to send them (none is sending).
+        mutating func hand(_ records: [RelayRecord]) -> Bool {
+            waiting += records
+            defer { sending = true }
+            return !sending
+        }
+
+        /// The next write's records, oldest first; nil when none waits, and the task ends.
+        mutating func next(atMost limit: Int) -> [RelayRecord]? {
+            guard !waiting.isEmpty else {
+                sending = false
+                inFlight = 0
+                return nil
+            }
+            let batch = Array(waiting.prefix(limit))
+            waiting.removeFirst(batch.count)
+            inFlight = batch.count
+            return batch
+        }
+    }
+
     /// An identity made for the account before the person signed in (`identityNonce`),
     /// taken by the creation or enrollment that follows. Memory only.
     let preparedIdentity = Mutex<DeviceIdentity?>(nil)
@@ -242,7 +306,7 @@ final class AccountOwner: Sendable {
     /// Nothing needs this owner: no account is held, and no job, waiter, listener,
     /// exchange, timer or prepared identity is on it.
     var isIdle: Bool {
-        !isHeld && jobs.isIdle && passphraseChecks.isIdle && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+        !isHeld && jobs.isIdle && passphraseChecks.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is

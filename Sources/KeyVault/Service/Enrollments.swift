@@ -240,8 +240,8 @@ package struct Enrollments: Sendable {
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
             service.update(id) { $0.responded(to: request) }
-            // Sent at once (queued if the relay is away; the wait below then ends unanswered).
-            await service.publishing.send([.challenge(response)], account: id)
+            // Sent at once, outside the line (queued if the relay is away; the wait below then ends unanswered).
+            service.publishing.sendOutsideLine([.challenge(response)], account: id)
             return response
         }
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.

@@ -42,6 +42,8 @@ package final class KeyVaultService: Sendable {
     }
     /// Jobs running or waiting in every account's line, and in the longest one (`GET /v1/metrics`).
     package var accountLines: (queued: Int, deepest: Int) { owners.lineDepths }
+    /// Records on their way to the relay outside the accounts' lines (acknowledgements, pairing messages).
+    package var recordsSending: Int { owners.recordsSending }
     /// With a relay service: what its requests are signed with, kept in step
     /// with each account's identity (`update`, `install`). nil otherwise.
     let relayCredentials: RelayCredentials?

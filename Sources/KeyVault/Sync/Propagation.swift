@@ -256,10 +256,10 @@ package struct Propagation: Sendable {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
                 }
-                await service.publishing.send([.reveal(confirmation)], account: account)
+                service.publishing.sendOutsideLine([.reveal(confirmation)], account: account)
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
-                await service.publishing.send([.reveal(refusal)], account: account)
+                service.publishing.sendOutsideLine([.reveal(refusal)], account: account)
                 hub.announce(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
             }
         case Labels.pairingApproval:
@@ -409,7 +409,8 @@ package struct Propagation: Sendable {
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.announce(account, .keyReady(header.generation, header.keyID))
         let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
-        await service.publishing.send([.ack(ack)], account: account)
+        // Outside the account's line: the next share, and the account's next job, do not wait on the relay's write.
+        service.publishing.sendOutsideLine([.ack(ack)], account: account)
         return false
     }
 }

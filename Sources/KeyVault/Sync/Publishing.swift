@@ -217,8 +217,15 @@ package struct Publishing: Sendable {
         }
     }
 
+    /// Sends `records` outside the account's line (`AccountOwners.sendOutsideLine`): the job that
+    /// owes them ends now; what the relay does not take waits in the vault (`send`).
+    func sendOutsideLine(_ records: [RelayRecord], account: AccountID) {
+        guard relay != nil else { return }
+        owners.sendOutsideLine(account, records) { batch in await self.send(batch, account: account) }
+    }
+
     /// Sends records now, or queues them in the vault for when the relay is back.
-    func send(_ records: [RelayRecord], account: AccountID) async {
+    private func send(_ records: [RelayRecord], account: AccountID) async {
         guard let relay, !records.isEmpty else { return }
         do {
             try await relay.publish(batch: records)

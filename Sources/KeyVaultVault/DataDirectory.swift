@@ -27,15 +27,27 @@ package enum DataDirectory {
     /// they are (the user's own home, say). One that another process makes first is taken as made.
     package static func makeParents(of path: String) throws {
         var missing: [String] = []
-        var parent = (path as NSString).deletingLastPathComponent
+        var parent = Self.folder(of: path)
         var info = stat()
         while !parent.isEmpty, parent != "/", stat(parent, &info) != 0 {
             missing.append(parent)
-            parent = (parent as NSString).deletingLastPathComponent
+            parent = Self.folder(of: parent)
         }
         for folder in missing.reversed() where mkdir(folder, 0o700) != 0 && errno != EEXIST {
             throw VaultError.dataDirectory("cannot create \(folder): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// The folder that holds `path`, as `NSString.deletingLastPathComponent` answers: "" for a bare
+    /// name, "/" for the root and what is right under it, trailing slashes ignored. Not Foundation's:
+    /// this toolchain's traps on "." and on a path that ends in "/" (`--socket kv.sock` crashed the daemon).
+    package static func folder(of path: String) -> String {
+        var path = Substring(path)
+        while path.count > 1, path.last == "/" { path.removeLast() }
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        var folder = path[..<slash]
+        while folder.count > 1, folder.last == "/" { folder.removeLast() }
+        return folder.isEmpty ? "/" : String(folder)
     }
 
     package static func restrictFiles(in directory: String) throws {

@@ -49,6 +49,25 @@ struct DaemonOptionsTests {
                 "\(failed.err)")
     }
 
+    /// Paths as a person types them: relative to the working folder, a folder with a trailing slash.
+    /// (This toolchain's Foundation traps on `NSString.deletingLastPathComponent` of "." and of "data/":
+    /// `--socket kv.sock` crashed the daemon at its start.)
+    @Test("relative paths and trailing slashes: --socket kv.sock, --data-dir data/, --policy policy/, --relay relay.sqlite")
+    func relativePaths() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        // From the daemon's root, these name the same places as the absolute paths the other tests give.
+        let process = try await Self.startDaemon(daemon, ["--data-dir", "data/", "--socket", "kv.sock", "--policy", "policy/", "--relay", "relay.sqlite"],
+                                                 launcher: ["/bin/sh", "-c", "cd \"$0\" && exec \"$@\"", daemon.root])
+        defer { process.killAndReap() }
+        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "here", "passphrase": "pw"]).status == 200)
+        #expect(try await daemon.request("GET", "/v1/accounts/here/keys/current").status == 200)
+        #expect(FileManager.default.fileExists(atPath: daemon.dataDirectory + "/vault.sqlite"))
+        #expect(FileManager.default.fileExists(atPath: daemon.root + "/relay.sqlite"))
+        process.signal(SIGTERM)
+        #expect(await process.wait() == 0, "\(daemon.logText())")
+    }
+
     @Test("text logs quote a value holding a space, a quote or '='")
     func textValuesQuoted() async throws {
         let daemon = try DaemonProcess()
@@ -153,8 +172,11 @@ struct DaemonOptionsTests {
     }
 
     /// keyvaultd with these arguments alone (DaemonProcess.start always names a data folder), logging to the daemon's log, once it answers.
-    static func startDaemon(_ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = [:]) async throws -> ChildProcess {
-        let process = try ChildProcess(keyvaultd, arguments, environment: environment, stdoutPath: daemon.logPath, stderrPath: daemon.logPath)
+    /// `launcher`: a command that execs keyvaultd with the arguments after it (`sh -c 'cd …; exec "$@"'`).
+    static func startDaemon(_ daemon: DaemonProcess, _ arguments: [String], environment: [String: String] = [:],
+                            launcher: [String] = []) async throws -> ChildProcess {
+        let command = launcher + [keyvaultd] + arguments
+        let process = try ChildProcess(command[0], Array(command.dropFirst()), environment: environment, stdoutPath: daemon.logPath, stderrPath: daemon.logPath)
         for _ in 0..<400 {
             if let status = process.poll() { throw TestFailure("keyvaultd exited with \(status): \(daemon.logText())") }
             if let reply = try? await daemon.request("GET", "/v1/health"), reply.status == 200 { return process }

@@ -42,7 +42,7 @@ package enum SocketFolder {
     /// Makes the socket's folder (0700, or 0710 with `group` so its members reach
     /// the socket) if it is missing, then checks it and every folder above it.
     package static func prepare(forSocket socketPath: String, group: UInt32?) throws {
-        let folder = (socketPath as NSString).deletingLastPathComponent
+        let folder = DataDirectory.folder(of: socketPath)
         let path = folder.isEmpty ? "." : folder
         // Missing folders above it are made 0700, as the XDG base directory spec asks (`~/.local/state`).
         try? DataDirectory.makeParents(of: path)
@@ -68,7 +68,7 @@ package enum SocketFolder {
         // The folders above, as the path resolves (a link such as /var/run → /run is followed).
         guard let resolved = realpath(folder, nil) else { throw Problem.notAFolder(folder) }
         defer { free(resolved) }
-        var above = (String(cString: resolved) as NSString).deletingLastPathComponent
+        var above = DataDirectory.folder(of: String(cString: resolved))
         while !above.isEmpty {
             guard stat(above, &info) == 0 else { throw Problem.notAFolder(above) }
             let trustedOwner = info.st_uid == me || info.st_uid == 0
@@ -78,7 +78,7 @@ package enum SocketFolder {
                 throw Problem.unsafeAncestor(above, owner: info.st_uid, mode: info.st_mode & 0o7777)
             }
             if above == "/" { break }
-            above = (above as NSString).deletingLastPathComponent
+            above = DataDirectory.folder(of: above)
         }
     }
 }

@@ -42,9 +42,8 @@ struct KeyReadHandler: Sendable {
                 if let token { service.hub.disarm(account, token) }
                 throw Refusal.unknownAccount(account)
             }
-            let availability = read.availability
             if read.waits, let token, let held, held.end == nil, deadline > .now {
-                await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
+                let woken = await held.whileHeld(onEnd: { [hub = service.hub] _ in hub.fire(account, token) }) {
                     await service.hub.wait(account, token, until: deadline)
                 }
                 switch held.end {
@@ -55,18 +54,27 @@ struct KeyReadHandler: Sendable {
                     // The connection is closed: no answer can be read, so none is made.
                     return Response(status: .noContent)
                 case .halfClosed?, .stopping?, nil:
-                    // The client may still read: it gets the state as it is now.
+                    // Woken by the publish that changed what it reads, with nothing published since: the
+                    // answer is that state's (its slot is spent), unless it still waits. Otherwise the
+                    // client gets the state as it is now.
+                    if let woken, case let answer = service.read(woken, selector), !answer.waits, held.end == nil {
+                        return try respond(answer, context, account)
+                    }
                     continue
                 }
             }
             if let token { service.hub.disarm(account, token) }
             if case .forbidden(let refusal)? = held?.end { throw refusal }
-            if case .pending(let reason, let since) = availability {
-                return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since, pairingCode: read.pairingCode),
-                                            retryAfter: PendingBody.retrySeconds)
-            }
-            return try render(availability, context, account)
+            return try respond(read, context, account)
         }
+    }
+
+    private func respond(_ read: KeyRead, _ context: VaultRequestContext, _ account: AccountID) throws -> Response {
+        if case .pending(let reason, let since) = read.availability {
+            return try APIResponse.json(.pending, PendingBody(reason: reason.rawValue, since: since, pairingCode: read.pairingCode),
+                                        retryAfter: PendingBody.retrySeconds)
+        }
+        return try render(read.availability, context, account)
     }
 
     private func render(_ availability: KeyAvailability, _ context: VaultRequestContext, _ account: AccountID) throws -> Response {

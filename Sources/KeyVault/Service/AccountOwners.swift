@@ -255,6 +255,9 @@ final class AccountOwner: Sendable {
         /// The count of locks an unlock made at once came after (`unlockAtOnce`): a job that
         /// began before those locks publishes into the state that unlock made, unlocked.
         var unlockedAfter: UInt64 = 0
+        /// Counts every publish: a read woken with the state of one answers from it only while
+        /// no other has come since (`AccountOwner.current`, `isCurrent`).
+        var version: UInt64 = 0
 
         /// A lock came after the job that began at `locksAtStart`, and no unlock after it.
         func lockedSince(_ locksAtStart: UInt64) -> Bool { locksAtOnce != locksAtStart && unlockedAfter != locksAtOnce }
@@ -300,6 +303,12 @@ final class AccountOwner: Sendable {
     }
 
     var state: AccountState? { published.withLock { $0.state } }
+    /// The state published now, and its publish's number.
+    var current: AccountWaiters.Wake? {
+        published.withLock { published in published.state.map { AccountWaiters.Wake(state: $0, version: published.version) } }
+    }
+    /// Whether nothing was published since the publish numbered `version`.
+    func isCurrent(_ version: UInt64) -> Bool { published.withLock { $0.version == version } }
     var isHeld: Bool { published.withLock { $0.state != nil } }
     var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 
@@ -326,6 +335,7 @@ final class AccountOwner: Sendable {
             let before = published.state
             try change(&published.state)
             if published.lockedSince(locksAtStart) { _ = published.state?.lock() }
+            published.version += 1
             return (before, published.state)
         }
     }
@@ -376,6 +386,7 @@ final class AccountOwner: Sendable {
             let before = state
             let effects = try change(&state, &published)
             published.state = state
+            published.version += 1
             return (before, state, effects)
         }
     }

@@ -302,7 +302,7 @@ package struct Enrollments: Sendable {
                 hub.disarm(id, token)
                 return confirmation
             }
-            await hub.wait(id, token, until: min(deadline, .now + .seconds(1)))
+            _ = await hub.wait(id, token, until: min(deadline, .now + .seconds(1)))
             if let confirmation = arrived() { return confirmation }
             // Not there yet: read the relay for this account too, in case its wake-up was lost on the way.
             await service.propagation.sync(id)

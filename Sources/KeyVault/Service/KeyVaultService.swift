@@ -72,7 +72,12 @@ package final class KeyVaultService: Sendable {
 
     /// A key read's answer and whether it should wait for the next change (`AccountState.read`).
     func read(_ account: AccountID, _ selector: KeySelector) -> KeyRead? {
-        owners.read(account, { $0.read(selector, withRelay: relay != nil) })
+        owners.read(account, { read($0, selector) })
+    }
+
+    /// A key read's answer from `state` (one a waiting read was woken with).
+    func read(_ state: AccountState, _ selector: KeySelector) -> KeyRead {
+        state.read(selector, withRelay: relay != nil)
     }
 
     package func status() -> [AccountStatus] {
@@ -409,7 +414,8 @@ package final class KeyVaultService: Sendable {
         // The identity held now, not `after`'s: a lock or unlock made at once on another thread may have
         // published since, and the last of these calls must leave the signer the state's.
         signRelayRequests(owner.id, as: owner.state?.identity)
-        if before?.readModel != after?.readModel { owner.waiters.wakeAll() }
+        // Woken with the state as published now (a lock made at once may have followed `after`).
+        if before?.readModel != after?.readModel { owner.waiters.wakeAll(with: owner.current) }
     }
 
     /// Keeps the relay service's signer for the account in step with the identity held

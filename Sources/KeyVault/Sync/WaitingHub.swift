@@ -28,13 +28,17 @@ package final class WaitingHub: Sendable {
         owners.holding(account)?.waiters.arm() ?? UUID()
     }
 
-    /// Step 2: wait until the account's read model changes or `deadline` passes.
-    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async {
-        guard let waiters = owners.existing(account)?.waiters else { return }
+    /// Step 2: wait until the account's read model changes or `deadline` passes. Answers the
+    /// state the change published, while nothing else has been published since: the read's
+    /// answer is worked out from it, with no new slot and no second read. nil: decide again.
+    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async -> AccountState? {
+        guard let owner = owners.existing(account) else { return nil }
         let waiter = WaitDeadlines.Waiter(account: account, id: id)
         deadlines.add(waiter, at: .now() + TimeAmount(deadline - .now))
-        await waiters.wait(id)
+        let wake = await owner.waiters.wait(id)
         deadlines.remove(waiter)
+        guard let wake, owner.isCurrent(wake.version) else { return nil }
+        return wake.state
     }
 
     func disarm(_ account: AccountID, _ id: UUID) {
@@ -68,10 +72,17 @@ package final class WaitingHub: Sendable {
 
 /// The reads waiting on one account, and its event streams.
 final class AccountWaiters: Sendable {
+    /// What a publish wakes a read with: the state, and the publish's number.
+    struct Wake: Sendable {
+        let state: AccountState
+        let version: UInt64
+    }
+
+    /// A slot fired before its read waited keeps the wake (nil: a deadline, an end) for it.
     private enum Slot {
         case armed
-        case waiting(CheckedContinuation<Void, Never>)
-        case fired
+        case waiting(CheckedContinuation<Wake?, Never>)
+        case fired(Wake?)
     }
 
     private let slots = Mutex<[UUID: Slot]>([:])
@@ -90,17 +101,22 @@ final class AccountWaiters: Sendable {
         return id
     }
 
-    func wait(_ id: UUID) async {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let resumeNow = slots.withLock { slots -> Bool in
-                guard case .armed = slots[id] else {
+    func wait(_ id: UUID) async -> Wake? {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Wake?, Never>) in
+            let resumeNow = slots.withLock { slots -> Wake?? in
+                switch slots[id] {
+                case .armed:
+                    slots[id] = .waiting(continuation)
+                    return .none
+                case .fired(let wake):
                     slots[id] = nil
-                    return true
+                    return .some(wake)
+                case .waiting, nil:
+                    slots[id] = nil
+                    return .some(nil)
                 }
-                slots[id] = .waiting(continuation)
-                return false
             }
-            if resumeNow { continuation.resume() }
+            if case .some(let wake) = resumeNow { continuation.resume(returning: wake) }
         }
     }
 
@@ -109,39 +125,39 @@ final class AccountWaiters: Sendable {
     }
 
     func fire(_ id: UUID) {
-        let continuation = slots.withLock { slots -> CheckedContinuation<Void, Never>? in
+        let continuation = slots.withLock { slots -> CheckedContinuation<Wake?, Never>? in
             switch slots[id] {
             case .waiting(let c):
                 slots[id] = nil
                 return c
             case .armed:
-                slots[id] = .fired
+                slots[id] = .fired(nil)
                 return nil
             case .fired, nil:
                 return nil
             }
         }
-        continuation?.resume()
+        continuation?.resume(returning: nil)
     }
 
-    /// Every waiter decides again. Called only by `KeyVaultService.publish`.
-    func wakeAll() {
-        let continuations = slots.withLock { slots -> [CheckedContinuation<Void, Never>] in
-            var out: [CheckedContinuation<Void, Never>] = []
+    /// Every waiter is answered from `wake` (or decides again, if another publish follows it).
+    /// Called only by `KeyVaultService.didPublish`.
+    func wakeAll(with wake: Wake?) {
+        let continuations = slots.withLock { slots -> [CheckedContinuation<Wake?, Never>] in
+            var out: [CheckedContinuation<Wake?, Never>] = []
             for (id, slot) in slots {
                 switch slot {
                 case .waiting(let c):
                     out.append(c)
                     slots[id] = nil
-                case .armed:
-                    slots[id] = .fired
-                case .fired:
-                    break
+                case .armed, .fired:
+                    // Not waiting yet: it takes the latest wake when it does.
+                    slots[id] = .fired(wake)
                 }
             }
             return out
         }
-        for c in continuations { c.resume() }
+        for c in continuations { c.resume(returning: wake) }
     }
 
     func announce(_ event: AccountEvent) {

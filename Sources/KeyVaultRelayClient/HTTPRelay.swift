@@ -196,15 +196,21 @@ package final class HTTPRelay: Relay {
                     return false
                 }
                 if stale { continue }
-                try? await Task.sleep(for: .seconds(refusedDelay))
+                try? await Task.sleep(for: .seconds(Self.jittered(refusedDelay)))
                 refusedDelay = min(refusedDelay * 2, 60)
                 state.withLock { _ = $0.refused.remove(account) }
             } catch {
                 if Task.isCancelled { return }
-                try? await Task.sleep(for: .seconds(delay))
+                try? await Task.sleep(for: .seconds(Self.jittered(delay)))
                 delay = min(delay * 2, 5)
             }
         }
+    }
+
+    /// A back-off's wait, drawn from its second half: the devices an outage or a refusal met
+    /// together do not all come back in the same instant.
+    static func jittered(_ seconds: Double) -> Double {
+        seconds * Double.random(in: 0.5...1)
     }
 
     /// The service took a request for the account: a held read it refused before is held again now.

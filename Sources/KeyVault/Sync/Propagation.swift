@@ -71,7 +71,8 @@ package struct Propagation: Sendable {
                 try? await Task.sleep(for: .milliseconds(200))
                 continue
             }
-            try? await Task.sleep(for: .seconds(delay))
+            // Drawn from the second half: devices that lost the relay together do not return in step.
+            try? await Task.sleep(for: .seconds(delay * Double.random(in: 0.5...1)))
             delay = min(delay * 2, 5)
             await syncAll()
         }

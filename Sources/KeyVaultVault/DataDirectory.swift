@@ -20,7 +20,21 @@ package enum DataDirectory {
         guard info.st_uid == geteuid() else {
             throw VaultError.dataDirectory("\(path) belongs to another user (uid \(info.st_uid))")
         }
-        if info.st_mode & 0o077 != 0 { _ = chmod(path, 0o700) }
+        let mode = String(info.st_mode & 0o7777, radix: 8)
+        // A folder anyone may write (/tmp, say: `--data-dir ..` from a folder in it) is shared: the
+        // vault does not live there, and its mode is left as it is (making /tmp 0700 broke every other user of it).
+        guard info.st_mode & 0o002 == 0, info.st_mode & UInt32(S_ISVTX) == 0 else {
+            throw VaultError.dataDirectory("\(path) is a shared folder (mode \(mode)): the vault needs a folder of its own; choose another --data-dir")
+        }
+        guard info.st_mode & 0o077 != 0 else { return }
+        // A wider mode is tightened to 0700 only on a folder that holds the vault alone (or nothing yet):
+        // the daemon changes no folder that is also something else (a home, `/` as root).
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        guard names.allSatisfy({ $0.hasPrefix(Vault.fileName) }) else {
+            throw VaultError.dataDirectory("\(path) is mode \(mode) and holds more than the vault; the vault's folder is 0700 and its own: "
+                                           + "choose an empty folder for --data-dir, or make this one 0700 (chmod 700)")
+        }
+        _ = chmod(path, 0o700)
     }
 
     /// Makes each missing folder above `path`, outermost first, 0700; folders that exist are left as

@@ -52,6 +52,9 @@ let package = Package(
         // A Unix socket connected and its peer checked (SO_PEERCRED), where the daemon's socket is by default,
         // and whole writes to a descriptor: what the daemon, its client library and the CLI share, with no dependency.
         .target(name: "KeyVaultUnixSocket", swiftSettings: strict),
+        // NIO buffers zeroed when released, for answers that carry a key: the daemon writes them, the
+        // client library reads them. NIOCore only (no libsodium, which the client library does not link).
+        .target(name: "KeyVaultWipedBuffers", dependencies: [.product(name: "NIOCore", package: "swift-nio")], swiftSettings: strict),
         .target(name: "KeyVaultProtocol", dependencies: ["KeyVaultIDs", "KeyVaultCrypto"], swiftSettings: strict),
         // The account kernel: each account's state as a pure value (its phase, its lock, the work it owes),
         // the machines that step it, and what a key read answers and whether it waits. No I/O.
@@ -116,7 +119,7 @@ let package = Package(
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultUnixSocket", "CLinux",
+                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultUnixSocket", "KeyVaultWipedBuffers", "CLinux",
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -174,7 +177,7 @@ let package = Package(
         .target(
             name: "KeyVaultClient",
             dependencies: [
-                "KeyVaultIDs", "KeyVaultUnixSocket",
+                "KeyVaultIDs", "KeyVaultUnixSocket", "KeyVaultWipedBuffers",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -230,7 +233,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService",
+            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService", "KeyVaultWipedBuffers",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
@@ -240,7 +243,7 @@ let package = Package(
         .testTarget(
             name: "IntegrationTests",
             dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
-                           "KeyVaultTestSupport", "keyvault-relay", "example-sync-engine",
+                           "KeyVaultTestSupport", "KeyVaultWipedBuffers", "keyvault-relay", "example-sync-engine",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),
                            .product(name: "NIOCore", package: "swift-nio"),

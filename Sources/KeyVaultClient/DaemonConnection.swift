@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import KeyVaultWipedBuffers
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -31,6 +32,8 @@ final class DaemonConnection: Sendable {
         let descriptor = try SocketTrust.connect(key.socketPath, daemonUID: key.daemonUID)
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .channelOption(.autoRead, value: false)
+            // What the daemon answers (a key's encoding among it) is read into buffers zeroed when released.
+            .channelOption(.allocator, value: .wiping)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations

@@ -1,5 +1,6 @@
 import Foundation
 import KeyVaultClient
+import KeyVaultWipedBuffers
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -8,6 +9,22 @@ import Glibc
 /// The client library apps link (KeyVaultClient), against real daemons.
 @Suite("The client library")
 struct ClientLibraryTests {
+    /// The answer a key read brings is read into buffers zeroed when released (`ByteBufferAllocator.wiping`
+    /// on the client's connections), as the daemon's are when it writes them: no copy of the key's
+    /// encoding is left in freed memory of the app's process by the library. (Nothing else in this
+    /// process allocates from that heap: the daemons are other processes.)
+    @Test("the buffers a key's answer is read into are zeroed when released")
+    func answersReadIntoWipedBuffers() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "wiped", "passphrase": "pw"]).status == 200)
+        let client = daemon.client
+        let before = WipedHeap.wipedBlocks.load(ordering: .relaxed)
+        for _ in 0..<3 { #expect(try await client.key("wiped").value != nil) }
+        #expect(WipedHeap.wipedBlocks.load(ordering: .relaxed) > before, "no buffer of the answers went back through the wiping heap")
+    }
+
     @Test("typed answers: a ready key of 32 bytes; locked, unknown and invalid as refusals with their state")
     func typedAnswers() async throws {
         let daemon = try DaemonProcess()

@@ -6,6 +6,7 @@ import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultWipedBuffers
 
 /// The `ready` answer for a key: its base64 goes straight into a buffer that
 /// is zeroed when released, never into a String.
@@ -17,7 +18,7 @@ struct KeyAnswerTests {
         let created = Date(timeIntervalSince1970: 1_800_000_000.25)
         let generation = KeyGeneration(number: 3, keyID: KeyID(testHex: String(repeating: "ab", count: 16)), createdAt: created, state: .active)
         let released = ReleasedKey(account: try AccountID(validating: "alice"), generation: generation, key: key, isCurrent: true)
-        let before = Wipe.wipedBlocks.load(ordering: .relaxed)
+        let before = WipedHeap.wipedBlocks.load(ordering: .relaxed)
         do {
             let buffer = KeyBody(released).buffer
             let json = try #require(try JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)) as? [String: Any])
@@ -29,6 +30,6 @@ struct KeyAnswerTests {
             #expect(json["createdAt"] as? String == "2027-01-15T08:00:00.250Z")
             #expect(json["state"] as? String == "ready")
         }
-        #expect(Wipe.wipedBlocks.load(ordering: .relaxed) > before, "the buffer went back through the wiping allocator")
+        #expect(WipedHeap.wipedBlocks.load(ordering: .relaxed) > before, "the buffer went back through the wiping allocator")
     }
 }

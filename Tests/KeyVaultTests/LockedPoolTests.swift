@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import KeyVaultCrypto
+import KeyVaultWipedBuffers
 
 /// The crypto layer's locked pool: many secrets in few mappings, slots zeroed
 /// when released, safe from many tasks at once.
@@ -146,13 +147,13 @@ struct LockedPoolTests {
 
     @Test("The wiping allocator's blocks are counted as wiped when released")
     func wipingAllocator() throws {
-        let before = Wipe.wipedBlocks.load(ordering: .relaxed)
-        var block = try #require(Wipe.allocate(100))
+        let before = WipedHeap.wipedBlocks.load(ordering: .relaxed)
+        var block = try #require(WipedHeap.allocate(100))
         block.initializeMemory(as: UInt8.self, repeating: 7, count: 100)
-        block = try #require(Wipe.reallocate(block, 100, 5000))
+        block = try #require(WipedHeap.reallocate(block, 100, 5000))
         #expect(UnsafeRawBufferPointer(start: block, count: 100).allSatisfy { $0 == 7 })
-        Wipe.deallocate(block)
-        #expect(Wipe.wipedBlocks.load(ordering: .relaxed) >= before + 2, "the old block of a realloc is wiped too")
+        WipedHeap.deallocate(block)
+        #expect(WipedHeap.wipedBlocks.load(ordering: .relaxed) >= before + 2, "the old block of a realloc is wiped too")
     }
 }
 

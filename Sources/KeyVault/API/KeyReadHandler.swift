@@ -4,6 +4,7 @@ import Logging
 import NIOCore
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultWipedBuffers
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and

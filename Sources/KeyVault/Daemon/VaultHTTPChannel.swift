@@ -4,6 +4,7 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
+import KeyVaultWipedBuffers
 
 /// Hummingbird's HTTP/1 child channel with keyvaultd's guard in the pipeline:
 ///

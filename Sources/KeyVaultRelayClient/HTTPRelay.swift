@@ -169,7 +169,7 @@ package final class HTTPRelay: Relay {
     /// answer with records is a wake-up. An outage backs off (250 ms to 5 s);
     /// a refusal waits for this device's next successful request for the
     /// account (`restartIfRefused`), and retries besides, backing off from one
-    /// second to a minute: another member may make this device one again (its
+    /// second to a minute (each wait drawn from its second half, `jittered`): another member may make this device one again (its
     /// approval republished after the service's store was restored from a
     /// backup older than it), and this device would not otherwise know.
     private func watch(_ account: AccountID) async {
@@ -249,6 +249,11 @@ package final class HTTPRelay: Relay {
         let rows = try decoded.rows.map { wire -> RelayRow in
             guard let row = wire.row(account: account) else { throw RelayError.refused("the relay service answered a record this device cannot read") }
             return row
+        }
+        // At most the rows asked for, each after the cursor asked after and after the one before: a relay
+        // answering otherwise (broken, or hostile) would have the daemon page the same rows for ever.
+        guard rows.count <= limit, zip([cursor] + rows.map(\.cursor), rows).allSatisfy({ $0 < $1.cursor }) else {
+            throw RelayError.refused("the relay service answered rows that do not move past the cursor asked after, or more than asked for")
         }
         if let last = rows.last?.cursor {
             state.withLock { $0.seen[account] = max($0.seen[account] ?? .start, last) }

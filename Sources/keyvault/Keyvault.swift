@@ -302,7 +302,7 @@ struct KDFCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard let seconds = DurationText.seconds(target), seconds > 0 else {
-                throw UsageError("--target takes a duration such as 500ms, 1s or 1.5s")
+                throw UsageError("--target takes a duration such as 500ms, 1s or 1.5s (at most 31 years)")
             }
             guard (8...65536).contains(memoryMib) else { throw UsageError("--memory-mib must be between 8 and 65536") }
             print("Measuring Argon2id on this machine (target \(target))…")

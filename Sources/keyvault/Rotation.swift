@@ -46,7 +46,7 @@ struct Drill: AsyncParsableCommand {
 
         func run() async throws {
             let id = try account.validated()
-            guard let seconds = DurationText.seconds(deadline), seconds > 0 else { throw UsageError("--deadline takes a duration such as 60s") }
+            guard let seconds = DurationText.seconds(deadline), seconds > 0 else { throw UsageError("--deadline takes a duration such as 60s (at most 31 years)") }
             let request = CLIRequest(socket: socket.path)
             let started = Date()
             let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])

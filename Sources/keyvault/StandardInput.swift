@@ -9,8 +9,15 @@ import KeyVaultCrypto
 enum StandardInput {
     struct Failure: Error, CustomStringConvertible {
         let errno: Int32
-        var description: String { "cannot read standard input: \(String(cString: strerror(errno)))" }
+        var tooLarge = false
+        var description: String {
+            tooLarge ? "standard input holds more than \(StandardInput.limit / (1024 * 1024)) MiB"
+                     : "cannot read standard input: \(String(cString: strerror(errno)))"
+        }
     }
+
+    /// More than any request the daemon takes: `seal < /dev/zero` stops here, not at the memory's end.
+    static let limit = 16 * 1024 * 1024
 
     static func readAll() throws(Failure) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
@@ -18,6 +25,7 @@ enum StandardInput {
         defer { Wipe.bytes(&buffer) }
         while true {
             if count == buffer.count {
+                guard buffer.count < limit else { throw Failure(errno: 0, tooLarge: true) }
                 var larger = [UInt8](repeating: 0, count: buffer.count * 2)
                 larger.withUnsafeMutableBytes { target in buffer.withUnsafeBytes { target.copyMemory(from: $0) } }
                 Wipe.bytes(&buffer)

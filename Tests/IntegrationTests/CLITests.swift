@@ -11,6 +11,20 @@ import KeyVaultRelayStore
 
 @Suite("The keyvault CLI against a real daemon")
 struct CLITests {
+    /// What a caller hands the CLI is bounded where it enters: standard input past 16 MiB is refused
+    /// (`seal < /dev/zero` grew until the memory ran out), and a duration past 31 years is a usage
+    /// error (`--deadline 1e16s` trapped turning it into milliseconds).
+    @Test("standard input past 16 MiB and durations past 31 years are refused, not a crash")
+    func boundedInput() async throws {
+        let cli = DaemonProcess.binaryDirectory + "/keyvault"
+        let sealed = try await run("/bin/sh", ["-c", "head -c 17000000 /dev/zero | \"$0\" seal -a acct --socket /nonexistent/kv.sock", cli])
+        #expect(sealed.status == 1 && sealed.err.contains("standard input holds more than 16 MiB; nothing was sealed"), "\(sealed)")
+        let drill = try await run(cli, ["drill", "rotate", "--socket", "/nonexistent/kv.sock", "-a", "acct", "--deadline", "1e16s"])
+        #expect(drill.status == 64 && drill.err.contains("(at most 31 years)"), "\(drill)")
+        let calibrate = try await run(cli, ["kdf", "calibrate", "--memory-mib", "8", "--target", "1e20s"])
+        #expect(calibrate.status == 64 && calibrate.err.contains("(at most 31 years)"), "\(calibrate)")
+    }
+
     @Test("account create, key get (JSON, --raw hex, --raw base64), lock, unlock, passwd, status")
     func cliRoundTrip() async throws {
         let daemon = try DaemonProcess()

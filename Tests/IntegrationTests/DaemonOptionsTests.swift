@@ -68,6 +68,34 @@ struct DaemonOptionsTests {
         #expect(await process.wait() == 0, "\(daemon.logText())")
     }
 
+    /// A data folder others may write is refused, and left as it was: the daemon once made `/tmp`
+    /// 0700 when given `--data-dir ..` from a folder in it (it tightens a folder of its own).
+    @Test("a shared --data-dir (1777), or a wider one holding other files, is refused and left as it is; an empty one is made 0700")
+    func sharedDataFolderRefused() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        let shared = daemon.root + "/shared"
+        #expect(mkdir(shared, 0o700) == 0 && chmod(shared, 0o1777) == 0)
+        let result = try await run(Self.keyvaultd, ["--data-dir", shared, "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        #expect(result.status != 0)
+        #expect(result.err.contains("is a shared folder (mode 1777)"), "\(result.err)")
+        var info = stat()
+        #expect(stat(shared, &info) == 0 && info.st_mode & 0o7777 == 0o1777, "the shared folder's mode was changed")
+
+        // A folder of 0755 that holds something else (a home, say) is refused and left 0755; an empty one is made 0700.
+        let home = daemon.root + "/home"
+        #expect(mkdir(home, 0o755) == 0 && chmod(home, 0o755) == 0 && creat(home + "/.profile", 0o644) >= 0)
+        let refused = try await run(Self.keyvaultd, ["--data-dir", home, "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        #expect(refused.status != 0)
+        #expect(refused.err.contains("is mode 755 and holds more than the vault"), "\(refused.err)")
+        #expect(stat(home, &info) == 0 && info.st_mode & 0o7777 == 0o755, "a folder holding other files was changed")
+        let empty = daemon.root + "/empty"
+        #expect(mkdir(empty, 0o755) == 0 && chmod(empty, 0o755) == 0)
+        let process = try await Self.startDaemon(daemon, ["--data-dir", empty, "--socket", daemon.socket, "--policy", daemon.policyDirectory])
+        defer { process.killAndReap() }
+        #expect(stat(empty, &info) == 0 && info.st_mode & 0o7777 == 0o700, "an empty folder was not made 0700")
+    }
+
     @Test("text logs quote a value holding a space, a quote or '='")
     func textValuesQuoted() async throws {
         let daemon = try DaemonProcess()

@@ -85,6 +85,11 @@ struct ModelTests {
         #expect(DurationText.seconds("fast") == nil)
         #expect(DurationText.seconds("-1s") == nil)
         #expect(DurationText.seconds("10") == nil)
+        // Bounded where it is read: `keyvault drill rotate --deadline 1e16s` trapped turning it into milliseconds.
+        #expect(DurationText.seconds("1e16s") == nil)
+        #expect(DurationText.seconds("99999999999999999999h") == nil)
+        #expect(DurationText.seconds("11574d") == 999_993_600)
+        #expect(DurationText.seconds("11575d") == nil)
     }
 
     @Test("RFC 3339 UTC with milliseconds")

@@ -36,6 +36,8 @@ struct PolicyTests {
         ("x = 1\n", "p.toml:1: 'x' must be inside a table"),
         ("[kdf]\npasses = 3 junk\n", "p.toml:2: unexpected text"),
         ("[kdf]\n", "p.toml: the policy has no [[rule]]"),
+        // Nesting is bounded where it is read: 5,000 `[` overflowed the stack (a crash at start and at SIGHUP).
+        ("[[rule]]\nuid = \"self\"\naccounts = " + String(repeating: "[", count: 5_000) + "\n", "p.toml:3: lists nested more than 16 deep"),
     ])
     func errors(text: String, expected: String) {
         do {

@@ -5,6 +5,10 @@ struct TOMLParser {
     private let file: String
     private var index = 0
     private var line = 1
+    /// Lists open around the value being read: each is a call deeper, so the nesting is bounded
+    /// (5,000 `[` overflowed the stack at start and at a reload's SIGHUP).
+    private var depth = 0
+    static let maxListDepth = 16
 
     init(text: String, file: String) {
         self.bytes = Array(text.utf8)
@@ -194,6 +198,9 @@ struct TOMLParser {
     }
 
     private mutating func array() throws(PolicyError) -> [TOMLDocument.Located] {
+        guard depth < Self.maxListDepth else { throw fail("lists nested more than \(Self.maxListDepth) deep") }
+        depth += 1
+        defer { depth -= 1 }
         advance()  // [
         var items: [TOMLDocument.Located] = []
         while true {

@@ -200,8 +200,10 @@ struct LockAtOnceTests {
 
     static func gauge(_ name: String, of daemon: DaemonProcess) async throws -> Int {
         let metrics = try await daemon.request("GET", "/v1/metrics").raw.text
-        let line = metrics.split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { Double($0.split(separator: " ").last ?? "") }.map { Int($0) } ?? 0
+        // A gauge the daemon does not give is a failure, not a 0 (a misspelled name would pass every check for 0).
+        guard let line = metrics.split(separator: "\n").first(where: { $0.hasPrefix(name + " ") }),
+              let value = Double(line.split(separator: " ").last ?? "") else { throw TestFailure("no \(name) in the daemon's metrics") }
+        return Int(value)
     }
 }
 

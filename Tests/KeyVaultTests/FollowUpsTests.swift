@@ -37,12 +37,13 @@ struct FollowUpsTests {
     func recordsSentOutsideTheLine() async throws {
         let owners = AccountOwners()
         let account = try AccountID(validating: "outside")
-        func records(_ range: Range<Int>) -> [RelayRecord] {
-            range.map { RelayRecord(kind: .ack, account: account, recipient: nil, logSeq: nil, body: [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)]) }
+        func records(_ range: Range<Int>) -> [OwedRecord] {
+            range.map { OwedRecord(record: RelayRecord(kind: .ack, account: account, recipient: nil, logSeq: nil,
+                                                       body: [UInt8(truncatingIfNeeded: $0), UInt8($0 >> 8)]), outboxID: Int64($0)) }
         }
-        let writes = Mutex<[[RelayRecord]]>([])
+        let writes = Mutex<[[OwedRecord]]>([])
         let (release, releasing) = AsyncStream<Void>.makeStream()
-        let send: @Sendable ([RelayRecord]) async -> Void = { batch in
+        let send: @Sendable ([OwedRecord]) async -> Void = { batch in
             let first = writes.withLock { $0.append(batch); return $0.count == 1 }
             // The first write waits on a relay that does not answer until released.
             if first { for await _ in release { break } }

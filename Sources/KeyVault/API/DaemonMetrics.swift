@@ -49,7 +49,7 @@ final class DaemonMetrics: Sendable {
         gauge("account_owners", "Owners in the account directory: accounts held, and names something still needs.", held.accountOwners)
         gauge("account_jobs_queued", "Jobs running or waiting in every account's line.", lines.queued)
         gauge("account_line_deepest", "Jobs running or waiting in the longest account line.", lines.deepest)
-        gauge("relay_records_sending", "Records handed to the relay outside the accounts' lines and not yet written or queued.", sending)
+        gauge("relay_records_sending", "Records handed to the relay outside the accounts' lines whose write has not finished.", sending)
         if let relay {
             gauge("relay_reachable", "1 if the relay answered last, 0 if it is unreachable or not heard from yet.", relay.state == "reachable" ? 1 : 0)
             gauge("relay_queued", "Log entries, owed deliveries and records waiting for the relay.", relay.queued)

@@ -14,7 +14,7 @@ import KeyVaultAccount
 /// relay pass): that runs inline, as part of the job, never queued behind it.
 ///
 /// A name used once keeps nothing: the owner of an account this device does not
-/// hold is forgotten as soon as nothing needs it (no job, waiter, listener,
+/// hold is forgotten as soon as nothing needs it (no job, record being sent, waiter, listener,
 /// exchange, timer or prepared identity), and prepared identities are bounded,
 /// so a caller naming accounts that do not exist cannot grow memory (issue 32).
 final class AccountOwners: Sendable {
@@ -110,15 +110,19 @@ final class AccountOwners: Sendable {
 
     /// Hands `records` to the relay outside the account's line (issue 34): a job that owes the relay
     /// a record (an acknowledgement, a pairing message) ends without waiting on it, so a relay that is
-    /// slow or cannot be written holds back only these records, never the account's next job. Records
-    /// handed while a write is under way go together in the next one, at most `outgoingBatch` at a
-    /// time; `send` is the only writer of this account's records handed here, one write at a time.
-    func sendOutsideLine(_ account: AccountID, _ records: [RelayRecord], by send: @escaping @Sendable ([RelayRecord]) async -> Void) {
+    /// slow or cannot be written holds back only these records, never the account's next job. They are
+    /// in the vault's outbox already (`Publishing.owe`). Records handed while a write is under way go
+    /// together in the next one, at most `outgoingBatch` at a time; `send` is the only writer of this
+    /// account's records handed here, one write at a time. At a stop (cancelled) `send` writes nothing.
+    func sendOutsideLine(_ account: AccountID, _ records: [OwedRecord], by send: @escaping @Sendable ([OwedRecord]) async -> Void) {
         guard !records.isEmpty else { return }
         let owner = withOwner(account) { $0 }
         guard owner.outgoing.withLock({ $0.hand(records) }) else { return }  // the write under way takes them next
         track {
-            while let batch = owner.outgoing.withLock({ $0.next(atMost: Self.outgoingBatch) }) { await send(batch) }
+            while let batch = owner.outgoing.withLock({ $0.next(atMost: Self.outgoingBatch) }) {
+                await send(batch)
+                owner.outgoing.withLock { $0.finished(batch) }
+            }
             self.forgetIfIdle(account)
         }
     }
@@ -265,23 +269,33 @@ final class AccountOwner: Sendable {
     /// Records handed to the relay outside the line and not yet taken by a write, and
     /// whether a write is under way (its task takes what is handed meanwhile).
     struct Outgoing {
-        private(set) var waiting: [RelayRecord] = []
+        private(set) var waiting: [OwedRecord] = []
         private(set) var sending = false
         /// The records of the write under way.
         private(set) var inFlight = 0
+        /// The outbox rows handed and not yet written: handed again (a publish reads the outbox), they are not taken twice.
+        private var handedRows: Set<Int64> = []
 
         /// Handed and not yet written or queued in the vault.
         var count: Int { waiting.count + inFlight }
 
-        /// Adds `records`; answers whether a task must start to send them (none is sending).
-        mutating func hand(_ records: [RelayRecord]) -> Bool {
-            waiting += records
+        /// Adds `records` (but outbox rows it holds already); answers whether a task must start to send them.
+        mutating func hand(_ records: [OwedRecord]) -> Bool {
+            let new = records.filter { $0.outboxID.map { handedRows.insert($0).inserted } ?? true }
+            guard !new.isEmpty else { return false }
+            waiting += new
             defer { sending = true }
             return !sending
         }
 
+        /// The write of `batch` is over (taken by the relay, or left in the outbox for the next publish).
+        mutating func finished(_ batch: [OwedRecord]) {
+            for record in batch { if let row = record.outboxID { handedRows.remove(row) } }
+            inFlight = 0
+        }
+
         /// The next write's records, oldest first; nil when none waits, and the task ends.
-        mutating func next(atMost limit: Int) -> [RelayRecord]? {
+        mutating func next(atMost limit: Int) -> [OwedRecord]? {
             guard !waiting.isEmpty else {
                 sending = false
                 inFlight = 0
@@ -312,8 +326,8 @@ final class AccountOwner: Sendable {
     var isHeld: Bool { published.withLock { $0.state != nil } }
     var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 
-    /// Nothing needs this owner: no account is held, and no job, waiter, listener,
-    /// exchange, timer or prepared identity is on it.
+    /// Nothing needs this owner: no account is held, and no job, record being sent, waiter,
+    /// listener, exchange, timer or prepared identity is on it.
     var isIdle: Bool {
         !isHeld && jobs.isIdle && passphraseChecks.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }

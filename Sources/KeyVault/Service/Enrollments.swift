@@ -240,10 +240,11 @@ package struct Enrollments: Sendable {
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
             service.update(id) { $0.responded(to: request) }
-            // Sent at once, outside the line (queued if the relay is away; the wait below then ends unanswered).
-            service.publishing.sendOutsideLine([.challenge(response)], account: id)
             return response
         }
+        // Sent once the job ends, outside the account's line, and before the wait's clock starts: the new
+        // device has the whole wait to answer (queued if the relay is away; the wait then ends unanswered).
+        await service.publishing.deliver([OwedRecord(record: .challenge(response), outboxID: nil)], account: id)
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
         let confirmation = await waitForConfirmation(id, of: response)
         return try await owners.run(id) {

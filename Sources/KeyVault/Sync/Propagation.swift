@@ -110,6 +110,11 @@ package struct Propagation: Sendable {
                     guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
                     let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
                     guard let last = rows.last else { return false }
+                    // A page that does not move past the cursor would be asked for again and again: refused.
+                    guard last.cursor > cursor else {
+                        logger.warning("refused a relay page that does not move past its cursor", metadata: ["account": "\(account)", "cursor": "\(cursor)"])
+                        return false
+                    }
                     var kept: [RelayNote] = []
                     for row in rows {
                         let seenAt = now()
@@ -257,10 +262,10 @@ package struct Propagation: Sendable {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
                 }
-                service.publishing.sendOutsideLine([.reveal(confirmation)], account: account)
+                service.publishing.sendPairingOutsideLine([.reveal(confirmation)], account: account)
             case .mismatch(let refusal, let why):
                 logger.warning("pairing failed", metadata: ["account": "\(account)", "why": "\(why)"])
-                service.publishing.sendOutsideLine([.reveal(refusal)], account: account)
+                service.publishing.sendPairingOutsideLine([.reveal(refusal)], account: account)
                 hub.announce(account, .pairingFailed(state.deviceID, reason: why == .otherCircle ? "other-circle" : "code-mismatch"))
             }
         case Labels.pairingApproval:
@@ -410,8 +415,9 @@ package struct Propagation: Sendable {
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.announce(account, .keyReady(header.generation, header.keyID))
         let ack = ShareAck.make(account: account, generation: header.generation, keyID: header.keyID, deviceID: state.deviceID, signer: identity.signing, at: now())
-        // Outside the account's line: the next share, and the account's next job, do not wait on the relay's write.
-        service.publishing.sendOutsideLine([.ack(ack)], account: account)
+        // Kept in the outbox, then written outside the account's line: the next share, and the account's
+        // next job, do not wait on the relay's write, and a crash before it lands loses nothing.
+        await service.publishing.acknowledgeOutsideLine([.ack(ack)], account: account)
         return false
     }
 }

@@ -6,6 +6,12 @@ import KeyVaultAccount
 import KeyVaultVault
 import KeyVaultRelay
 
+/// A record a job owes the relay, and its place in the vault's outbox (nil: the vault could not keep it).
+struct OwedRecord: Sendable, Equatable {
+    let record: RelayRecord
+    let outboxID: Int64?
+}
+
 /// What this device owes the relay, and getting it there. A log entry is
 /// appended here first (verified, stored, served) and published after; while
 /// the relay is away the entries, the shares owed for them and other records
@@ -116,6 +122,8 @@ package struct Publishing: Sendable {
                     }
                     return .blocked(seq: .genesis)
                 }
+                // What else waits in the outbox: pairing records in the job, as the calls that queued them
+                // expect them sent when they answer (a new request before `enroll` answers); acks outside the line.
                 if try await sendOutbox(id, relay: relay) { answered = true }
                 if answered { noteRelay(nil) }
                 let waiting = owners.read(id) { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) }
@@ -217,34 +225,80 @@ package struct Publishing: Sendable {
         }
     }
 
-    /// Sends `records` outside the account's line (`AccountOwners.sendOutsideLine`): the job that
-    /// owes them ends now; what the relay does not take waits in the vault (`send`).
-    func sendOutsideLine(_ records: [RelayRecord], account: AccountID) {
-        guard relay != nil else { return }
-        owners.sendOutsideLine(account, records) { batch in await self.send(batch, account: account) }
-    }
-
-    /// Sends records now, or queues them in the vault for when the relay is back.
-    private func send(_ records: [RelayRecord], account: AccountID) async {
-        guard let relay, !records.isEmpty else { return }
+    /// Acknowledgements a job owes the relay, kept in the vault's outbox first, in the job: a crash, a
+    /// stop or a relay that does not take them loses none, and the next publish or start sends them
+    /// (`sendOutbox`). One the vault could not keep (a full disk) is still sent, once.
+    func owe(_ records: [RelayRecord], account: AccountID) async -> [OwedRecord] {
+        guard relay != nil, !records.isEmpty else { return [] }
         do {
-            try await relay.publish(batch: records)
-            noteRelay(nil)
+            let ids = try await vault.enqueue(account: account, records: records)
+            return zip(records, ids).map { OwedRecord(record: $0, outboxID: $1) }
         } catch {
-            noteRelay(error)
-            do { _ = try await vault.enqueue(account: account, records: records) } catch {
-                logger.error("could not queue records for the relay", metadata: ["account": "\(account)", "problem": "\(error)"])
-            }
+            logger.error("could not queue records for the relay", metadata: ["account": "\(account)", "problem": "\(error)"])
+            return records.map { OwedRecord(record: $0, outboxID: nil) }
         }
     }
 
-    /// Answers whether there was anything to send.
+    /// Sends acknowledgements outside the account's line, kept in the outbox first (`owe`): the job
+    /// that owes them does not wait on the relay.
+    func acknowledgeOutsideLine(_ acks: [RelayRecord], account: AccountID) async {
+        handOutsideLine(await owe(acks, account: account), account: account)
+    }
+
+    /// Sends a pairing exchange's message outside the account's line, not kept first: nothing of an
+    /// exchange outlives the run that holds its CPace state, so a message from a run a crash ended
+    /// must not reach the relay after it (`deliver` queues one the relay does not take, as before).
+    func sendPairingOutsideLine(_ records: [RelayRecord], account: AccountID) {
+        handOutsideLine(records.map { OwedRecord(record: $0, outboxID: nil) }, account: account)
+    }
+
+    private func handOutsideLine(_ owed: [OwedRecord], account: AccountID) {
+        guard relay != nil else { return }
+        owners.sendOutsideLine(account, owed) { batch in await self.deliver(batch, account: account) }
+    }
+
+    /// Sends what waits in the account's outbox: its pairing records now (answers whether there were
+    /// any), its acknowledgements by the writer outside the line (one it holds already is not handed twice).
     private func sendOutbox(_ id: AccountID, relay: any Relay) async throws -> Bool {
         let queued = try vault.outbox(account: id)
-        guard !queued.isEmpty else { return false }
-        try await relay.publish(batch: queued.map(\.record))
-        try await vault.dequeue(ids: queued.map(\.id))
+        handOutsideLine(queued.filter { $0.record.kind == .ack }.map { OwedRecord(record: $0.record, outboxID: $0.id) }, account: id)
+        let now = queued.filter { $0.record.kind != .ack }
+        guard !now.isEmpty else { return false }
+        try await relay.publish(batch: now.map(\.record))
+        try await vault.dequeue(ids: now.map(\.id))
         return true
+    }
+
+    /// Writes owed records to the relay and takes those kept out of the outbox. What the relay does not
+    /// take waits for the next publish: a kept record stays in the outbox, and one not kept goes there
+    /// now (written before the outage is noted, so the publish the relay's next answer starts finds it).
+    /// At a stop nothing more is tried. The relay keeps one of a record sent twice.
+    func deliver(_ owed: [OwedRecord], account: AccountID) async {
+        guard let relay, !owed.isEmpty else { return }
+        let kept = owed.compactMap(\.outboxID)
+        let unkept = owed.filter { $0.outboxID == nil }.map(\.record)
+        do {
+            guard !Task.isCancelled else { throw CancellationError() }
+            try await relay.publish(batch: owed.map(\.record))
+        } catch {
+            if !unkept.isEmpty {
+                // Not cancelled with this task at a stop: the records must reach the vault.
+                let vault = vault
+                do { _ = try await Task.detached { try await vault.enqueue(account: account, records: unkept) }.value } catch {
+                    logger.error("could not queue records for the relay", metadata: ["account": "\(account)", "problem": "\(error)"])
+                }
+            }
+            if !(error is CancellationError) { noteRelay(error) }
+            logger.notice("records for the relay wait for the next publish", metadata: [
+                "account": "\(account)", "kinds": "\(Set(owed.map(\.record.kind.rawValue)).sorted())", "problem": "\(error)",
+            ])
+            return
+        }
+        noteRelay(nil)
+        do { try await vault.dequeue(ids: kept) } catch {
+            // Sent again by the next publish, which the relay takes as the same record.
+            logger.warning("could not take sent records out of the outbox", metadata: ["account": "\(account)", "problem": "\(error)"])
+        }
     }
 
     /// Publishes what every account has waiting (after a start, or once the relay is back).

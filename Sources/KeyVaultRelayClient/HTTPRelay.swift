@@ -169,7 +169,7 @@ package final class HTTPRelay: Relay {
     /// answer with records is a wake-up. An outage backs off (250 ms to 5 s);
     /// a refusal waits for this device's next successful request for the
     /// account (`restartIfRefused`), and retries besides, backing off from one
-    /// second to a minute (each wait drawn from its second half, `jittered`): another member may make this device one again (its
+    /// second to a minute (each wait drawn from its second half, `BackOff.jittered`): another member may make this device one again (its
     /// approval republished after the service's store was restored from a
     /// backup older than it), and this device would not otherwise know.
     private func watch(_ account: AccountID) async {
@@ -196,21 +196,15 @@ package final class HTTPRelay: Relay {
                     return false
                 }
                 if stale { continue }
-                try? await Task.sleep(for: .seconds(Self.jittered(refusedDelay)))
+                try? await Task.sleep(for: .seconds(BackOff.jittered(refusedDelay)))
                 refusedDelay = min(refusedDelay * 2, 60)
                 state.withLock { _ = $0.refused.remove(account) }
             } catch {
                 if Task.isCancelled { return }
-                try? await Task.sleep(for: .seconds(Self.jittered(delay)))
+                try? await Task.sleep(for: .seconds(BackOff.jittered(delay)))
                 delay = min(delay * 2, 5)
             }
         }
-    }
-
-    /// A back-off's wait, drawn from its second half: the devices an outage or a refusal met
-    /// together do not all come back in the same instant.
-    static func jittered(_ seconds: Double) -> Double {
-        seconds * Double.random(in: 0.5...1)
     }
 
     /// The service took a request for the account: a held read it refused before is held again now.

@@ -54,13 +54,15 @@ struct KeyReadHandler: Sendable {
                 case .gone?:
                     // The connection is closed: no answer can be read, so none is made.
                     return Response(status: .noContent)
-                case .halfClosed?, .stopping?, nil:
+                case nil:
                     // Woken by the publish that changed what it reads, with nothing published since: the
-                    // answer is that state's (its slot is spent), unless it still waits. Otherwise the
-                    // client gets the state as it is now.
-                    if let woken, case let answer = service.read(woken, selector), !answer.waits, held.end == nil {
+                    // answer is that state's (its slot is spent), unless it still waits.
+                    if let woken, case let answer = service.read(woken, selector), !answer.waits {
                         return try respond(answer, context, account)
                     }
+                    continue
+                case .halfClosed?, .stopping?:
+                    // The client may still read: it gets the state as it is now.
                     continue
                 }
             }

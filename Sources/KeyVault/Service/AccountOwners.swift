@@ -271,7 +271,7 @@ final class AccountOwner: Sendable {
     struct Outgoing {
         private(set) var waiting: [OwedRecord] = []
         private(set) var sending = false
-        /// The records of the write under way.
+        /// The records of the write under way (`next` sets it, `finished` clears it).
         private(set) var inFlight = 0
         /// The outbox rows handed and not yet written: handed again (a publish reads the outbox), they are not taken twice.
         private var handedRows: Set<Int64> = []
@@ -298,7 +298,6 @@ final class AccountOwner: Sendable {
         mutating func next(atMost limit: Int) -> [OwedRecord]? {
             guard !waiting.isEmpty else {
                 sending = false
-                inFlight = 0
                 return nil
             }
             let batch = Array(waiting.prefix(limit))

@@ -71,8 +71,7 @@ package struct Propagation: Sendable {
                 try? await Task.sleep(for: .milliseconds(200))
                 continue
             }
-            // Drawn from the second half: devices that lost the relay together do not return in step.
-            try? await Task.sleep(for: .seconds(delay * Double.random(in: 0.5...1)))
+            try? await Task.sleep(for: .seconds(BackOff.jittered(delay)))
             delay = min(delay * 2, 5)
             await syncAll()
         }

@@ -59,7 +59,7 @@ public struct AccountEvents: AsyncSequence, Sendable {
         while !Task.isCancelled {
             do {
                 let headers = last.map { [("Last-Event-ID", $0)] } ?? []
-                let request = DaemonRequest("GET", KeyVaultClient.accountPath(account) + "/events", headers: headers, body: nil)
+                let request = try DaemonRequest("GET", KeyVaultClient.accountPath(account) + "/events", headers: headers, body: nil)
                 var stream = try await client.exchange(request, timeout: .seconds(10))
                 // A stream holds its connection to the end, and leaves it closed: it is never kept.
                 defer { stream.connection.close() }

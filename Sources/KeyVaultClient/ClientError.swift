@@ -10,11 +10,13 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
     case malformedAnswer(String)
     /// `$KEYVAULT_DAEMON_UID` names no uid or user: nothing was sent.
     case unknownDaemonUser(String)
+    /// The request cannot be written as asked (a control character in its path or a header): nothing was sent.
+    case unwritableRequest(String)
 
-    /// The socket's peer or path was refused: trying again meets the same socket.
+    /// Trying again would fail the same way: the socket's peer or path was refused, or the request cannot be written.
     var refusesThePeer: Bool {
         switch self {
-        case .wrongPeer, .untrustedPath, .unknownDaemonUser: return true
+        case .wrongPeer, .untrustedPath, .unknownDaemonUser, .unwritableRequest: return true
         case .unreachable, .malformedAnswer: return false
         }
     }
@@ -34,6 +36,8 @@ public enum KeyVaultClientError: Error, Sendable, Equatable, CustomStringConvert
             return "the daemon's answer is not understood: \(what)"
         case .unknownDaemonUser(let text):
             return "$KEYVAULT_DAEMON_UID must be a uid or a user name; there is no user '\(text.prefix(64))' (nothing was sent)"
+        case .unwritableRequest(let what):
+            return "the request cannot be sent: \(what) (nothing was sent)"
         }
     }
 }

@@ -133,7 +133,21 @@ struct DaemonRequest: Sendable {
     var head: HTTPRequestHead
     var body: [UInt8]?
 
-    init(_ method: String, _ path: String, headers extra: [(String, String)], body: [UInt8]?) {
+    /// Throws `unwritableRequest` for a method, path or header that would change the request's
+    /// framing on the wire (a CR or LF starts a header of the caller's choosing; NUL and other
+    /// controls are refused with them): NIO writes what it is given.
+    init(_ method: String, _ path: String, headers extra: [(String, String)], body: [UInt8]?) throws {
+        func check(_ text: String, _ what: String, spaces: Bool) throws {
+            guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F || (!spaces && $0 == " ") }) else {
+                throw KeyVaultClientError.unwritableRequest("the \(what) holds a control character\(spaces ? "" : " or a space")")
+            }
+        }
+        try check(method, "method", spaces: false)
+        try check(path, "path", spaces: false)
+        for (name, value) in extra {
+            try check(name, "header name", spaces: false)
+            try check(value, "\(name) header", spaces: true)
+        }
         var headers = HTTPHeaders([("Host", "keyvaultd")])
         for (name, value) in extra { headers.add(name: name, value: value) }
         if let body {

@@ -87,7 +87,7 @@ public struct KeyVaultClient: Sendable {
     /// One request as it is, for what has no typed call (and for the CLI, which prints answers as they come).
     public func send(_ method: String, _ path: String, body: [UInt8]? = nil, headers: [(String, String)] = [],
                      timeout: Duration = .seconds(60)) async throws -> DaemonResponse {
-        try await exchangeWhole(DaemonRequest(method, path, headers: headers, body: body), timeout: timeout)
+        try await exchangeWhole(try DaemonRequest(method, path, headers: headers, body: body), timeout: timeout)
     }
 
     /// The daemon's bodies are small: a batch is at most 64 KiB in, so less than twice that out.

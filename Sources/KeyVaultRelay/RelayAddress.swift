@@ -40,6 +40,7 @@ package enum RelayAddress: Sendable, Equatable {
                   url.query == nil, url.fragment == nil, url.path.isEmpty || url.path == "/" else {
                 throw RelayError.badAddress("a relay service is https://HOST[:PORT], without a path, user or query")
             }
+            guard url.portIsValid else { throw RelayError.badAddress("a relay service's port is a number from 1 to 65535") }
             // Plain HTTP shows every device's metadata to the network: only to a terminator on this machine.
             guard url.scheme == "https" || ["127.0.0.1", "::1", "[::1]", "localhost"].contains(host) else {
                 throw RelayError.badAddress("http:// is for a relay on this machine (127.0.0.1, ::1, localhost); use https://")

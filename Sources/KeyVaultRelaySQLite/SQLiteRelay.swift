@@ -33,6 +33,7 @@ package final class SQLiteRelay: RelayStore {
         configuration.label = "relay"
         do {
             try SharedSQLiteFile.refuseLinks(at: path)
+            if !FileManager.default.fileExists(atPath: path) { try SharedSQLiteFile.refuseUncreatable(at: path) }
         } catch {
             throw RelayError.unreachable("\(error)")
         }

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import JWTKit
+import KeyVaultRelay
 import Logging
 import NIOCore
 
@@ -31,6 +32,9 @@ actor IssuerKeys {
             }
             guard let url = URLComponents(string: text), let host = url.host, !host.isEmpty else {
                 throw RelayServer.StartError(description: "--identity-jwks: \(text) is not a URL")
+            }
+            guard url.portIsValid else {
+                throw RelayServer.StartError(description: "--identity-jwks: the port is a number from 1 to 65535")
             }
             // A key set over plain HTTP is anyone's on the path: only from this machine.
             guard url.scheme == "https" || (url.scheme == "http" && ["127.0.0.1", "::1", "localhost"].contains(host)) else {

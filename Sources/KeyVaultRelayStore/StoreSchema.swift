@@ -2,6 +2,7 @@ import Foundation
 import KeyVaultProtocol
 package import KeyVaultRelay
 import KeyVaultRelaySQLite
+import KeyVaultSQLite
 package import Logging
 
 extension RelayAddress {
@@ -42,6 +43,11 @@ extension RelayAddress {
     /// a SQLite file that is not there yet is an empty store, and is not made.
     package func schemaStatus(logger: Logger) async throws -> SchemaStatus {
         if case .sqlite(let path) = self, !FileManager.default.fileExists(atPath: path) {
+            do {
+                try SharedSQLiteFile.refuseUncreatable(at: path)
+            } catch {
+                throw RelayError.unreachable("\(error)")
+            }
             return SchemaStatus(known: SQLiteRelay.knownMigrations, applied: [])
         }
         let (store, status, _, _) = try await openUnmigrated(logger: logger)

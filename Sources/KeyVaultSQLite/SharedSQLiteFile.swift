@@ -73,3 +73,37 @@ extension SharedSQLiteFile {
         }
     }
 }
+
+extension SharedSQLiteFile {
+    /// SQLite's Unix VFS holds a file's absolute path in 512 bytes, with room for its
+    /// `-journal` name: a longer path opens nowhere, whatever the file system allows.
+    package static let longestPath = 504
+
+    package struct Uncreatable: Error, CustomStringConvertible {
+        package let path: String
+        package let reason: String
+        package var description: String { "cannot make \(path): \(reason)" }
+    }
+
+    /// For a file not yet there, what would stop SQLite making it, found without making
+    /// anything (`keyvault-relay check-config` changes nothing): the path's length, each
+    /// name's length, and a folder this user can write.
+    package static func refuseUncreatable(at path: String) throws {
+        let absolute = path.hasPrefix("/") ? path : FileManager.default.currentDirectoryPath + "/" + path
+        guard absolute.utf8.count <= longestPath else {
+            throw Uncreatable(path: path, reason: "its absolute path is \(absolute.utf8.count) bytes; SQLite opens at most \(longestPath)")
+        }
+        let nameMax = 255
+        if let long = absolute.split(separator: "/").first(where: { $0.utf8.count > nameMax }) {
+            throw Uncreatable(path: path, reason: "a name in it is \(long.utf8.count) bytes; a file system name is at most \(nameMax)")
+        }
+        let folder = URL(fileURLWithPath: absolute).deletingLastPathComponent().path
+        var info = stat()
+        guard stat(folder, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            throw Uncreatable(path: path, reason: "its folder \(folder) is not there")
+        }
+        guard access(folder, W_OK | X_OK) == 0 else {
+            throw Uncreatable(path: path, reason: "this user cannot write its folder \(folder)")
+        }
+    }
+}

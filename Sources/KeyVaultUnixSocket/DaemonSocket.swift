@@ -13,8 +13,13 @@ public enum DaemonSocket {
         let environment = ProcessInfo.processInfo.environment
         if let runtime = environment["XDG_RUNTIME_DIR"], !runtime.isEmpty { return runtime + "/keyvaultd.sock" }
         if let state = environment["XDG_STATE_HOME"], !state.isEmpty { return state + "/keyvaultd/keyvaultd.sock" }
-        let home = environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
         return home + "/.local/state/keyvaultd/keyvaultd.sock"
+    }
+
+    /// `$HOME`, else the passwd entry's home: the one home every default path starts from
+    /// (the data folder's too), so a daemon started with another `$HOME` keeps both in it.
+    package static var home: String {
+        ProcessInfo.processInfo.environment["HOME"].flatMap { $0.isEmpty ? nil : $0 } ?? FileManager.default.homeDirectoryForCurrentUser.path
     }
 
     /// Where a client looks: `$KEYVAULT_SOCKET`, else `defaultPath`.

@@ -35,6 +35,37 @@ struct ClientConnectionTests {
         #expect(try String(contentsOfFile: counts, encoding: .utf8) == "1 connections, 3 requests")
     }
 
+    @Test("a path or header with CR, LF or another control character is refused before anything is sent (no request of the caller's making)")
+    func controlCharactersNeverSent() async throws {
+        let folder = try DaemonProcess()
+        defer { folder.remove() }
+        let socket = folder.root + "/peer.sock", counts = folder.root + "/counts"
+        let peer = try ChildProcess("/usr/bin/python3", ["-c", Self.scriptedPeer, socket, counts, "9"],
+                                    stdoutPath: folder.root + "/out", stderrPath: folder.root + "/err")
+        defer { peer.killAndReap() }
+        try await eventually { FileManager.default.fileExists(atPath: socket) }
+
+        let client = KeyVaultClient(socketPath: socket)
+        #expect(try await client.health().value == "0.1.0")
+        for (path, headers) in [("/v1/health", [("X-Note", "a\r\nContent-Length: 0\r\n\r\nGET /v1/accounts HTTP/1.1")]),
+                                ("/v1/health", [("X-Note\n", "a")]), ("/v1/health", [("X-Note", "a\u{0}b")]),
+                                ("/v1/health HTTP/1.1\r\nX: y", []), ("/v1/he alth", [])] {
+            await #expect(throws: KeyVaultClientError.self) { _ = try await client.send("GET", path, headers: headers) }
+        }
+        // `keyvault events --last-event-id` passed its text into the header as given.
+        var events = client.events("a", lastEventID: "7\r\nX-Injected: 1").makeAsyncIterator()
+        do {
+            _ = try await events.next()
+            Issue.record("an event stream resumed after an ID with CR LF")
+        } catch let error as KeyVaultClientError {
+            #expect(error.description.contains("control character"), "\(error)")
+        }
+        #expect(try await client.health().value == "0.1.0")
+        peer.signal(SIGTERM)
+        _ = await peer.wait()
+        #expect(try String(contentsOfFile: counts, encoding: .utf8) == "1 connections, 2 requests")
+    }
+
     @Test("a kept connection that refuses a request's first byte (the peer's close met on the way in): the request goes on a new connection")
     func firstByteRefused() async throws {
         let folder = try DaemonProcess()

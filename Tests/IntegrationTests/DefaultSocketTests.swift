@@ -33,4 +33,24 @@ struct DefaultSocketTests {
         let status = try await run(DaemonProcess.binaryDirectory + "/keyvault", ["health"], environment: environment)
         #expect(status.status == 0, "\(status.err)")
     }
+
+    /// The data folder's default came from the passwd entry's home and the socket's from `$HOME`:
+    /// a daemon started with another `$HOME` split its two between them.
+    @Test("without --data-dir and the XDG variables, the data folder and the socket are both under $HOME")
+    func bothUnderHome() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        let home = daemon.root + "/home"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        let environment = ["XDG_RUNTIME_DIR": "", "XDG_STATE_HOME": "", "XDG_DATA_HOME": "", "HOME": home, "KEYVAULT_SOCKET": ""]
+        let process = try ChildProcess(DaemonProcess.binaryDirectory + "/keyvaultd", ["--policy", daemon.policyDirectory],
+                                       environment: environment, stdoutPath: daemon.logPath, stderrPath: daemon.logPath)
+        defer { process.killAndReap() }
+        try await eventually { FileManager.default.fileExists(atPath: home + "/.local/state/keyvaultd/keyvaultd.sock") || process.poll() != nil }
+        #expect(process.poll() == nil, "the daemon stopped: \(daemon.logText())")
+        var info = stat()
+        #expect(stat(home + "/.local/share/keyvaultd", &info) == 0 && info.st_mode & 0o777 == 0o700, "\(daemon.logText())")
+        let status = try await run(DaemonProcess.binaryDirectory + "/keyvault", ["health"], environment: environment)
+        #expect(status.status == 0, "\(status.err)")
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultSQLite
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -11,6 +12,30 @@ import Glibc
 @Suite("keyvault-relay migrate, check-config, and the store's schema at start")
 struct RelaySchemaTests {
     static var relayBinary: String { DaemonProcess.binaryDirectory + "/keyvault-relay" }
+
+    /// check-config said yes to paths SQLite cannot open (over 504 bytes, a name over 255, no folder),
+    /// and migrate then failed after ten seconds of retries with "unable to open database file".
+    @Test("a SQLite store that cannot be made: check-config and migrate both say why, at once; the longest path SQLite opens is served")
+    func uncreatableSQLiteStore() async throws {
+        let root = try RelaySettingsTests.folder()
+        defer { try? FileManager.default.removeItem(atPath: root) }
+        let issuer = try await TestIssuer.make(in: root)
+        let deep = root + "/" + String(repeating: "d", count: 200) + "/" + String(repeating: "e", count: 200)
+        try FileManager.default.createDirectory(atPath: deep, withIntermediateDirectories: true)
+        let longest = deep + "/" + String(repeating: "f", count: SharedSQLiteFile.longestPath - deep.utf8.count - 1)
+        let cases = [(longest + "x", "SQLite opens at most 504"), (root + "/" + String(repeating: "n", count: 256), "at most 255"),
+                     (root + "/absent/relay.sqlite", "is not there")]
+        for (path, reason) in cases {
+            for command in [["check-config", "--listen", "127.0.0.1:0", "--plain-http"] + issuer.relayArguments, ["migrate"]] {
+                let started = ContinuousClock.now
+                let result = try await run(Self.relayBinary, command + ["--store", "sqlite:" + path])
+                #expect(result.status != 0 && result.err.contains(reason), "\(command[0]): \(result.err)")
+                #expect(ContinuousClock.now - started < .seconds(5), "\(command[0]) retried a path that never opens")
+            }
+        }
+        let migrated = try await run(Self.relayBinary, ["migrate", "--store", "sqlite:" + longest])
+        #expect(migrated.status == 0, "\(migrated.err)")
+    }
 
     @Test("a brand-new store: check-config makes nothing, migrate applies every migration once, a start serves it", arguments: RelayKind.allCases)
     func brandNew(_ kind: RelayKind) async throws {

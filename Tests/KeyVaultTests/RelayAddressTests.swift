@@ -29,6 +29,12 @@ struct RelayAddressTests {
         #expect(throws: RelayError.self) { try RelayAddress(parsing: "http://relay.example:9000", environment: noEnv) }
         #expect(throws: RelayError.self) { try RelayAddress(parsing: "https://relay.example/v1", environment: noEnv) }
         #expect(throws: RelayError.self) { try RelayAddress(parsing: "https://user@relay.example", environment: noEnv) }
+        // A port out of range is refused where it enters, not wrapped by the HTTP client (65536 was port 0).
+        for port in ["0", "65536", "99999999999999999999", "", "-1", "x"] {
+            #expect(throws: RelayError.self) { try RelayAddress(parsing: "https://relay.example:\(port)", environment: noEnv) }
+        }
+        #expect(try RelayAddress(parsing: "https://[::1]:65535", environment: noEnv) == .service(urls: ["https://[::1]:65535"]))
+        #expect(try RelayAddress(parsing: "http://[::1]", environment: noEnv) == .service(urls: ["http://[::1]"]))
         let both = try RelayAddress(parsing: ["https://a.example", "https://b.example"], environment: noEnv)
         #expect(both == .service(urls: ["https://a.example", "https://b.example"]))
         #expect(throws: RelayError.self) { try RelayAddress(parsing: ["https://a.example", "sqlite:/x"], environment: noEnv) }

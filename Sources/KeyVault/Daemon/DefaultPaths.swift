@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultUnixSocket
 import KeyVaultVault
 
 package enum DefaultPaths {
@@ -6,7 +7,7 @@ package enum DefaultPaths {
     package static var dataDirectory: String {
         let environment = ProcessInfo.processInfo.environment
         if let data = environment["XDG_DATA_HOME"], !data.isEmpty { return data + "/keyvaultd" }
-        return NSHomeDirectory() + "/.local/share/keyvaultd"
+        return DaemonSocket.home + "/.local/share/keyvaultd"
     }
 
     /// The default data folder, its missing parents made first (0700, as the XDG base

@@ -22,7 +22,7 @@ struct RefusalBeforeLogTests {
         try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0", "--migrate"], prepare: { address in
             try await Self.storeWithoutIndex(Self.longLog(account, by: owner), at: address, kind)
         }) { f in
-            let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
+            let port = try await f.a.metricsPort()
             let applied = "keyvault_relay_view_entries_applied_total"
             #expect(try await RelayAnswerBoundsTests.counter(applied, at: port) == 0)
 

@@ -96,18 +96,6 @@ struct RelayAnswerBoundsTests {
         throw TestFailure("no \(name) in the metrics")
     }
 
-    static func metricsPort(_ relay: RelayServiceProcess, root: String, name: String) async throws -> Int {
-        for _ in 0..<200 {
-            let text = (try? String(contentsOfFile: root + "/\(name).out", encoding: .utf8)) ?? ""
-            if let port = text.split(separator: "\n").first(where: { $0.hasPrefix("metrics listening on ") })?
-                .split(separator: ":").last.flatMap({ Int($0) }) {
-                return port
-            }
-            try await Task.sleep(for: .milliseconds(25))
-        }
-        throw TestFailure("no metrics listener")
-    }
-
     @Test("with 3,000 parked shares an ack's prune reads only what it can settle; its shares go, the others stay",
           arguments: RelayKind.allCases)
     func ackPrunesWhatItSettles(_ kind: RelayKind) async throws {
@@ -121,7 +109,7 @@ struct RelayAnswerBoundsTests {
             let stranger = DeviceID(Random.bytes(16))
             try await Self.park(3000, of: 1024, in: account, by: first, on: f.a, to: stranger)
             try await Self.park(20, of: 1024, in: account, by: first, on: f.a, to: second.id)
-            let port = try await Self.metricsPort(f.a, root: f.root, name: "a")
+            let port = try await f.a.metricsPort()
             let generation = try #require(circle.generations.last)
 
             // The second device acknowledges the key: its 20 shares are settled, nobody else's.

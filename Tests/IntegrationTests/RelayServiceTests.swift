@@ -37,7 +37,7 @@ struct RelayServiceTests {
     /// a held read on one instance woken by a write on the other, and not by another account's write; SIGTERM answers held reads.
     @Test(arguments: RelayKind.allCases)
     func enrollmentAcrossInstances(_ kind: RelayKind) async throws {
-        try await RelayServiceFixture.with(kind) { f in
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
             let account = "alice"
             let accountID = try AccountID(validating: account)
             var (first, circle) = try await f.createAccount(account, on: f.a)
@@ -52,7 +52,7 @@ struct RelayServiceTests {
             let last = try #require(try await f.a.rows(account, as: first).last?.cursor)
             let started = ContinuousClock.now
             let held = Task { try await f.a.rows(account, after: last, wait: 20, as: first) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await eventually { try await f.a.metric("keyvault_relay_held_reads") == 1 }
             let bobShare = RelayRecord.share(account: try AccountID(validating: "bob"), recipient: bob.id, sealed: Random.bytes(100))
             #expect(try await f.b.publish("bob", [bobShare], as: bob).status == 200)
             // A request of pairing version 1 is refused, saying what to do.
@@ -134,7 +134,7 @@ struct RelayServiceTests {
             // SIGTERM answers a held read at once, with what there is.
             let end = try #require(try await f.a.rows(account, as: second).last?.cursor)
             let drained = Task { try await f.b.read(account, after: end, wait: 30, as: second) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await eventually { try await f.b.metric("keyvault_relay_held_reads") == 1 }
             let stopping = ContinuousClock.now
             #expect(await f.b.stop() == 0)
             let answer = try await drained.value
@@ -220,7 +220,7 @@ struct RelayServiceTests {
     /// nothing more and writes nothing, and the shares sealed to it are pruned.
     @Test(arguments: RelayKind.allCases)
     func revokedDeviceReadsThroughItsRevocation(_ kind: RelayKind) async throws {
-        try await RelayServiceFixture.with(kind) { f in
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
             let account = "erin"
             let accountID = try AccountID(validating: account)
             var (first, circle) = try await f.createAccount(account, on: f.a)
@@ -232,7 +232,7 @@ struct RelayServiceTests {
             let last = try #require(try await f.b.rows(account, as: second).last?.cursor)
 
             let held = Task { try await f.b.rows(account, after: last, wait: 20, as: second) }
-            try await Task.sleep(for: .milliseconds(300))
+            try await eventually { try await f.b.metric("keyvault_relay_held_reads") == 1 }
             let revoke = circle.nextEntry(.revoke(deviceID: second.id), signer: first.signing, signerID: first.id, at: Date())
             try circle.apply(revoke)
             let announce = circle.nextEntry(.announce(generation: 2, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 1), signer: first.signing,

@@ -35,7 +35,7 @@ struct TenantBulkheadTests {
                 BEGIN IF NEW.account = 'heavy' AND NEW.kind = 'share' THEN PERFORM pg_sleep(3); END IF; RETURN NEW; END $$;
                 CREATE TRIGGER slow_heavy BEFORE INSERT ON keyvault_records FOR EACH ROW EXECUTE FUNCTION slow_heavy();
                 """)
-            let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
+            let port = try await f.a.metricsPort()
             let trips = try await RelayAnswerBoundsTests.counter("keyvault_relay_store_breaker_trips_total", at: port)
             let heavyID = try AccountID(validating: "heavy")
             let writes = (0..<40).map { _ in
@@ -121,7 +121,7 @@ struct TenantBulkheadTests {
             let (other, _) = try await f.createAccount("other")
             let candidate = TestDevice(name: "candidate")
             #expect(try await f.a.candidacy("heavy", candidate, token: try await f.issuer.token(for: "heavy", device: candidate)).status == 200)
-            let port = try await RelayAnswerBoundsTests.metricsPort(f.a, root: f.root, name: "a")
+            let port = try await f.a.metricsPort()
             let waits = { try await RelayAnswerBoundsTests.counter("keyvault_relay_account_turn_waits", at: port) }
             let holder = try WriteLockHolder(path: String(f.storeAddress.dropFirst("sqlite:".count)))
             defer { holder.release() }

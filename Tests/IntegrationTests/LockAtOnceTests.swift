@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Issue 34: a lock never waits on the relay. Another process holds the embedded
@@ -22,12 +23,12 @@ struct LockAtOnceTests {
         try await holder.waitUntilHeld()
 
         let rotation = Task { try await a.request("POST", "/v1/accounts/stuck/rotate", json: ["promote": "now"]) }
-        // The rotation is in the account's line (its publish waits on the held file) before the lock is sent.
-        try await eventually { try await Self.jobsInLine(a) > 0 }
+        // The rotation's job is over and its publish waits on the held file, outside the account's line, before the lock is sent.
+        try await eventually { try await Self.publishes(a) > 0 }
         let locked = try await a.request("POST", "/v1/accounts/stuck/lock")
         #expect(locked.status == 200, "\(locked.object)")
-        // Answered while the rotation's job still waits on the relay: the lock did not wait for it.
-        #expect(try await Self.jobsInLine(a) > 0, "the lock was answered only once the job waiting on the relay had ended")
+        // Answered while the rotation's publish still waits on the relay: the lock did not wait for it.
+        #expect(try await Self.publishes(a) > 0, "the lock was answered only once the publish waiting on the relay had ended")
         #expect(try await a.request("GET", "/v1/accounts/stuck/keys/current").status == 423)
 
         holder.release()
@@ -62,14 +63,14 @@ struct LockAtOnceTests {
         let holder = try WriteLockHolder(path: path)
         defer { holder.release() }
         try await holder.waitUntilHeld()
-        let rotation = Task { try await a.request("POST", "/v1/accounts/stuck/rotate", json: ["promote": "now"]) }
-        try await eventually { try await Self.jobsInLine(a) > 0 }
+        let rotation = Answered { try await a.request("POST", "/v1/accounts/stuck/rotate", json: ["promote": "now"]) }
+        try await eventually { try await Self.publishes(a) > 0 }
 
-        // All of it while the rotation's job still waits on the relay.
-        try await Self.answersAtOnce(a, "stuck", kdfAlone: idleTime, while: "a held relay file")
+        // All of it while the rotation's publish still waits on the relay.
+        try await Self.answersAtOnce(a, "stuck", kdfAlone: idleTime, while: "a held relay file", rotation: rotation)
 
         holder.release()
-        let rotated = try await rotation.value
+        let rotated = try await rotation.task.value
         #expect(rotated.status == 200, "\(rotated.object)")
         // The rotation landed (published once the relay was back): its key is current, the account unlocked throughout.
         try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
@@ -90,12 +91,15 @@ struct LockAtOnceTests {
         let (_, idleTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/hung/unlock", json: ["passphrase": "pa"]) }
 
         for service in circle.store.services { service.process.signal(SIGSTOP) }
-        let rotation = Task { try await a.request("POST", "/v1/accounts/hung/rotate", json: ["promote": "now"]) }
-        try await eventually { try await Self.jobsInLine(a) > 0 }
-        try await Self.answersAtOnce(a, "hung", kdfAlone: idleTime, while: "a hung relay service")
+        // The rotation reads the relay first, then appends in its job, then publishes: both relay
+        // requests hang (up to 10 s each before the device gives up), outside the account's line.
+        let rotation = Answered { try await a.request("POST", "/v1/accounts/hung/rotate", json: ["promote": "now"]) }
+        // Under way: the rotation's request and the scrape's own.
+        try await eventually { try await Self.gauge("keyvault_daemon_requests_in_progress", of: a) >= 2 }
+        try await Self.answersAtOnce(a, "hung", kdfAlone: idleTime, while: "a hung relay service", rotation: rotation)
 
         for service in circle.store.services { service.process.signal(SIGCONT) }
-        _ = try await rotation.value
+        _ = try await rotation.task.value
         // Whatever the rotation's own answer (it may have given up waiting), its work lands once the relay answers.
         try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
         let status = try await a.request("GET", "/v1/accounts/hung/keys/current")
@@ -172,7 +176,8 @@ struct LockAtOnceTests {
 
     /// A lock, a key read (423), an unlock and a key read (200) on `account`, each within 250 ms (the
     /// unlock within `kdfAlone` plus 250 ms), all answered while a job still waits in the account's line.
-    static func answersAtOnce(_ a: DaemonProcess, _ account: String, kdfAlone: Duration, while what: String) async throws {
+    static func answersAtOnce(_ a: DaemonProcess, _ account: String, kdfAlone: Duration, while what: String,
+                              rotation: Answered<Reply>) async throws {
         let (locked, lockTime) = try await timed { try await a.request("POST", "/v1/accounts/\(account)/lock") }
         #expect(locked.status == 200)
         let (lockedRead, lockedReadTime) = try await timed { try await a.request("GET", "/v1/accounts/\(account)/keys/current") }
@@ -181,10 +186,23 @@ struct LockAtOnceTests {
         #expect(unlocked.status == 200, "\(unlocked.object)")
         let (read, readTime) = try await timed { try await a.request("GET", "/v1/accounts/\(account)/keys/current") }
         #expect(read.status == 200, "\(read.object)")
-        #expect(try await jobsInLine(a) > 0, "the answers came only once the job waiting on the relay had ended")
-        print("with \(what): lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (its KDF alone: \(kdfAlone)), read \(readTime)")
+        // A passphrase change is a job of the account (two KDF runs): the line is free, so it does not wait
+        // for the rotation either. Before, the rotation's job held the line until its relay write ended.
+        let (changed, changeTime) = try await timed {
+            try await a.request("POST", "/v1/accounts/\(account)/passphrase", json: ["old": "pa", "new": "pb"])
+        }
+        #expect(changed.status == 200, "\(changed.object)")
+        #expect(!rotation.isAnswered, "the answers came only once the rotation waiting on the relay had ended")
+        #expect(try await jobsInLine(a) == 0, "a job waits in the account's line while the relay does not answer")
+        print("with \(what): lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (its KDF alone: \(kdfAlone)), read \(readTime), passphrase change \(changeTime)")
         #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))
         #expect(unlockTime < kdfAlone + .milliseconds(250), "unlock \(unlockTime), its KDF alone \(kdfAlone)")
+        #expect(changeTime < kdfAlone * 2 + .milliseconds(250), "passphrase change \(changeTime), its KDF alone \(kdfAlone)")
+    }
+
+    /// `keyvault_daemon_relay_publishes`: relay writes of entries and shares under way or waiting their turn.
+    static func publishes(_ daemon: DaemonProcess) async throws -> Int {
+        try await gauge("keyvault_daemon_relay_publishes", of: daemon)
     }
 
     static func timed<T>(_ body: () async throws -> T) async throws -> (T, Duration) {
@@ -205,6 +223,22 @@ struct LockAtOnceTests {
               let value = Double(line.split(separator: " ").last ?? "") else { throw TestFailure("no \(name) in the daemon's metrics") }
         return Int(value)
     }
+}
+
+/// A request under way, and whether it has been answered yet.
+final class Answered<T: Sendable>: Sendable {
+    let task: Task<T, any Error>
+    private let done = Mutex(false)
+
+    init(_ body: @escaping @Sendable () async throws -> T) {
+        task = Task { try await body() }
+        Task { [task, self] in
+            _ = try? await task.value
+            self.done.withLock { $0 = true }
+        }
+    }
+
+    var isAnswered: Bool { done.withLock { $0 } }
 }
 
 /// A python3 process holding a SQLite file's write lock (`BEGIN IMMEDIATE`) until its stdin closes.

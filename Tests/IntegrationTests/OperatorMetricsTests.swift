@@ -133,6 +133,7 @@ struct OperatorMetricsTests {
         #expect(Self.value(after, "keyvault_daemon_relay_queued") == 0, "\(after)")
         #expect(Self.value(after, "keyvault_daemon_account_owners") == 1, "\(after)")
         #expect(Self.value(after, "keyvault_daemon_account_line_deepest") == 0, "\(after)")
+        #expect(Self.value(after, "keyvault_daemon_relay_publishes") == 0, "\(after)")
         #expect(!after.contains("meter"), "an account in the metrics")
         // A held read shows while it waits (on another account: this one is in its unlock back-off).
         #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "held", "passphrase": "right"]).status == 200)

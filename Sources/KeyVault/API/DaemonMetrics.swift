@@ -36,7 +36,7 @@ final class DaemonMetrics: Sendable {
     }
 
     /// The exposition, with `server` (what `GET /v1/server` answers now) carried in first.
-    func exposition(_ server: ServerBody, relay: RelayStatus?, lines: (queued: Int, deepest: Int), sending: Int) -> [UInt8] {
+    func exposition(_ server: ServerBody, relay: RelayStatus?, lines: (queued: Int, deepest: Int, publishing: Int), sending: Int) -> [UInt8] {
         let connections = server.connections, held = server.held
         gauge("connections_open", "Connections admitted and open now.", connections.open)
         gauge("connections_max", "Connections served at once (--max-connections).", server.limits.maxConnections)
@@ -49,6 +49,7 @@ final class DaemonMetrics: Sendable {
         gauge("account_owners", "Owners in the account directory: accounts held, and names something still needs.", held.accountOwners)
         gauge("account_jobs_queued", "Jobs running or waiting in every account's line.", lines.queued)
         gauge("account_line_deepest", "Jobs running or waiting in the longest account line.", lines.deepest)
+        gauge("relay_publishes", "Relay writes of log entries and shares under way or waiting their turn (one at a time per account, in a job or after it).", lines.publishing)
         gauge("relay_records_sending", "Records handed to the relay outside the accounts' lines whose write has not finished.", sending)
         if let relay {
             gauge("relay_reachable", "1 if the relay answered last, 0 if it is unreachable or not heard from yet.", relay.state == "reachable" ? 1 : 0)

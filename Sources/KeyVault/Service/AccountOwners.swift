@@ -108,6 +108,12 @@ final class AccountOwners: Sendable {
         }
     }
 
+    /// Runs `body` as a follow-up outside every account's line, with an owner (`finishFollowUps`
+    /// waits for it at a stop): each step it takes in an account's line is a job of its own.
+    func followUp(_ body: @escaping @Sendable () async -> Void) {
+        track(body)
+    }
+
     /// Hands `records` to the relay outside the account's line (issue 34): a job that owes the relay
     /// a record (an acknowledgement, a pairing message) ends without waiting on it, so a relay that is
     /// slow or cannot be written holds back only these records, never the account's next job. They are
@@ -229,12 +235,30 @@ final class AccountOwners: Sendable {
         owners.withLock { Array($0.values) }.reduce(0) { $0 + $1.outgoing.withLock(\.count) }
     }
 
-    /// Jobs running or waiting in every line, and in the longest.
-    var lineDepths: (queued: Int, deepest: Int) {
-        owners.withLock { Array($0.values) }.reduce((0, 0)) { total, owner in
+    /// Jobs running or waiting in every line, and in the longest; and relay publishes of log entries
+    /// and shares under way or waiting their turn (`publishTurn`), in a job or outside the lines.
+    var lineDepths: (queued: Int, deepest: Int, publishing: Int) {
+        owners.withLock { Array($0.values) }.reduce((0, 0, 0)) { total, owner in
             let depth = owner.jobs.depth
-            return (total.0 + depth, max(total.1, depth))
+            return (total.0 + depth, max(total.1, depth), total.2 + owner.publishTurn.depth)
         }
+    }
+
+    /// Waits for the account's publish turn (`AccountOwner.publishTurn`), its place taken under the
+    /// directory's lock as a job's is; `endPublishTurn` gives it back.
+    func publishTurn(_ account: AccountID) async -> (AccountOwner, UInt64) {
+        let (owner, ticket) = owners.withLock { owners in
+            let owner = owners[account] ?? AccountOwner(account)
+            owners[account] = owner
+            return (owner, owner.publishTurn.take())
+        }
+        await owner.publishTurn.wait(for: ticket)
+        return (owner, ticket)
+    }
+
+    func endPublishTurn(_ account: AccountID, _ owner: AccountOwner, _ ticket: UInt64) {
+        owner.publishTurn.finish(ticket)
+        forgetIfIdle(account)
     }
 }
 
@@ -251,6 +275,20 @@ final class AccountOwner: Sendable {
     let timers = AccountTimers()
     /// Records on their way to the relay outside the line (`AccountOwners.sendOutsideLine`).
     let outgoing = Mutex<Outgoing>(Outgoing())
+    /// The account's relay publishes of log entries and shares, one at a time: a job's
+    /// (`Publishing.publishQueued`) and one after a job, outside the line
+    /// (`Publishing.publishOutsideLine`). A turn held outside the line never waits for the line.
+    let publishTurn = JobQueue()
+    /// A publish outside the line the relay took, not yet recorded in the vault: the next job
+    /// that publishes records it first (`Publishing.recordWritten`), before anything is read to send.
+    let written = Mutex<WrittenBatch?>(nil)
+    struct WrittenBatch: Sendable {
+        /// The log entries the relay holds now: this device's log confirmed through this count.
+        var through: Int
+        var settled: [OwedDelivery]
+        /// Outbox rows (pairing approvals) that rode with the entries.
+        var riders: [Int64]
+    }
     private let published = Mutex<Published>(Published())
     private struct Published {
         var state: AccountState?
@@ -328,7 +366,7 @@ final class AccountOwner: Sendable {
     /// Nothing needs this owner: no account is held, and no job, record being sent, waiter,
     /// listener, exchange, timer or prepared identity is on it.
     var isIdle: Bool {
-        !isHeld && jobs.isIdle && passphraseChecks.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+        !isHeld && jobs.isIdle && passphraseChecks.isIdle && publishTurn.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is

@@ -41,7 +41,7 @@ package final class KeyVaultService: Sendable {
         await owners.finishFollowUps(within: .seconds(5))
     }
     /// Jobs running or waiting in every account's line, and in the longest one (`GET /v1/metrics`).
-    package var accountLines: (queued: Int, deepest: Int) { owners.lineDepths }
+    package var accountLines: (queued: Int, deepest: Int, publishing: Int) { owners.lineDepths }
     /// Records on their way to the relay outside the accounts' lines (acknowledgements, pairing messages).
     package var recordsSending: Int { owners.recordsSending }
     /// With a relay service: what its requests are signed with, kept in step
@@ -322,17 +322,18 @@ package final class KeyVaultService: Sendable {
         logger.info("account unlocked", metadata: ["account": "\(id)"])
         // Shares that arrived while locked are sealed on the relay: take them in now.
         if relay != nil {
-            // The account's next job, before anything asked after this unlock: entries that needed
-            // this device's key to rebase its own after them, then shares, then what waits.
-            owners.enqueue(id) {
+            // A follow-up outside the account's line, each step a job of its own and the relay read and
+            // written between them (issue 34: a relay that does not answer holds back this work only):
+            // entries that needed this device's key to rebase its own after them, then shares, then what waits.
+            owners.followUp {
                 // A device on its own meets its relay: its account's circle is founded there.
                 await self.founding.foundIfAlone(id)
                 await self.propagation.readLog(for: id)
-                await self.propagation.takeKeptShares(for: id)
+                await self.owners.run(id) { await self.propagation.takeKeptShares(for: id) }
                 await self.propagation.advanceEnrollments(id)
                 // Promotions and rotations a crash or the lock held back.
                 await self.rotations.payOwedWork(id)
-                await self.publishing.publishQueued(id)
+                _ = await self.publishing.publishOutsideLine(id)
             }
         }
     }

@@ -55,7 +55,12 @@ package struct Rotations: Sendable {
         // A device on its own (no relay, or its account's circle not founded on the relay yet) rotates alone.
         let alone = owners.read(id) { $0.circle.isEmpty && !$0.enrollment.isJoining } ?? false
         guard relay != nil, !alone else { return try await owners.run(id) { try await rotateAlone(id) } }
-        return try await owners.run(id) { try await rotateLocked(id, promotion: promotion) }
+        // What the relay holds is read first and the rotation's write is made after its job, both outside
+        // the account's line (issue 34): a relay that is slow or cannot be written holds back the
+        // rotation's answer, never the account's other work.
+        await service.propagation.sync(id)
+        let rotated = try await owners.run(id) { try await rotateInJob(id, promotion: promotion, reading: false) }
+        return answer(rotated, id, published: await service.publishing.publishOutsideLine(id))
     }
 
     /// A device with no relay is its account's only device, and keeps no log:
@@ -88,8 +93,32 @@ package struct Rotations: Sendable {
                              createdAt: Date(timeIntervalSince1970: (created.timeIntervalSince1970 * 1000).rounded(.down) / 1000), state: .active)
     }
 
+    /// A rotation inside a job of the account (a revoke's, owed work's): read, appended and published in it.
     func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        await service.propagation.sync(id)
+        let rotated = try await rotateInJob(id, promotion: promotion, reading: true)
+        return answer(rotated, id, published: await service.publishing.publishQueued(id))
+    }
+
+    /// What a rotation's job made, for its answer once its publish is over.
+    struct Rotated: Sendable {
+        let generation: Generation
+        let keyID: KeyID
+        let promoted: Bool
+        let devices: [DeviceID]
+    }
+
+    private func answer(_ rotated: Rotated, _ id: AccountID, published: PublishOutcome) -> RotationResult {
+        logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
+                      metadata: ["account": "\(id)", "generation": "\(rotated.generation)", "devices": "\(rotated.devices.count + 1)"])
+        return RotationResult(generation: rotated.generation, keyId: rotated.keyID, promoted: rotated.promoted, devices: rotated.devices,
+                              queued: published != .done, note: published.note)
+    }
+
+    /// The rotation's own work, in the account's job: the new key stored, announced and owed to
+    /// every trusted device (promoted too, for "now"), all kept in the vault; its publish is the
+    /// caller's. `reading`: the relay is read first, in the job (`rotate` reads before it).
+    private func rotateInJob(_ id: AccountID, promotion: Promotion, reading: Bool) async throws -> Rotated {
+        if reading { await service.propagation.sync(id) }
         let state = try service.existing(id)
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
@@ -118,16 +147,13 @@ package struct Rotations: Sendable {
             .announce(generation: number, keyID: keyID, keyCreatedAt: Millis.of(generation.createdAt, rounding: .toNearestOrAwayFromZero))
         }
         if promoteNow {
-            try await promoteInJob(id, keyID: generation.keyID)
+            // Published with the announce and the shares, in one write.
+            try await promoteInJob(id, keyID: generation.keyID, publishing: false)
         } else {
             schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline.at)
         }
         hub.announce(id, .rotated(number, generation.keyID))
-        let published = await service.publishing.publishQueued(id)
-        logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
-                      metadata: ["account": "\(id)", "generation": "\(number)", "devices": "\(others.count + 1)"])
-        return RotationResult(generation: number, keyId: generation.keyID, promoted: promoteNow, devices: others,
-                              queued: published != .done, note: published.note)
+        return Rotated(generation: number, keyID: generation.keyID, promoted: promoteNow, devices: others)
     }
 
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
@@ -143,7 +169,7 @@ package struct Rotations: Sendable {
     }
 
     /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
-    private func promoteInJob(_ id: AccountID, keyID: KeyID) async throws {
+    private func promoteInJob(_ id: AccountID, keyID: KeyID, publishing: Bool = true) async throws {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await service.publishing.appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
@@ -157,7 +183,7 @@ package struct Rotations: Sendable {
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
-        await service.publishing.publishQueued(id)
+        if publishing { await service.publishing.publishQueued(id) }
     }
 
     /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
@@ -215,15 +241,16 @@ package struct Rotations: Sendable {
     /// revoking the same device again pays it at once.
     package func revoke(_ id: AccountID, deviceID: DeviceID) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
-        return try await owners.run(id) {
-            await service.propagation.sync(id)
+        // As a rotation: the relay read before the job and written after it, outside the account's line.
+        await service.propagation.sync(id)
+        let rotated: Rotated? = try await owners.run(id) {
             let state = try service.existing(id)
             guard state.identity != nil else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
             if state.circle.members[deviceID]?.revoked == true, policy.current.rotation.rotateOnRevoke,
                case .rotate(deviceID)? = state.circle.revokeDebt(signedBy: state.deviceID) {
                 logger.notice("device revoked earlier, its rotation still owed: rotating now", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-                return try await rotateLocked(id, promotion: .now)
+                return try await rotateInJob(id, promotion: .now, reading: false)
             }
             guard state.circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) is not a trusted device of \(id)") }
             guard state.circle.trustedDevices.count > 1 else {
@@ -235,13 +262,12 @@ package struct Rotations: Sendable {
             }
             logger.notice("device revoked", metadata: ["account": "\(id)", "device": "\(deviceID)"])
             hub.announce(id, .deviceRevoked(deviceID))
-            guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else {
-                await service.publishing.publishQueued(id)
-                return nil
-            }
+            guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else { return nil }
             // Security before availability: the removed device must not hold the current key.
-            return try await rotateLocked(id, promotion: .now)
+            return try await rotateInJob(id, promotion: .now, reading: false)
         }
+        let published = await service.publishing.publishOutsideLine(id)
+        return rotated.map { answer($0, id, published: published) }
     }
 
     /// Work a crash (or a lock) left owed, paid once the account is unlocked: the

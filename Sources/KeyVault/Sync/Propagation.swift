@@ -97,39 +97,18 @@ package struct Propagation: Sendable {
     }
 
     /// One pass over what is new on the relay for one account, after its own
-    /// cursor: a job of the account per page, so the account's other work (a
-    /// lock, an unlock) goes between pages however much a relay files. Each page
-    /// is processed (what it changes is stored), then the cursor moves on with
-    /// the records kept for the next start, in one vault transaction: a crash
-    /// between the two reads the page again, and reading a record twice changes nothing.
+    /// cursor, a page at a time: each page read outside the account's line (a
+    /// relay that answers slowly or not at all holds no job: issue 34), then
+    /// taken in by a job of its own, so the account's other work goes between
+    /// pages however much a relay files. Each page is processed (what it changes
+    /// is stored), then the cursor moves on with the records kept for the next
+    /// start, in one vault transaction: a crash between the two reads the page
+    /// again, and reading a record twice changes nothing. Inside a job (a rotation
+    /// reading before it appends) the pages are read in it.
     func sync(_ account: AccountID) async {
         guard let relay else { return }
         do {
-            while try await owners.run(account, { () async throws -> Bool in
-                    guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
-                    let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
-                    guard let last = rows.last else { return false }
-                    // A page that does not move past the cursor would be asked for again and again: refused.
-                    guard last.cursor > cursor else {
-                        logger.warning("refused a relay page that does not move past its cursor", metadata: ["account": "\(account)", "cursor": "\(cursor)"])
-                        return false
-                    }
-                    var kept: [RelayNote] = []
-                    for row in rows {
-                        let seenAt = now()
-                        if let kind = await process(row, seenAt: seenAt) {
-                            kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: seenAt))
-                        }
-                    }
-                    // The cursor is kept in the vault with every record kept, and at least every
-                    // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
-                    // restart may read a few again rather than every pass paying for a vault write.
-                    let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + rows.count
-                    let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
-                    if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
-                    service.update(account) { $0.read(upTo: last.cursor, storedCursor: store, unstored: unstored) }
-                    return true
-                }) {}
+            while try await nextPage(account, relay: relay) {}
             service.publishing.noteRelay(nil)
             await owners.run(account) { await advanceEnrollments(account) }
         } catch let error as RelayError {
@@ -137,6 +116,51 @@ package struct Propagation: Sendable {
         } catch {
             logger.error("relay pass failed", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
+    }
+
+    /// Reads the page after the account's cursor (outside the line, unless the task runs the
+    /// account's job) and takes it in, in a job. Answers whether another page may follow.
+    private func nextPage(_ account: AccountID, relay: any Relay) async throws -> Bool {
+        guard AccountOwners.running != account else {
+            guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
+            return try await take(try await relay.rows(account: account, after: cursor, limit: Self.pageSize), readAfter: cursor, account)
+        }
+        guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
+        let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
+        guard !rows.isEmpty else { return false }
+        return try await owners.run(account) { try await take(rows, readAfter: cursor, account) }
+    }
+
+    /// Takes in a page read after `readAfter`, in the account's job. Another pass may have
+    /// taken some of its rows since it was read (two passes read outside the line at once):
+    /// those are skipped, and the next page is read from the cursor as it is now.
+    private func take(_ rows: [RelayRow], readAfter: RelayCursor, _ account: AccountID) async throws -> Bool {
+        guard let last = rows.last, let cursor = owners.read(account, { $0.relayCursor }) else { return false }
+        // A page that does not move past the cursor would be asked for again and again: refused.
+        guard last.cursor > readAfter else {
+            logger.warning("refused a relay page that does not move past its cursor", metadata: ["account": "\(account)", "cursor": "\(readAfter)"])
+            return false
+        }
+        // Reading started again from the relay's start meanwhile (a restored relay): this page is
+        // read again from there, never taken as a step past rows not read yet.
+        guard cursor >= readAfter else { return true }
+        let fresh = rows.filter { $0.cursor > cursor }
+        guard !fresh.isEmpty else { return true }
+        var kept: [RelayNote] = []
+        for row in fresh {
+            let seenAt = now()
+            if let kind = await process(row, seenAt: seenAt) {
+                kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: seenAt))
+            }
+        }
+        // The cursor is kept in the vault with every record kept, and at least every
+        // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
+        // restart may read a few again rather than every pass paying for a vault write.
+        let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + fresh.count
+        let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
+        if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
+        service.update(account) { $0.read(upTo: last.cursor, storedCursor: store, unstored: unstored) }
+        return true
     }
 
     /// At start: the relay records this device kept for the account, replayed in

@@ -71,80 +71,153 @@ package struct Publishing: Sendable {
     @discardableResult
     func publishQueued(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
-        return await owners.run(id) {
-            // Only an answer from the relay says it is reachable: nothing to send says nothing.
-            var answered = false
-            var taken: LogSeq?
+        return await owners.run(id) { await inPublishTurn(id) { await publishInJob(id, relay: relay) } }
+    }
+
+    /// The relay write of what a job left queued (its entries, the shares they owe), made after the
+    /// job and outside the account's line (issue 34): the account's other jobs (a passphrase change,
+    /// an incoming share, an approval) go on while the relay is slow or cannot be written. What the
+    /// relay took is recorded by a job after (`recordWritten`), which also sends what else waits and
+    /// answers the outcome; a relay that did not answer leaves everything queued in the vault, as a
+    /// job's publish does. Inside a job (or a publish turn) it is `publishQueued`.
+    func publishOutsideLine(_ id: AccountID) async -> PublishOutcome {
+        guard let relay else { return .unreachable }
+        guard AccountOwners.running != id, Self.publishTurnHeld != id else { return await publishQueued(id) }
+        enum Step { case job, unreachable(any Error), waitingForUnlock }
+        let step: Step = await inPublishTurn(id) {
+            // A write taken and not yet recorded is recorded first, by the job (nothing is sent twice).
+            guard owners.existing(id)?.written.withLock({ $0 == nil }) == true,
+                  let (batch, confirmedThrough, settled) = queuedBatch(id), !batch.isEmpty else { return .job }
             do {
-                // Pairing approvals queued with their approve entry ride in the entry's write, so the new
-                // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
-                // is read for them only when an entry goes out.
-                var riders: [OutboxRecord]?
-                for _ in 0..<10 {
-                    guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
-                    var riding: [OutboxRecord] = []
-                    if batch.contains(where: { $0.kind == .log }) {
-                        riding = try riders ?? vault.outbox(account: id).filter(\.isPairingApproval)
-                        riders = riding
-                    }
-                    do {
-                        if !batch.isEmpty {
-                            try await relay.publish(batch: batch + riding.map(\.record))
-                            answered = true
-                        }
-                    } catch RelayError.logSeqTaken(let seq) {
-                        // Another device appended first: read its entries (adopt rebases ours after them), then again.
-                        await service.propagation.sync(id)
-                        if holdsExactly(batch, id) {
-                            // It was this very batch, committed by an earlier try whose answer never came (a
-                            // deadline): its shares and riders went with it, so they are settled, not sent twice.
-                            try await confirm(id, through: confirmedThrough, settled: settled)
-                            try await vault.dequeue(ids: riding.map(\.id))
-                            riders = []
-                            continue
-                        }
-                        taken = seq
-                        // A genesis taken by another's is not retried: this device's founding is abandoned below.
-                        if seq == .genesis, isFounding(id) { break }
-                        continue
-                    }
-                    try await confirm(id, through: confirmedThrough, settled: settled)
-                    try await vault.dequeue(ids: riding.map(\.id))
-                    if !riding.isEmpty { riders = [] }
+                let riding = batch.contains(where: { $0.kind == .log }) ? try vault.outbox(account: id).filter(\.isPairingApproval) : []
+                try await relay.publish(batch: batch + riding.map(\.record))
+                owners.existing(id)?.written.withLock {
+                    $0 = AccountOwner.WrittenBatch(through: confirmedThrough, settled: settled, riders: riding.map(\.id))
                 }
-                if taken == .genesis, isFounding(id) {
-                    // A new account never existed anywhere else: dropped. An account this device held on
-                    // its own before it met the relay is kept, on its own, and the conflict is said.
-                    if owners.read(id, { $0.foundedAtCreation }) == true {
-                        try await abandonFounding(id, because: "another device founded it on the relay first")
-                    } else {
-                        try await service.founding.withdrawForConflict(id)
-                    }
-                    return .blocked(seq: .genesis)
-                }
-                // What else waits in the outbox: pairing records in the job, as the calls that queued them
-                // expect them sent when they answer (a new request before `enroll` answers); acks outside the line.
-                if try await sendOutbox(id, relay: relay) { answered = true }
-                if answered { noteRelay(nil) }
-                let waiting = owners.read(id) { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) }
-                guard let waiting, waiting.entries || waiting.shares else { return .done }
-                if waiting.entries, let taken {
-                    // The relay answers, and holds at that number a record this device cannot adopt.
-                    logger.warning("the relay's log holds an entry that does not verify where this device's goes",
-                                   metadata: ["account": "\(id)", "seq": "\(taken)"])
-                    return .blocked(seq: taken)
-                }
-                return waiting.entries ? .unreachable : .waitingForUnlock
+                noteRelay(nil)
+                return .job
             } catch RelayError.needsUnlock {
                 return .waitingForUnlock
             } catch let error as RelayError where error.isAnswer {
-                // The relay service answered and will not take it (an identity, a membership): said, not queued as an outage.
-                logger.warning("the relay service refused this device's records", metadata: ["account": "\(id)", "problem": "\(error)"])
-                return .refused(error)
+                return .job  // a number taken, a refusal: the job's publish reads, rebases or says why
             } catch {
-                noteRelay(error)
-                return .unreachable
+                return .unreachable(error)
             }
+        }
+        switch step {
+        case .job: return await publishQueued(id)
+        case .waitingForUnlock: return .waitingForUnlock
+        case .unreachable(let error):
+            noteRelay(error)
+            return .unreachable
+        }
+    }
+
+    /// The account whose publish turn the current task holds: a publish it makes again runs in it.
+    @TaskLocal static var publishTurnHeld: AccountID?
+
+    /// Runs `body` in the account's publish turn (`AccountOwner.publishTurn`): no two relay writes of
+    /// its entries and shares at once. A job waits for the turn; a turn held outside the line never
+    /// waits for the line, so neither waits on the other for ever.
+    private func inPublishTurn<T: Sendable>(_ id: AccountID, _ body: () async -> T) async -> T {
+        if Self.publishTurnHeld == id { return await body() }
+        let (owner, ticket) = await owners.publishTurn(id)
+        defer { owners.endPublishTurn(id, owner, ticket) }
+        return await Self.$publishTurnHeld.withValue(id) { await body() }
+    }
+
+    /// Records in the vault and the state a write made outside the line that the relay took
+    /// (`publishOutsideLine`); in a job, in the publish turn. A vault that fails here leaves the
+    /// entries unconfirmed: the next publish sends them again, and the relay's answer (the number
+    /// taken by this very batch) confirms them.
+    private func recordWritten(_ id: AccountID) async throws {
+        guard let written = owners.existing(id)?.written.withLock({ written in
+            defer { written = nil }
+            return written
+        }) else { return }
+        try await confirm(id, through: written.through, settled: written.settled)
+        try await vault.dequeue(ids: written.riders)
+    }
+
+    /// `publishQueued`'s work, in the account's job and its publish turn.
+    private func publishInJob(_ id: AccountID, relay: any Relay) async -> PublishOutcome {
+        do {
+            try await recordWritten(id)
+        } catch {
+            logger.error("could not record a relay write in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
+        }
+        // Only an answer from the relay says it is reachable: nothing to send says nothing.
+        var answered = false
+        var taken: LogSeq?
+        do {
+            // Pairing approvals queued with their approve entry ride in the entry's write, so the new
+            // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
+            // is read for them only when an entry goes out.
+            var riders: [OutboxRecord]?
+            for _ in 0..<10 {
+                guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
+                var riding: [OutboxRecord] = []
+                if batch.contains(where: { $0.kind == .log }) {
+                    riding = try riders ?? vault.outbox(account: id).filter(\.isPairingApproval)
+                    riders = riding
+                }
+                do {
+                    if !batch.isEmpty {
+                        try await relay.publish(batch: batch + riding.map(\.record))
+                        answered = true
+                    }
+                } catch RelayError.logSeqTaken(let seq) {
+                    // Another device appended first: read its entries (adopt rebases ours after them), then again.
+                    await service.propagation.sync(id)
+                    if holdsExactly(batch, id) {
+                        // It was this very batch, committed by an earlier try whose answer never came (a
+                        // deadline): its shares and riders went with it, so they are settled, not sent twice.
+                        try await confirm(id, through: confirmedThrough, settled: settled)
+                        try await vault.dequeue(ids: riding.map(\.id))
+                        riders = []
+                        continue
+                    }
+                    taken = seq
+                    // A genesis taken by another's is not retried: this device's founding is abandoned below.
+                    if seq == .genesis, isFounding(id) { break }
+                    continue
+                }
+                try await confirm(id, through: confirmedThrough, settled: settled)
+                try await vault.dequeue(ids: riding.map(\.id))
+                if !riding.isEmpty { riders = [] }
+            }
+            if taken == .genesis, isFounding(id) {
+                // A new account never existed anywhere else: dropped. An account this device held on
+                // its own before it met the relay is kept, on its own, and the conflict is said.
+                if owners.read(id, { $0.foundedAtCreation }) == true {
+                    try await abandonFounding(id, because: "another device founded it on the relay first")
+                } else {
+                    try await service.founding.withdrawForConflict(id)
+                }
+                return .blocked(seq: .genesis)
+            }
+            // What else waits in the outbox: pairing records in the job, as the calls that queued them
+            // expect them sent when they answer (a new request before `enroll` answers); acks outside the line.
+            if try await sendOutbox(id, relay: relay) { answered = true }
+            if answered { noteRelay(nil) }
+            let waiting = owners.read(id) { (entries: !$0.unconfirmedEntries.isEmpty, shares: !$0.owedDeliveries.isEmpty) }
+            guard let waiting, waiting.entries || waiting.shares else { return .done }
+            if waiting.entries, let taken {
+                // The relay answers, and holds at that number a record this device cannot adopt.
+                logger.warning("the relay's log holds an entry that does not verify where this device's goes",
+                               metadata: ["account": "\(id)", "seq": "\(taken)"])
+                return .blocked(seq: taken)
+            }
+            return waiting.entries ? .unreachable : .waitingForUnlock
+        } catch RelayError.needsUnlock {
+            return .waitingForUnlock
+        } catch let error as RelayError where error.isAnswer {
+            // The relay service answered and will not take it (an identity, a membership): said, not queued as an outage.
+            logger.warning("the relay service refused this device's records", metadata: ["account": "\(id)", "problem": "\(error)"])
+            return .refused(error)
+        } catch {
+            noteRelay(error)
+            return .unreachable
         }
     }
 

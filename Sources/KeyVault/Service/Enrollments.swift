@@ -219,8 +219,9 @@ package struct Enrollments: Sendable {
     package func approve(_ id: AccountID, deviceID: DeviceID, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
+        // The relay read first and outside the account's line, as a rotation's (issue 34).
+        await service.propagation.sync(id)
         let response = try await owners.run(id) { () async throws -> PairingResponse in
-            await service.propagation.sync(id)
             let state = try service.existing(id)
             guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
@@ -247,7 +248,7 @@ package struct Enrollments: Sendable {
         await service.publishing.deliver([OwedRecord(record: .challenge(response), outboxID: nil)], account: id)
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
         let confirmation = await waitForConfirmation(id, of: response)
-        return try await owners.run(id) {
+        let approved = try await owners.run(id) { () async throws -> Approved in
             guard let responder = pairings.takeResponder(for: id, device: deviceID) else {
                 throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
             }
@@ -271,25 +272,37 @@ package struct Enrollments: Sendable {
             // The approval goes into the outbox with the entry, in its transaction: a crash cannot leave an
             // approve entry whose approval (the new device's only proof it is authentic) never goes out.
             guard let genesisHash = state.circle.entries.first?.hash else { throw Refusal.invalid("this device has no circle") }
-            func approval(of entry: LogEntry) -> PairingApproval {
+            let approval: @Sendable (LogEntry) -> PairingApproval = { entry in
                 PairingApproval.make(entry: entry, request: request, genesisHash: genesisHash, sessionKey: sessionKey, signer: identity.signing)
             }
-            let appended = try await service.publishing.appendEntry(id, owe: owed, enqueue: { [.challenge(approval(of: $0))] }) { _ in
+            let appended = try await service.publishing.appendEntry(id, owe: owed, enqueue: { [.challenge(approval($0))] }) { _ in
                 .approve(device: request.device, requestHash: request.hash)
             }
-            await service.publishing.publishQueued(id)
-            // Rebased after another device's entry: the approval of the entry as the relay now holds it follows.
-            if let after = owners.state(id),
-               let entry = after.circle.entries.last(where: { entry in
-                   if case .approve(let device, let hash) = entry.body { return device == request.device && hash == request.hash }
-                   return false
-               }), entry.hash != appended?.hash {
-                _ = try await vault.enqueue(account: id, records: [.challenge(approval(of: entry))])
-                await service.publishing.publishQueued(id)
-            }
-            logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-            return request.device.name
+            return Approved(request: request, entryHash: appended?.hash, approval: approval)
         }
+        // The entry, its shares and its approval go out after the job, outside the account's line.
+        await service.publishing.publishOutsideLine(id)
+        // Rebased after another device's entry: the approval of the entry as the relay now holds it follows.
+        let rebased = try await owners.run(id) { () async throws -> Bool in
+            guard let after = owners.state(id),
+                  let entry = after.circle.entries.last(where: { entry in
+                      if case .approve(let device, let hash) = entry.body { return device == approved.request.device && hash == approved.request.hash }
+                      return false
+                  }), entry.hash != approved.entryHash else { return false }
+            _ = try await vault.enqueue(account: id, records: [.challenge(approved.approval(entry))])
+            return true
+        }
+        if rebased { await service.publishing.publishOutsideLine(id) }
+        logger.notice("device approved", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+        return approved.request.device.name
+    }
+
+    /// What an approval's job appended, for the publish after it.
+    private struct Approved: Sendable {
+        let request: PairingRequest
+        let entryHash: LogHash?
+        /// The exchange's approval of an approve entry (again for one a rebase rewrote).
+        let approval: @Sendable (LogEntry) -> PairingApproval
     }
 
     /// Waits (outside the account's line) until the account's passes have read the new

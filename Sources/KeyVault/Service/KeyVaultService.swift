@@ -333,7 +333,7 @@ package final class KeyVaultService: Sendable {
                 await self.propagation.advanceEnrollments(id)
                 // Promotions and rotations a crash or the lock held back.
                 await self.rotations.payOwedWork(id)
-                _ = await self.publishing.publishOutsideLine(id)
+                await self.publishing.publishOutsideLine(id)
             }
         }
     }

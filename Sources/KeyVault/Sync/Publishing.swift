@@ -80,6 +80,7 @@ package struct Publishing: Sendable {
     /// relay took is recorded by a job after (`recordWritten`), which also sends what else waits and
     /// answers the outcome; a relay that did not answer leaves everything queued in the vault, as a
     /// job's publish does. Inside a job (or a publish turn) it is `publishQueued`.
+    @discardableResult
     func publishOutsideLine(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
         guard AccountOwners.running != id, Self.publishTurnHeld != id else { return await publishQueued(id) }

@@ -163,12 +163,9 @@ package struct Rotations: Sendable {
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
-    /// Appends the promotion entry and publishes it (another device may have promoted it meanwhile).
-    func promote(_ id: AccountID, keyID: KeyID) async throws {
-        try await owners.run(id) { try await promoteInJob(id, keyID: keyID) }
-    }
-
-    /// Locked: nothing is appended (the identity key is wrapped); the deadline stays in the vault and the unlock promotes.
+    /// Appends the promotion entry (another device may have promoted it meanwhile) and, with
+    /// `publishing`, publishes it in the job. Locked: nothing is appended (the identity key is
+    /// wrapped); the deadline stays in the vault and the unlock promotes.
     private func promoteInJob(_ id: AccountID, keyID: KeyID, publishing: Bool = true) async throws {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await service.publishing.appendEntry(id) { circle in
@@ -187,20 +184,28 @@ package struct Rotations: Sendable {
     }
 
     /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
+    /// Its publish follows the job, outside the account's line (inside a job: in it).
     func promoteDue(_ id: AccountID) async {
-        await owners.run(id) {
-            guard let state = owners.state(id), state.identity != nil else { return }  // locked: at the unlock
-            await perform(state.promotions.due(circle: state.circle, me: state.deviceID, at: now()), for: id)
+        let promoted = await owners.run(id) { () async -> Bool in
+            guard let state = owners.state(id), state.identity != nil else { return false }  // locked: at the unlock
+            return await perform(state.promotions.due(circle: state.circle, me: state.deviceID, at: now()), for: id)
         }
+        if promoted { await service.publishing.publishOutsideLine(id) }
     }
 
-    /// What `Promotions` asked for, in order.
-    func perform(_ effects: [Promotions.Effect], for id: AccountID) async {
+    /// What `Promotions` asked for, in order, in the account's job. Answers whether a promote
+    /// entry was appended: its publish is the caller's.
+    @discardableResult
+    func perform(_ effects: [Promotions.Effect], for id: AccountID) async -> Bool {
+        var promoted = false
         for effect in effects {
             switch effect {
             case .schedule(let keyID, let at): schedulePromotionDeadline(id, keyID: keyID, at: at)
             case .promote(let keyID):
-                do { try await promote(id, keyID: keyID) } catch {
+                do {
+                    try await owners.run(id) { try await promoteInJob(id, keyID: keyID, publishing: false) }
+                    promoted = true
+                } catch {
                     logger.warning("promotion failed", metadata: ["account": "\(id)", "keyId": "\(keyID)", "problem": "\(error)"])
                 }
             case .clearDeadline(let keyID):
@@ -209,6 +214,7 @@ package struct Rotations: Sendable {
                 }
             }
         }
+        return promoted
     }
 
     /// Promotes at the deadline whatever was not acknowledged by then (kept in the vault across restarts).
@@ -216,10 +222,11 @@ package struct Rotations: Sendable {
     func schedulePromotionDeadline(_ id: AccountID, keyID: KeyID, at deadline: Date) {
         let wait = max(0, deadline.timeIntervalSince(now()))
         owners.owner(id).timers.set(keyID, after: .milliseconds(Int(wait * 1000))) {
-            await self.owners.run(id) {
-                guard let state = self.owners.state(id) else { return }
-                await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)
+            let promoted = await self.owners.run(id) { () async -> Bool in
+                guard let state = self.owners.state(id) else { return false }
+                return await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)
             }
+            if promoted { await self.service.publishing.publishOutsideLine(id) }
         }
     }
 
@@ -229,7 +236,9 @@ package struct Rotations: Sendable {
         for id in service.propagation.accountIDs {
             owners.enqueue(id) {
                 guard let state = self.owners.state(id) else { return }
-                await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
+                if await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id) {
+                    await self.service.publishing.publishQueued(id)
+                }
                 await self.payOwedWork(id)
             }
         }

@@ -241,8 +241,9 @@ package struct Propagation: Sendable {
                 // The signature is checked on a snapshot; only the recording runs under the account's lock.
                 guard let verified = try owners.read(account, { try $0.verify(ack) }),
                       let effects = try service.update(account, { try $0.acknowledged(verified, at: now()) }) else { return nil }
-                // The account's next job, after this pass: promoting appends to the log, and may need a pass of its own.
-                if !effects.isEmpty { owners.enqueue(account) { await self.service.rotations.promoteDue(account) } }
+                // After this page: promoting appends to the log in a job of its own, and publishes after it,
+                // outside the line.
+                if !effects.isEmpty { owners.followUp { await self.service.rotations.promoteDue(account) } }
                 return .ack
             }
         } catch {

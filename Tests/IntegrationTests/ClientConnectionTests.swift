@@ -15,14 +15,9 @@ struct ClientConnectionTests {
     func keptAndNeverSentTwice() async throws {
         let folder = try DaemonProcess()
         defer { folder.remove() }
-        let socket = folder.root + "/peer.sock", counts = folder.root + "/counts"
         // Answers every request on a connection until the third, which it hears and then closes without answering.
-        let peer = try ChildProcess("/usr/bin/python3", ["-c", Self.scriptedPeer, socket, counts, "3"],
-                                    stdoutPath: folder.root + "/out", stderrPath: folder.root + "/err")
+        let (peer, client, counts) = try await Self.scripted(in: folder, closingAt: 3)
         defer { peer.killAndReap() }
-        try await eventually { FileManager.default.fileExists(atPath: socket) }
-
-        let client = KeyVaultClient(socketPath: socket)
         #expect(try await client.health().value == "0.1.0")
         #expect(try await client.health().value == "0.1.0")
         do {
@@ -39,13 +34,8 @@ struct ClientConnectionTests {
     func controlCharactersNeverSent() async throws {
         let folder = try DaemonProcess()
         defer { folder.remove() }
-        let socket = folder.root + "/peer.sock", counts = folder.root + "/counts"
-        let peer = try ChildProcess("/usr/bin/python3", ["-c", Self.scriptedPeer, socket, counts, "9"],
-                                    stdoutPath: folder.root + "/out", stderrPath: folder.root + "/err")
+        let (peer, client, counts) = try await Self.scripted(in: folder, closingAt: 9)
         defer { peer.killAndReap() }
-        try await eventually { FileManager.default.fileExists(atPath: socket) }
-
-        let client = KeyVaultClient(socketPath: socket)
         #expect(try await client.health().value == "0.1.0")
         for (path, headers) in [("/v1/health", [("X-Note", "a\r\nContent-Length: 0\r\n\r\nGET /v1/accounts HTTP/1.1")]),
                                 ("/v1/health", [("X-Note\n", "a")]), ("/v1/health", [("X-Note", "a\u{0}b")]),
@@ -144,6 +134,16 @@ struct ClientConnectionTests {
 
     /// Answers each request with a health answer, keeping the connection, until request number
     /// `argv[3]`, which it reads and then closes the connection on; at SIGTERM, writes what it saw.
+    /// `scriptedPeer` listening in `folder`, closing without an answer at request `last`; a client of
+    /// it, and the file it writes its counts to at SIGTERM.
+    static func scripted(in folder: DaemonProcess, closingAt last: Int) async throws -> (ChildProcess, KeyVaultClient, String) {
+        let socket = folder.root + "/peer.sock", counts = folder.root + "/counts"
+        let peer = try ChildProcess("/usr/bin/python3", ["-c", scriptedPeer, socket, counts, String(last)],
+                                    stdoutPath: folder.root + "/out", stderrPath: folder.root + "/err")
+        try await eventually { FileManager.default.fileExists(atPath: socket) }
+        return (peer, KeyVaultClient(socketPath: socket), counts)
+    }
+
     static let scriptedPeer = """
         import socket, sys, signal
         path, out, last = sys.argv[1], sys.argv[2], int(sys.argv[3])

@@ -148,6 +148,57 @@ struct LockAtOnceTests {
         #expect(try await Self.gauge("keyvault_daemon_relay_records_sending", of: b) == 0)
     }
 
+    /// What follows an unlock runs outside the account's line (the log read, the kept shares taken),
+    /// but keeps its place: a recovery kit asked for the moment the unlock answers waits for it
+    /// (`caughtUp`), so the key that arrived while the device was locked is in the kit. The race this
+    /// closes is narrow here (the kit's own job usually queues behind the catch-up's): without the wait
+    /// the test passed 3 runs of 3, so it checks the outcome, not the order.
+    @Test("a recovery kit made the moment an unlock answers holds the key whose share arrived while locked")
+    func kitRightAfterUnlockHoldsKeptKeys() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let a = try await circle.device()
+        let b = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "caught", "passphrase": "pa"]).status == 200)
+        _ = try await circle.enroll(b, into: "caught", approver: a)
+        try await eventually { try await b.request("GET", "/v1/accounts/caught/keys/current").status == 200 }
+        #expect(try await b.request("POST", "/v1/accounts/caught/lock").status == 200)
+        // B's event stream, live (a resumed stream is told resync at once) before A rotates.
+        let events = b.client.events("caught", lastEventID: "from-elsewhere")
+        let (ready, live) = AsyncStream<Void>.makeStream()
+        let listening = Task { () -> Bool in
+            var iterator = events.makeAsyncIterator()
+            guard try await iterator.next()?.name == "resync" else { return false }
+            live.yield()
+            while let event = try await iterator.next() {
+                if event.name == "rotated" && event.fields["generation"] == "2" { return true }
+            }
+            return false
+        }
+        defer { listening.cancel() }
+        var readiness = ready.makeAsyncIterator()
+        _ = await readiness.next()
+        #expect(try await a.request("POST", "/v1/accounts/caught/rotate", json: ["promote": "now"]).status == 200)
+        let second = try #require(try await a.request("GET", "/v1/accounts/caught/keys/2")["key"])
+        // B, locked, reads the rotation (its event) and keeps the share that came in the same write sealed.
+        let timeout = Task { try await Task.sleep(for: .seconds(15)); listening.cancel() }
+        let heard = (try? await listening.value) ?? false
+        timeout.cancel()
+        #expect(heard, "B did not read the rotation while locked")
+
+        #expect(try await b.request("POST", "/v1/accounts/caught/unlock", json: ["passphrase": "device passphrase"]).status == 200)
+        let made = try await b.request("POST", "/v1/accounts/caught/recovery-kit", json: ["kitPassphrase": "kit passphrase"])
+        let kit = try #require(made["kit"], "\(made.object)")
+
+        let restored = try DaemonProcess()
+        defer { restored.remove() }
+        try await restored.start()
+        let imported = try await restored.request("POST", "/v1/accounts/import", json: ["kit": kit, "kitPassphrase": "kit passphrase", "passphrase": "r"])
+        #expect(imported.status == 200, "\(imported.object)")
+        let kept = try await restored.request("GET", "/v1/accounts/caught/keys/2")
+        #expect(kept["key"] == second, "the kit lacks generation 2: \(kept.object)")
+    }
+
     /// A lock sent while an unlock's KDF runs wins: the unlock answers `locked` and no key is
     /// readable after both. (Before, the unlock sat in the account's line and the lock, sent
     /// after it, was made at once: the unlock then landed after it and left the account open.)

@@ -114,6 +114,36 @@ final class AccountOwners: Sendable {
         track(body)
     }
 
+    /// Takes the account's place for what follows an unlock (`AccountOwner.catchUps`) at once,
+    /// and runs `body` as a follow-up outside the line once every earlier catch-up has ended.
+    func catchUpAfterUnlock(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
+        let (owner, ticket) = owners.withLock { owners in
+            let owner = owners[account] ?? AccountOwner(account)
+            owners[account] = owner
+            return (owner, owner.catchUps.take())
+        }
+        track {
+            await owner.catchUps.wait(for: ticket)
+            await body()
+            owner.catchUps.finish(ticket)
+            self.forgetIfIdle(account)
+        }
+    }
+
+    /// Waits until what followed every unlock so far has ended (`catchUpAfterUnlock`): for the
+    /// calls that read the keys held and the log (a rotation, a revoke, an approval, a recovery
+    /// kit), outside the line. Never from inside a job: a catch-up's steps are jobs.
+    func caughtUp(_ account: AccountID) async {
+        let (owner, ticket) = owners.withLock { owners in
+            let owner = owners[account] ?? AccountOwner(account)
+            owners[account] = owner
+            return (owner, owner.catchUps.take())
+        }
+        await owner.catchUps.wait(for: ticket)
+        owner.catchUps.finish(ticket)
+        forgetIfIdle(account)
+    }
+
     /// Hands `records` to the relay outside the account's line (issue 34): a job that owes the relay
     /// a record (an acknowledgement, a pairing message) ends without waiting on it, so a relay that is
     /// slow or cannot be written holds back only these records, never the account's next job. They are
@@ -279,6 +309,10 @@ final class AccountOwner: Sendable {
     /// (`Publishing.publishQueued`) and one after a job, outside the line
     /// (`Publishing.publishOutsideLine`). A turn held outside the line never waits for the line.
     let publishTurn = JobQueue()
+    /// What follows each unlock (the log read again, the kept shares taken, owed work), in
+    /// order, outside the line: the calls that read the keys held and the log wait for the
+    /// ones before them (`AccountOwners.caughtUp`), as they waited in line behind its job before.
+    let catchUps = JobQueue()
     /// A publish outside the line the relay took, not yet recorded in the vault: the next job
     /// that publishes records it first (`Publishing.recordWritten`), before anything is read to send.
     let written = Mutex<WrittenBatch?>(nil)
@@ -366,7 +400,7 @@ final class AccountOwner: Sendable {
     /// Nothing needs this owner: no account is held, and no job, record being sent, waiter,
     /// listener, exchange, timer or prepared identity is on it.
     var isIdle: Bool {
-        !isHeld && jobs.isIdle && passphraseChecks.isIdle && publishTurn.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+        !isHeld && jobs.isIdle && passphraseChecks.isIdle && publishTurn.isIdle && catchUps.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is

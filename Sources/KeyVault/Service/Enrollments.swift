@@ -219,7 +219,9 @@ package struct Enrollments: Sendable {
     package func approve(_ id: AccountID, deviceID: DeviceID, pairingCode: String) async throws -> String {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         guard Pairing.isCode(pairingCode) else { throw Refusal.invalid("a pairing code is six digits") }
-        // The relay read first and outside the account's line, as a rotation's (issue 34).
+        // The relay read first and outside the account's line, as a rotation's (issue 34), after
+        // what followed an unlock: every key held goes to the new device.
+        await owners.caughtUp(id)
         await service.propagation.sync(id)
         let response = try await owners.run(id) { () async throws -> PairingResponse in
             let state = try service.existing(id)

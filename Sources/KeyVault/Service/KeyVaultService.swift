@@ -156,6 +156,8 @@ package final class KeyVaultService: Sendable {
     /// re-join the account from a new device after every device is lost, and is shared
     /// every generation made after the kit.
     package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> (kit: [UInt8], member: DeviceID?) {
+        // Every key this device holds goes in the kit: the shares kept while it was locked first.
+        await owners.caughtUp(id)
         var state = try existing(id)
         guard !state.isLocked else { throw Refusal.locked(id) }
         var member: DeviceIdentity?
@@ -324,8 +326,10 @@ package final class KeyVaultService: Sendable {
         if relay != nil {
             // A follow-up outside the account's line, each step a job of its own and the relay read and
             // written between them (issue 34: a relay that does not answer holds back this work only):
-            // entries that needed this device's key to rebase its own after them, then shares, then what waits.
-            owners.followUp {
+            // entries that needed this device's key to rebase its own after them, then shares, then what
+            // waits. Its place is taken now: a rotation, a revoke, an approval or a kit asked for after
+            // this unlock waits for it (`caughtUp`), a lock or a read does not.
+            owners.catchUpAfterUnlock(id) {
                 // A device on its own meets its relay: its account's circle is founded there.
                 await self.founding.foundIfAlone(id)
                 await self.propagation.readLog(for: id)

@@ -57,7 +57,8 @@ package struct Rotations: Sendable {
         guard relay != nil, !alone else { return try await owners.run(id) { try await rotateAlone(id) } }
         // What the relay holds is read first and the rotation's write is made after its job, both outside
         // the account's line (issue 34): a relay that is slow or cannot be written holds back the
-        // rotation's answer, never the account's other work.
+        // rotation's answer, never the account's other work. What followed an unlock goes first.
+        await owners.caughtUp(id)
         await service.propagation.sync(id)
         let rotated = try await owners.run(id) { try await rotateInJob(id, promotion: promotion, reading: false) }
         return answer(rotated, id, published: await service.publishing.publishOutsideLine(id))
@@ -107,7 +108,18 @@ package struct Rotations: Sendable {
         let devices: [DeviceID]
     }
 
-    private func answer(_ rotated: Rotated, _ id: AccountID, published: PublishOutcome) -> RotationResult {
+    private func answer(_ rotated: Rotated, _ id: AccountID, published publish: PublishOutcome) -> RotationResult {
+        // The publish answers for everything queued when it ran (another call's entries too): the
+        // rotation is on the relay once its own entries are confirmed and its key owes no share.
+        let onRelay = owners.read(id) { state in
+            !state.owedDeliveries.contains { $0.keyID == rotated.keyID } && !state.unconfirmedEntries.contains { entry in
+                switch entry.body {
+                case .announce(_, let keyID, _), .promote(_, let keyID): return keyID == rotated.keyID
+                default: return false
+                }
+            }
+        } ?? false
+        let published = onRelay ? .done : publish
         logger.notice(published == .done ? "rotated" : "rotated here; queued for the relay",
                       metadata: ["account": "\(id)", "generation": "\(rotated.generation)", "devices": "\(rotated.devices.count + 1)"])
         return RotationResult(generation: rotated.generation, keyId: rotated.keyID, promoted: rotated.promoted, devices: rotated.devices,
@@ -251,6 +263,7 @@ package struct Rotations: Sendable {
     package func revoke(_ id: AccountID, deviceID: DeviceID) async throws -> RotationResult? {
         guard relay != nil else { throw Refusal.invalid("this daemon has no relay") }
         // As a rotation: the relay read before the job and written after it, outside the account's line.
+        await owners.caughtUp(id)
         await service.propagation.sync(id)
         let rotated: Rotated? = try await owners.run(id) {
             let state = try service.existing(id)

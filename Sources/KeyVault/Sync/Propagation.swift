@@ -121,29 +121,28 @@ package struct Propagation: Sendable {
     /// Reads the page after the account's cursor (outside the line, unless the task runs the
     /// account's job) and takes it in, in a job. Answers whether another page may follow.
     private func nextPage(_ account: AccountID, relay: any Relay) async throws -> Bool {
+        guard let (cursor, restarts) = owners.read(account, { ($0.relayCursor, $0.readingRestarts) }) else { return false }
         guard AccountOwners.running != account else {
-            guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
-            return try await take(try await relay.rows(account: account, after: cursor, limit: Self.pageSize), readAfter: cursor, account)
+            return try await take(try await relay.rows(account: account, after: cursor, limit: Self.pageSize), readAfter: cursor, restarts, account)
         }
-        guard let cursor = owners.read(account, { $0.relayCursor }) else { return false }
         let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
         guard !rows.isEmpty else { return false }
-        return try await owners.run(account) { try await take(rows, readAfter: cursor, account) }
+        return try await owners.run(account) { try await take(rows, readAfter: cursor, restarts, account) }
     }
 
     /// Takes in a page read after `readAfter`, in the account's job. Another pass may have
     /// taken some of its rows since it was read (two passes read outside the line at once):
     /// those are skipped, and the next page is read from the cursor as it is now.
-    private func take(_ rows: [RelayRow], readAfter: RelayCursor, _ account: AccountID) async throws -> Bool {
-        guard let last = rows.last, let cursor = owners.read(account, { $0.relayCursor }) else { return false }
+    private func take(_ rows: [RelayRow], readAfter: RelayCursor, _ restartsThen: Int, _ account: AccountID) async throws -> Bool {
+        guard let last = rows.last, let (cursor, restarts) = owners.read(account, { ($0.relayCursor, $0.readingRestarts) }) else { return false }
         // A page that does not move past the cursor would be asked for again and again: refused.
         guard last.cursor > readAfter else {
             logger.warning("refused a relay page that does not move past its cursor", metadata: ["account": "\(account)", "cursor": "\(readAfter)"])
             return false
         }
-        // Reading started again from the relay's start meanwhile (a restored relay): this page is
-        // read again from there, never taken as a step past rows not read yet.
-        guard cursor >= readAfter else { return true }
+        // Reading started again from the relay's start meanwhile (a restored relay): this page, maybe
+        // the old store's, is dropped and reading goes on from the cursor as it is now.
+        guard restarts == restartsThen, cursor >= readAfter else { return true }
         let fresh = rows.filter { $0.cursor > cursor }
         guard !fresh.isEmpty else { return true }
         var kept: [RelayNote] = []

@@ -83,8 +83,10 @@ package struct Publishing: Sendable {
     @discardableResult
     func publishOutsideLine(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
-        guard AccountOwners.running != id, Self.publishTurnHeld != id else { return await publishQueued(id) }
-        enum Step { case job, unreachable(any Error), waitingForUnlock }
+        guard AccountOwners.running != id else { return await publishQueued(id) }
+        // Nothing in a turn held outside the line publishes again (it would wait for the line holding the turn).
+        assert(Self.publishTurnHeld != id, "a publish from inside a publish turn held outside the line")
+        enum Step { case job, unreachable(any Error), waitingForUnlock, stopped }
         let step: Step = await inPublishTurn(id) {
             // A write taken and not yet recorded is recorded first, by the job (nothing is sent twice).
             guard owners.existing(id)?.written.withLock({ $0 == nil }) == true,
@@ -101,6 +103,8 @@ package struct Publishing: Sendable {
                 return .waitingForUnlock
             } catch let error as RelayError where error.isAnswer {
                 return .job  // a number taken, a refusal: the job's publish reads, rebases or says why
+            } catch is CancellationError {
+                return .stopped
             } catch {
                 return .unreachable(error)
             }
@@ -108,6 +112,7 @@ package struct Publishing: Sendable {
         switch step {
         case .job: return await publishQueued(id)
         case .waitingForUnlock: return .waitingForUnlock
+        case .stopped: return .unreachable  // a stop: everything is in the vault, and the relay was not found down
         case .unreachable(let error):
             noteRelay(error)
             return .unreachable
@@ -125,6 +130,16 @@ package struct Publishing: Sendable {
         let (owner, ticket) = await owners.publishTurn(id)
         defer { owners.endPublishTurn(id, owner, ticket) }
         return await Self.$publishTurnHeld.withValue(id) { await body() }
+    }
+
+    /// `recordWritten` in the publish turn, for a job that reads what the vault says the relay holds
+    /// (`RelayAudit`): a write the relay took is confirmed before it is checked against the relay.
+    func recordWrittenInTurn(_ id: AccountID) async {
+        await inPublishTurn(id) {
+            do { try await recordWritten(id) } catch {
+                logger.error("could not record a relay write in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
+            }
+        }
     }
 
     /// Records in the vault and the state a write made outside the line that the relay took
@@ -150,6 +165,7 @@ package struct Publishing: Sendable {
         // Only an answer from the relay says it is reachable: nothing to send says nothing.
         var answered = false
         var taken: LogSeq?
+        var readWholeLog = false
         do {
             // Pairing approvals queued with their approve entry ride in the entry's write, so the new
             // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
@@ -170,6 +186,12 @@ package struct Publishing: Sendable {
                 } catch RelayError.logSeqTaken(let seq) {
                     // Another device appended first: read its entries (adopt rebases ours after them), then again.
                     await service.propagation.sync(id)
+                    if !readWholeLog, !holdsExactly(batch, id), !isFounding(id) {
+                        // An entry a pass could not rebase ours after while the account was locked (a rebase
+                        // needs this device's key) is behind the cursor: the whole log, once.
+                        readWholeLog = true
+                        await service.propagation.readLog(for: id)
+                    }
                     if holdsExactly(batch, id) {
                         // It was this very batch, committed by an earlier try whose answer never came (a
                         // deadline): its shares and riders went with it, so they are settled, not sent twice.

@@ -60,6 +60,8 @@ package struct RelayAudit: Sendable {
     private func checkRelayHolds(_ id: AccountID) async throws {
         guard let relay else { return }
         try await owners.run(id) {
+            // A write outside the line the relay took is confirmed first, so it is checked with the rest.
+            await service.publishing.recordWrittenInTurn(id)
             // A device still joining does not vouch for the log it was shown: it republishes nothing.
             guard let state = owners.state(id), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
             let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))

@@ -15,6 +15,7 @@ extension AccountState {
     package mutating func restartReading(renumbered: [RelayCursor: RelayCursor]) {
         relayCursor = .start
         rowsSinceStoredCursor = 0
+        readingRestarts += 1
         keptShares = Dictionary(uniqueKeysWithValues: keptShares.compactMap { old, body in renumbered[old].map { ($0, body) } })
     }
 

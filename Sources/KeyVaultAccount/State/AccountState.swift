@@ -35,6 +35,9 @@ package struct AccountState: Sendable {
     /// so many rows: reading a row twice changes nothing).
     package internal(set) var relayCursor: RelayCursor
     package internal(set) var rowsSinceStoredCursor = 0
+    /// How many times reading started again from the relay's start (`restartReading`): a page
+    /// read before the last restart is not taken as a step past rows not read since.
+    package internal(set) var readingRestarts = 0
     /// What the vault kept of the relay, until it is replayed at start.
     package internal(set) var notesToReplay: [RelayNote]
     /// Shares for this device that arrived while it was locked, by relay cursor.

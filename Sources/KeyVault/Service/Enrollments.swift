@@ -250,6 +250,8 @@ package struct Enrollments: Sendable {
         await service.publishing.deliver([OwedRecord(record: .challenge(response), outboxID: nil)], account: id)
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
         let confirmation = await waitForConfirmation(id, of: response)
+        // Locked and unlocked during the wait: the keys kept meanwhile are taken before the new device's are counted.
+        await owners.caughtUp(id)
         let approved = try await owners.run(id) { () async throws -> Approved in
             guard let responder = pairings.takeResponder(for: id, device: deviceID) else {
                 throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
@@ -274,13 +276,12 @@ package struct Enrollments: Sendable {
             // The approval goes into the outbox with the entry, in its transaction: a crash cannot leave an
             // approve entry whose approval (the new device's only proof it is authentic) never goes out.
             guard let genesisHash = state.circle.entries.first?.hash else { throw Refusal.invalid("this device has no circle") }
-            let approval: @Sendable (LogEntry) -> PairingApproval = { entry in
-                PairingApproval.make(entry: entry, request: request, genesisHash: genesisHash, sessionKey: sessionKey, signer: identity.signing)
-            }
-            let appended = try await service.publishing.appendEntry(id, owe: owed, enqueue: { [.challenge(approval($0))] }) { _ in
+            let appended = try await service.publishing.appendEntry(id, owe: owed, enqueue: { entry in
+                [.challenge(PairingApproval.make(entry: entry, request: request, genesisHash: genesisHash, sessionKey: sessionKey, signer: identity.signing))]
+            }) { _ in
                 .approve(device: request.device, requestHash: request.hash)
             }
-            return Approved(request: request, entryHash: appended?.hash, approval: approval)
+            return Approved(request: request, entryHash: appended?.hash, genesisHash: genesisHash, sessionKey: sessionKey)
         }
         // The entry, its shares and its approval go out after the job, outside the account's line.
         await service.publishing.publishOutsideLine(id)
@@ -291,7 +292,15 @@ package struct Enrollments: Sendable {
                       if case .approve(let device, let hash) = entry.body { return device == approved.request.device && hash == approved.request.hash }
                       return false
                   }), entry.hash != approved.entryHash else { return false }
-            _ = try await vault.enqueue(account: id, records: [.challenge(approved.approval(entry))])
+            // Signed with the identity held now: locked since the entry's job, nothing is signed (the
+            // new device's request expires and it enrolls again).
+            guard let identity = after.identity else {
+                logger.warning("the approval of a rebased approve entry was not made: the account was locked", metadata: ["account": "\(id)"])
+                return false
+            }
+            let approval = PairingApproval.make(entry: entry, request: approved.request, genesisHash: approved.genesisHash,
+                                                sessionKey: approved.sessionKey, signer: identity.signing)
+            _ = try await vault.enqueue(account: id, records: [.challenge(approval)])
             return true
         }
         if rebased { await service.publishing.publishOutsideLine(id) }
@@ -299,12 +308,13 @@ package struct Enrollments: Sendable {
         return approved.request.device.name
     }
 
-    /// What an approval's job appended, for the publish after it.
+    /// What an approval's job appended, for the publish after it, and what an approval of the
+    /// entry a rebase rewrote needs besides the signing key (taken from the state held then).
     private struct Approved: Sendable {
         let request: PairingRequest
         let entryHash: LogHash?
-        /// The exchange's approval of an approve entry (again for one a rebase rewrote).
-        let approval: @Sendable (LogEntry) -> PairingApproval
+        let genesisHash: LogHash
+        let sessionKey: CPace.SessionKey
     }
 
     /// Waits (outside the account's line) until the account's passes have read the new

@@ -156,9 +156,12 @@ package final class KeyVaultService: Sendable {
     /// re-join the account from a new device after every device is lost, and is shared
     /// every generation made after the kit.
     package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> (kit: [UInt8], member: DeviceID?) {
-        // Every key this device holds goes in the kit: the shares kept while it was locked first.
-        await owners.caughtUp(id)
         var state = try existing(id)
+        // Every key this device holds goes in the kit: in a circle, the shares kept while it was locked first.
+        if !state.circle.isEmpty {
+            await owners.caughtUp(id)
+            state = try existing(id)
+        }
         guard !state.isLocked else { throw Refusal.locked(id) }
         var member: DeviceIdentity?
         if relay != nil, state.circle.isTrustedDevice(state.deviceID), !state.circle.destroyed {
@@ -170,8 +173,10 @@ package final class KeyVaultService: Sendable {
             }
             member = made
             logger.notice("recovery kit's member added to the circle", metadata: ["account": "\(id)", "member": "\(made.deviceID)"])
-            await publishing.publishQueued(id)
+            await publishing.publishOutsideLine(id)
+            await owners.caughtUp(id)
             state = try existing(id)
+            guard !state.isLocked else { throw Refusal.locked(id) }
         }
         let generations = state.knownGenerations.compactMap { g in
             state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }

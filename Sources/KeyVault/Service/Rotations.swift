@@ -52,13 +52,14 @@ package struct Rotations: Sendable {
     /// relay unreachable it rotates here and queues the rest (`queued`); if
     /// another device rotated meanwhile, both keys are kept (docs/PROTOCOL.md, "Concurrent rotations").
     package func rotate(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
+        // What followed an unlock goes first (it may found the account's circle on the relay).
+        await owners.caughtUp(id)
         // A device on its own (no relay, or its account's circle not founded on the relay yet) rotates alone.
         let alone = owners.read(id) { $0.circle.isEmpty && !$0.enrollment.isJoining } ?? false
         guard relay != nil, !alone else { return try await owners.run(id) { try await rotateAlone(id) } }
         // What the relay holds is read first and the rotation's write is made after its job, both outside
         // the account's line (issue 34): a relay that is slow or cannot be written holds back the
-        // rotation's answer, never the account's other work. What followed an unlock goes first.
-        await owners.caughtUp(id)
+        // rotation's answer, never the account's other work.
         await service.propagation.sync(id)
         let rotated = try await owners.run(id) { try await rotateInJob(id, promotion: promotion, reading: false) }
         return answer(rotated, id, published: await service.publishing.publishOutsideLine(id))

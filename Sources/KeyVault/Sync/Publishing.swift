@@ -185,10 +185,11 @@ package struct Publishing: Sendable {
                     }
                 } catch RelayError.logSeqTaken(let seq) {
                     // Another device appended first: read its entries (adopt rebases ours after them), then again.
+                    let head = owners.read(id) { $0.circle.headHash }
                     await service.propagation.sync(id)
-                    if !readWholeLog, !holdsExactly(batch, id), !isFounding(id) {
-                        // An entry a pass could not rebase ours after while the account was locked (a rebase
-                        // needs this device's key) is behind the cursor: the whole log, once.
+                    if !readWholeLog, !holdsExactly(batch, id), !isFounding(id), owners.read(id, { $0.circle.headHash }) == head {
+                        // The pass adopted nothing: an entry a pass could not rebase ours after while the account
+                        // was locked (a rebase needs this device's key) is behind the cursor. The whole log, once.
                         readWholeLog = true
                         await service.propagation.readLog(for: id)
                     }

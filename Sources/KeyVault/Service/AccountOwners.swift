@@ -117,11 +117,7 @@ final class AccountOwners: Sendable {
     /// Takes the account's place for what follows an unlock (`AccountOwner.catchUps`) at once,
     /// and runs `body` as a follow-up outside the line once every earlier catch-up has ended.
     func catchUpAfterUnlock(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
-        let (owner, ticket) = owners.withLock { owners in
-            let owner = owners[account] ?? AccountOwner(account)
-            owners[account] = owner
-            return (owner, owner.catchUps.take())
-        }
+        let (owner, ticket) = withOwner(account) { ($0, $0.catchUps.take()) }
         track {
             await owner.catchUps.wait(for: ticket)
             await body()
@@ -134,11 +130,7 @@ final class AccountOwners: Sendable {
     /// calls that read the keys held and the log (a rotation, a revoke, an approval, a recovery
     /// kit), outside the line. Never from inside a job: a catch-up's steps are jobs.
     func caughtUp(_ account: AccountID) async {
-        let (owner, ticket) = owners.withLock { owners in
-            let owner = owners[account] ?? AccountOwner(account)
-            owners[account] = owner
-            return (owner, owner.catchUps.take())
-        }
+        let (owner, ticket) = withOwner(account) { ($0, $0.catchUps.take()) }
         await owner.catchUps.wait(for: ticket)
         owner.catchUps.finish(ticket)
         forgetIfIdle(account)
@@ -203,11 +195,7 @@ final class AccountOwners: Sendable {
     /// being forgotten cannot hand out a place that its successor would not honour.
     /// With it, the count of locks made at once so far: what the job may not undo.
     private func line(_ account: AccountID) -> (AccountOwner, UInt64, UInt64) {
-        owners.withLock { owners in
-            let owner = owners[account] ?? AccountOwner(account)
-            owners[account] = owner
-            return (owner, owner.jobs.take(), owner.locksAtOnce)
-        }
+        withOwner(account) { ($0, $0.jobs.take(), $0.locksAtOnce) }
     }
 
     private func done(_ account: AccountID, _ queue: JobQueue, _ ticket: UInt64) {
@@ -277,11 +265,7 @@ final class AccountOwners: Sendable {
     /// Waits for the account's publish turn (`AccountOwner.publishTurn`), its place taken under the
     /// directory's lock as a job's is; `endPublishTurn` gives it back.
     func publishTurn(_ account: AccountID) async -> (AccountOwner, UInt64) {
-        let (owner, ticket) = owners.withLock { owners in
-            let owner = owners[account] ?? AccountOwner(account)
-            owners[account] = owner
-            return (owner, owner.publishTurn.take())
-        }
+        let (owner, ticket) = withOwner(account) { ($0, $0.publishTurn.take()) }
         await owner.publishTurn.wait(for: ticket)
         return (owner, ticket)
     }

@@ -119,12 +119,9 @@ package struct Propagation: Sendable {
     }
 
     /// Reads the page after the account's cursor (outside the line, unless the task runs the
-    /// account's job) and takes it in, in a job. Answers whether another page may follow.
+    /// account's job: then `run` is inline) and takes it in, in a job. Answers whether another page may follow.
     private func nextPage(_ account: AccountID, relay: any Relay) async throws -> Bool {
         guard let (cursor, restarts) = owners.read(account, { ($0.relayCursor, $0.readingRestarts) }) else { return false }
-        guard AccountOwners.running != account else {
-            return try await take(try await relay.rows(account: account, after: cursor, limit: Self.pageSize), readAfter: cursor, restarts, account)
-        }
         let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
         guard !rows.isEmpty else { return false }
         return try await owners.run(account) { try await take(rows, readAfter: cursor, restarts, account) }

@@ -135,33 +135,29 @@ package struct Publishing: Sendable {
     /// `recordWritten` in the publish turn, for a job that reads what the vault says the relay holds
     /// (`RelayAudit`): a write the relay took is confirmed before it is checked against the relay.
     func recordWrittenInTurn(_ id: AccountID) async {
-        await inPublishTurn(id) {
-            do { try await recordWritten(id) } catch {
-                logger.error("could not record a relay write in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
-            }
-        }
+        await inPublishTurn(id) { await recordWritten(id) }
     }
 
     /// Records in the vault and the state a write made outside the line that the relay took
     /// (`publishOutsideLine`); in a job, in the publish turn. A vault that fails here leaves the
     /// entries unconfirmed: the next publish sends them again, and the relay's answer (the number
     /// taken by this very batch) confirms them.
-    private func recordWritten(_ id: AccountID) async throws {
+    private func recordWritten(_ id: AccountID) async {
         guard let written = owners.existing(id)?.written.withLock({ written in
             defer { written = nil }
             return written
         }) else { return }
-        try await confirm(id, through: written.through, settled: written.settled)
-        try await vault.dequeue(ids: written.riders)
+        do {
+            try await confirm(id, through: written.through, settled: written.settled)
+            try await vault.dequeue(ids: written.riders)
+        } catch {
+            logger.error("could not record a relay write in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
+        }
     }
 
     /// `publishQueued`'s work, in the account's job and its publish turn.
     private func publishInJob(_ id: AccountID, relay: any Relay) async -> PublishOutcome {
-        do {
-            try await recordWritten(id)
-        } catch {
-            logger.error("could not record a relay write in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
-        }
+        await recordWritten(id)
         // Only an answer from the relay says it is reachable: nothing to send says nothing.
         var answered = false
         var taken: LogSeq?

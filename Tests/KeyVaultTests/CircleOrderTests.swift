@@ -66,4 +66,31 @@ struct CircleOrderTests {
         #expect(throws: ProtocolError.self) { try append(&circle, by: a, .promote(generation: 2, keyID: keyID)) }
         #expect(circle.current?.keyID == keyID)
     }
+
+    /// The lookups by hash and by key ID are indexes kept beside the log: each must say what a
+    /// walk of the log says, for every entry and generation, and nothing for what is not in it.
+    @Test("the head hash, an entry by its hash and a generation by its key ID agree with the log, however it was ordered")
+    func indexesAgreeWithTheLog() throws {
+        var circle = try base()
+        // Falling key IDs: every other announce repeats the last number with a lower key ID, so it
+        // goes in before the last generation rather than after it.
+        let keys = (0..<40).map { KeyID([UInt8](repeating: UInt8(200 - $0), count: 16)) }
+        for (index, keyID) in keys.enumerated() {
+            let number = Generation(integerLiteral: 2 + index / 2)
+            try append(&circle, by: index % 2 == 0 ? a : b, .announce(generation: number, keyID: keyID, keyCreatedAt: 2))
+        }
+        #expect(circle.generations.map(\.keyID) != [circle.generations[0].keyID] + keys, "no announce went in before the last")
+        #expect(circle.headHash == circle.entries.last?.hash)
+        for entry in circle.entries {
+            #expect(circle.contains(hash: entry.hash))
+            #expect(circle.entry(hash: entry.hash) == entry)
+        }
+        #expect(!circle.contains(hash: .zero) && circle.entry(hash: .zero) == nil)
+        #expect(circle.entry(hash: LogHash(computed: [UInt8](repeating: 9, count: 32))) == nil)
+        for announced in circle.generations {
+            #expect(circle.announced(keyID: announced.keyID) == announced)
+        }
+        #expect(circle.announced(keyID: KeyID([UInt8](repeating: 0xfe, count: 16))) == nil)
+        #expect(CircleState(account: account).headHash == .zero)
+    }
 }

@@ -137,7 +137,7 @@ package struct Enrollment: Sendable {
         var early: [PairingApproval] = []
         var refused = 0
         for approval in approvals {
-            guard let entry = circle.entries.first(where: { $0.hash == approval.entryHash }) else {
+            guard let entry = circle.entry(hash: approval.entryHash) else {
                 early.append(approval)
                 continue
             }

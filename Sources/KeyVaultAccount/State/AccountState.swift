@@ -122,9 +122,11 @@ package struct AccountState: Sendable {
     /// served); without one, those held.
     package var knownGenerations: [KeyGeneration] {
         if circle.isEmpty { return generations.sorted { $0.precedes($1) } }
+        // Linear in the generations: a publish derives this twice (`readModel`), however many the account has.
+        let stored = Dictionary(generations.map { ($0.keyID, $0.state) }, uniquingKeysWith: { first, _ in first })
         return circle.generations.map { announced in
             KeyGeneration(number: announced.generation, keyID: announced.keyID, createdAt: announced.createdAt,
-                          state: circle.destroyed ? .destroyed : generations.first { $0.keyID == announced.keyID }?.state ?? .active)
+                          state: circle.destroyed ? .destroyed : stored[announced.keyID] ?? .active)
         }
     }
 

@@ -33,8 +33,11 @@ package struct CircleState: Sendable, Equatable {
     /// Key IDs promoted to current, in log order (genesis promotes generation 1).
     package private(set) var promoted: [KeyID] = []
     /// Indexes of the two lists above, so a lookup costs the same however long the log.
-    private var announcedNumbers: [KeyID: Generation] = [:]
+    private var announcedByKeyID: [KeyID: Announced] = [:]
     private var promotedSet: Set<KeyID> = []
+    /// Each verified entry's position by its hash: what a pairing request or an approval names,
+    /// found without hashing the log again (a relay chooses how many of those arrive).
+    private var positionByHash: [LogHash: Int] = [:]
     /// A destroy entry was verified: every key of the account is to be shredded.
     package private(set) var destroyed = false
 
@@ -47,7 +50,7 @@ package struct CircleState: Sendable, Equatable {
         return out
     }
 
-    package var headHash: LogHash { entries.last?.hash ?? .zero }
+    package private(set) var headHash: LogHash = .zero
     package var nextSeq: LogSeq { LogSeq(index: entries.count) }
     package var isEmpty: Bool { entries.isEmpty }
 
@@ -75,8 +78,7 @@ package struct CircleState: Sendable, Equatable {
     package func announced(_ number: Generation) -> Announced? { generations.last { $0.generation == number } }
 
     package func announced(keyID: KeyID) -> Announced? {
-        guard announcedNumbers[keyID] != nil else { return nil }
-        return generations.first { $0.keyID == keyID }
+        announcedByKeyID[keyID]
     }
 
     package func isPromoted(keyID: KeyID) -> Bool { promotedSet.contains(keyID) }
@@ -87,9 +89,10 @@ package struct CircleState: Sendable, Equatable {
     }
 
     /// Whether `hash` names a verified entry (the zero hash names none).
-    package func contains(hash: LogHash) -> Bool {
-        entries.contains { $0.hash == hash }
-    }
+    package func contains(hash: LogHash) -> Bool { positionByHash[hash] != nil }
+
+    /// The verified entry whose hash is `hash`.
+    package func entry(hash: LogHash) -> LogEntry? { positionByHash[hash].map { entries[$0] } }
 
     package func approval(of deviceID: DeviceID) -> LogEntry? {
         entries.first { if case .approve(let d, _) = $0.body { return d.deviceID == deviceID } else { return false } }
@@ -167,7 +170,7 @@ package struct CircleState: Sendable, Equatable {
             case .announce(let generation, let keyID, let keyCreatedAt):
                 // A key ID names one key: announcing it again is refused. A number may repeat
                 // (two devices rotated while apart); the key ID orders the two.
-                guard announcedNumbers[keyID] == nil else {
+                guard announcedByKeyID[keyID] == nil else {
                     throw .invalid("the key \(keyID) is already announced")
                 }
                 // At most one past the highest announced (the same number again: a device that rotated
@@ -178,7 +181,7 @@ package struct CircleState: Sendable, Equatable {
                 }
                 insert(Announced(generation: generation, keyID: keyID, createdAt: Millis.date(keyCreatedAt)))
             case .promote(let generation, let keyID):
-                guard announcedNumbers[keyID] == generation else {
+                guard announcedByKeyID[keyID]?.generation == generation else {
                     throw .invalid("promoting generation \(generation), which was not announced with that key")
                 }
                 guard !promotedSet.contains(keyID) else { throw .invalid("generation \(generation) is already promoted") }
@@ -190,6 +193,9 @@ package struct CircleState: Sendable, Equatable {
                 preconditionFailure("handled above")
             }
         }
+        let hash = entry.hash
+        positionByHash[hash] = entries.count
+        headHash = hash
         entries.append(entry)
     }
 
@@ -198,7 +204,7 @@ package struct CircleState: Sendable, Equatable {
 
     /// Keeps the agreed order; an announce of the highest number so far (the usual case) appends.
     private mutating func insert(_ announced: Announced) {
-        announcedNumbers[announced.keyID] = announced.generation
+        announcedByKeyID[announced.keyID] = announced
         if let last = generations.last, !announced.precedes(last) { generations.append(announced); return }
         let index = generations.firstIndex { announced.precedes($0) } ?? generations.endIndex
         generations.insert(announced, at: index)

@@ -53,7 +53,7 @@ final class DaemonMetrics: Sendable {
         gauge("relay_records_sending", "Records handed to the relay outside the accounts' lines whose write has not finished.", sending)
         if let relay {
             gauge("relay_reachable", "1 if the relay answered last, 0 if it is unreachable or not heard from yet.", relay.state == "reachable" ? 1 : 0)
-            gauge("relay_queued", "Log entries, owed deliveries and records waiting for the relay.", relay.queued)
+            gauge("relay_queued", "Log entries, owed deliveries and records waiting for the relay, and unlocks still being followed up.", relay.queued)
             gauge("relay_accounts_behind", "Accounts whose confirmed log entries the relay was found to lack.", relay.behind?.count ?? 0)
         }
         total("connections_refused", "Connections refused over the limit, since the start.", connections.refusedTotal)

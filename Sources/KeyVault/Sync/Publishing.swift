@@ -435,8 +435,10 @@ package struct Publishing: Sendable {
             health.unreachableSince = since
             health.problem = health.problem ?? "its connection is down"
         }
+        // An unlock's catch-up under way counts as one: what it owes (a founding, shares kept while
+        // locked) is not in the vault yet, and `queued: 0` must mean nothing is left to send.
         let queued = owners.held.reduce(0) { total, owner in
-            total + (owner.read { $0.unconfirmedEntries.count + $0.owedDeliveries.count } ?? 0)
+            total + (owner.read { $0.unconfirmedEntries.count + $0.owedDeliveries.count } ?? 0) + (owner.catchUps.isIdle ? 0 : 1)
         } + ((try? vault.outboxCount()) ?? 0)
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
         let behind = health.behind.values.sorted { $0.account < $1.account }

@@ -18,9 +18,19 @@ out="$PWD/.build/release-archive"
 stage="$out/$name"
 products=(keyvaultd keyvault keyvault-relay)
 
-for product in "${products[@]}"; do
+# `--bin-path`: where the executables are built. `--build-only`: build them (and the example
+# sync engine, which the suites run beside them and which is not shipped), and stop there:
+# `make test` runs its suites against these, then this script finds them built.
+case "${1:-}" in
+    --bin-path) swift build -c release --static-swift-stdlib --show-bin-path; exit 0 ;;
+    --build-only) build_only=1 ;;
+    "") build_only= ;;
+    *) echo "usage: $0 [--build-only | --bin-path]" >&2; exit 64 ;;
+esac
+for product in "${products[@]}" ${build_only:+example-sync-engine}; do
     swift build -c release --static-swift-stdlib --product "$product"
 done
+[ -z "$build_only" ] || exit 0
 bin=$(swift build -c release --static-swift-stdlib --show-bin-path)
 
 rm -rf "$stage" && mkdir -p "$stage"/{bin,lib/systemd/system,etc/keyvaultd/policy,share/man/man1,share/doc/keyvaultd}

@@ -10,11 +10,12 @@ final class APIRecord: Sendable {
 
     private let file: Mutex<FileHandle?>
 
+    /// Opened to append: `make test` runs suites in two test processes at once, and each line
+    /// goes to the file's end in one write, never over another process's.
     private init?(path: String) {
-        if !FileManager.default.fileExists(atPath: path) { _ = FileManager.default.createFile(atPath: path, contents: nil) }
-        guard let handle = FileHandle(forWritingAtPath: path) else { return nil }
-        handle.seekToEndOfFile()
-        file = Mutex(handle)
+        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return nil }
+        file = Mutex(FileHandle(fileDescriptor: fd, closeOnDealloc: true))
     }
 
     func append(method: String, path: String, _ result: DaemonResponse) {

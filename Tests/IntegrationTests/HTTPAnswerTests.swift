@@ -78,6 +78,16 @@ struct HTTPAnswerTests {
         #expect((answer.object["error"] as? String)?.contains("64 KiB") == true)
         #expect(try await declared.readToEOF(timeout: .seconds(5)))
 
+        // Declared over the limit but within 1 MiB, sent whole before the answer is read (as socat and
+        // many clients send): the daemon reads it to its end, so every byte goes, and then refuses it.
+        // Refused unread, the sending met a closed socket and such a client never read why.
+        let whole = try RawSocket(path: daemon.socket)
+        whole.send("POST /v1/accounts/big/lock HTTP/1.1\r\nHost: x\r\nContent-Length: 900000\r\n\r\n")
+        let sentWhole = whole.send(Array(big.prefix(900_000)))
+        #expect(sentWhole, "the body could not be sent whole")
+        let afterWhole = try #require(try await whole.readResponse())
+        #expect(afterWhole.status == 400 && afterWhole.state == "invalid", "\(afterWhole.object)")
+
         // Chunked, with no length to go by: refused once past 64 KiB.
         let chunked = try RawSocket(path: daemon.socket)
         chunked.send("POST /v1/accounts/big/lock HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n")

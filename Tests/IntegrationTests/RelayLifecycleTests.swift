@@ -67,12 +67,12 @@ struct RelayLifecycleTests {
 
     @Test("SIGTERM answers held reads at once, empty, and the relay stops promptly")
     func heldReadsAnsweredAtStop() async throws {
-        try await RelayServiceFixture.with(.sqlite) { f in
+        try await RelayServiceFixture.with(.sqlite, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
             let (device, _) = try await f.createAccount("held")
             let after = try #require(try await f.a.rows("held", as: device).last).cursor
             let reads = (0..<3).map { _ in Task { try await f.a.read("held", after: after, wait: 60, as: device) } }
             // Held: nothing is answered while there is nothing to read.
-            try await Task.sleep(for: .milliseconds(500))
+            try await eventually { try await f.a.metric("keyvault_relay_held_reads") == 3 }
             let stopping = ContinuousClock.now
             f.a.process.signal(SIGTERM)
             for read in reads {
@@ -93,7 +93,7 @@ struct RelayLifecycleTests {
         let (ca, certificate, key) = try await RelayServiceTLSTests.makeCertificates(in: root)
         let issuer = try await TestIssuer.make(in: root)
         let relay = try await RelayServiceProcess.start(store: "sqlite:" + root + "/relay.sqlite", issuer: issuer, root: root, name: "tls",
-                                                        tls: (certificate, key), arguments: ["--log-format", "json"])
+                                                        tls: (certificate, key), arguments: ["--log-format", "json", "--metrics-listen", "127.0.0.1:0"])
         defer { relay.remove() }
         var daemons: [DaemonProcess] = []
         defer { daemons.forEach { $0.remove() } }
@@ -106,8 +106,8 @@ struct RelayLifecycleTests {
             let made = try await daemon.request("POST", "/v1/accounts", json: ["user": "tls\(index)", "passphrase": "pw"])
             #expect(made.status == 200, "\(made.raw.text)")
         }
-        // Each daemon now holds a read of its account on the relay.
-        try await Task.sleep(for: .seconds(1))
+        // Each daemon holds a read of its account on the relay.
+        try await eventually { try await relay.metric("keyvault_relay_held_reads") ?? 0 >= 2 }
         let stopping = ContinuousClock.now
         relay.process.signal(SIGTERM)
         #expect(await relay.process.wait() == 0)

@@ -1,4 +1,5 @@
 import Hummingbird
+import HummingbirdCore
 import Logging
 import NIOCore
 import NIOHTTP1
@@ -16,6 +17,11 @@ struct ContractMiddleware: RouterMiddleware {
     let inProgress: RequestsInProgress
 
     static let tooLarge = Refusal(.invalid, "the request body is larger than 64 KiB; nothing was done and the connection is closed")
+    /// A body declared over the limit but not over this is read and dropped, a buffer at a time,
+    /// before the refusal: a client that sends its whole body before it reads (socat, many HTTP
+    /// clients) meets a closed socket otherwise, and never reads why. Larger ones are refused
+    /// unread. The request's deadline bounds the reading either way.
+    static let droppedAtMost = 1 << 20
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var response = try await inProgress.during { try await answer(request, context: context, next: next) }
@@ -24,6 +30,11 @@ struct ContractMiddleware: RouterMiddleware {
         // with a body the connection is closed once answered, so they are wiped now, not when the client goes.
         if Self.hasBody(request) { response.headers[.connection] = "close" }
         return response
+    }
+
+    /// Reads a body to its end, keeping none of it.
+    private static func drop(_ body: HummingbirdCore.RequestBody) async throws {
+        for try await _ in body {}
     }
 
     static func hasBody(_ request: Request) -> Bool {
@@ -35,6 +46,7 @@ struct ContractMiddleware: RouterMiddleware {
         // large, malformed or cut off, whether or not it reads its body.
         var request = request
         if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
+            if length <= Self.droppedAtMost { try? await Self.drop(request.body) }
             return Self.closing(Self.tooLarge)
         }
         do {

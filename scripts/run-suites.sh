@@ -73,6 +73,10 @@ started=$(date +%s)
 for _ in $(seq "$workers"); do worker & done
 wait
 for suite in "${alone[@]}"; do run_suite "$suite"; done
+# A worker that ended early (its shell failed between suites) leaves suites unrun: each is a failure.
+while read -r suite; do
+    [ -f "$work/$suite.log" ] || echo "$suite (not run)" >> "$work/failed"
+done < "$work/all"
 
 tests=$(cat "$work"/*.log | sed -n 's/.*Test run with \([0-9]*\) tests\{0,1\} .*/\1/p' | awk '{ n += $1 } END { print n + 0 }')
 echo "run-suites: $tests tests in $(wc -l < "$work/all") suites in $(( $(date +%s) - started )) s"

@@ -235,6 +235,7 @@ let package = Package(
             name: "KeyVaultTests",
             dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultSQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService", "KeyVaultWipedBuffers",
                            .product(name: "GRDB", package: "GRDB.swift"),
+                           .product(name: "Logging", package: "swift-log"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
                            .product(name: "NIOCore", package: "swift-nio")],
             resources: [.copy("vectors")],

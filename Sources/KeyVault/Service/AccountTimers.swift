@@ -12,14 +12,14 @@ final class AccountTimers: Sendable {
     }
     private let timers = Mutex<[KeyID: Timer]>([:])
 
-    /// Starts `body` after `delay`, replacing (and cancelling) a timer set for the same key.
-    func set(_ keyID: KeyID, after delay: Duration, _ body: @escaping @Sendable () async -> Void) {
+    /// Starts `body` after `delay` of `clock`'s time, replacing (and cancelling) a timer set for the same key.
+    func set(_ keyID: KeyID, after delay: Duration, on clock: any EngineClock, _ body: @escaping @Sendable () async -> Void) {
         let token = UUID()
         // Started and recorded under one lock: a timer that ends at once still finds
         // itself recorded, and removes its entry instead of leaving it behind.
         let replaced = timers.withLock { timers in
             let task = Task.detached { [weak self] in
-                if delay > .zero { try? await Task.sleep(for: delay) }
+                if delay > .zero { try? await clock.sleep(for: delay) }
                 guard !Task.isCancelled else { return }
                 await body()
                 self?.timers.withLock { timers in

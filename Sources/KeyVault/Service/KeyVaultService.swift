@@ -17,7 +17,9 @@ package final class KeyVaultService: Sendable {
     let vault: Vault
     package let policy: PolicyStore
     let logger: Logger
-    let now: @Sendable () -> Date
+    /// The engine's time: the system's in the daemon, a test's in the in-process harness.
+    let clock: any EngineClock
+    var now: @Sendable () -> Date { { [clock] in clock.now } }
     /// Each account's owner: its jobs, and the state they last published. Read
     /// anywhere; written only by the account's own jobs (`update`, `install`).
     let owners = AccountOwners()
@@ -49,13 +51,13 @@ package final class KeyVaultService: Sendable {
     let relayCredentials: RelayCredentials?
 
     package init(vault: Vault, policy: PolicyStore, logger: Logger, relay: (any Relay)? = nil, relayCredentials: RelayCredentials? = nil,
-                now: @escaping @Sendable () -> Date = { Date() }) throws {
+                clock: any EngineClock = SystemClock()) throws {
         self.vault = vault
         self.policy = policy
         self.logger = logger
         self.relay = relay
         self.relayCredentials = relayCredentials
-        self.now = now
+        self.clock = clock
         hub = WaitingHub(owners: owners)
         pairings = PairingExchanges(owners: owners)
         for snapshot in try vault.loadAll() {

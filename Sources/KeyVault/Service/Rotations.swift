@@ -13,6 +13,7 @@ package struct Rotations: Sendable {
     let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
+    let clock: any EngineClock
     let owners: AccountOwners
     let relay: (any Relay)?
     let hub: WaitingHub
@@ -23,6 +24,7 @@ package struct Rotations: Sendable {
         policy = service.policy
         logger = service.logger
         now = service.now
+        clock = service.clock
         owners = service.owners
         relay = service.relay
         hub = service.hub
@@ -234,7 +236,7 @@ package struct Rotations: Sendable {
     /// The timer is outside the account; what it does at the deadline is one of the account's jobs.
     func schedulePromotionDeadline(_ id: AccountID, keyID: KeyID, at deadline: Date) {
         let wait = max(0, deadline.timeIntervalSince(now()))
-        owners.owner(id).timers.set(keyID, after: .milliseconds(Int(wait * 1000))) {
+        owners.owner(id).timers.set(keyID, after: .milliseconds(Int(wait * 1000)), on: clock) {
             let promoted = await self.owners.run(id) { () async -> Bool in
                 guard let state = self.owners.state(id) else { return false }
                 return await self.perform(state.promotions.deadlinePassed(keyID: keyID, circle: state.circle), for: id)
@@ -325,7 +327,7 @@ package struct Rotations: Sendable {
         while !Task.isCancelled {
             let maxAge = policy.current.rotation.maxKeyAgeSeconds
             guard maxAge > 0 else {
-                try? await Task.sleep(for: .seconds(60))
+                try? await clock.sleep(for: .seconds(60))
                 continue
             }
             for id in owners.heldIDs {
@@ -347,7 +349,7 @@ package struct Rotations: Sendable {
                     return true
                 }
             }
-            try? await Task.sleep(for: .milliseconds(max(250, min(maxAge * 250, 3_600_000))))
+            try? await clock.sleep(for: .milliseconds(max(250, min(maxAge * 250, 3_600_000))))
         }
     }
 }

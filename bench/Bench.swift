@@ -53,7 +53,7 @@ struct Bench {
             case "--baseline": baseline = arguments.popFirst()
             case "--only": only = Set((arguments.popFirst() ?? "").split(separator: ",").map(String.init))
             case "--waiting-reads": waitingReads = Int(arguments.popFirst() ?? "") ?? waitingReads
-            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,client,cli,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,drills,bulk,memory]")
+            default: fatalError("usage: keyvault-bench [--output FILE] [--seconds S] [--drills N] [--bulk-accounts N] [--bulk-setup-budget S] [--waiting-reads N] [--memory-accounts N] [--baseline DIR] [--only reads,client,cli,unlock,waits,propagation,enrollment,sharding,service-waits,refusals,tenants,crowding,appends,instructions,drills,bulk,memory]")
             }
         }
         // The audit line per key read is part of the cost: it goes to a file, as a daemon's log would.
@@ -171,6 +171,7 @@ struct Bench {
             await report.measureAppends(seconds: seconds)
             await report.measureServiceAppends(seconds: seconds, logger: logger)
         }
+        if runs("instructions") { await report.measureAppendInstructions(in: dir, logger: logger) }
         if runs("drills") { try await report.measureDrills(drills, in: dir, logger: logger) }
         if runs("bulk") { try await report.measureBulk(accounts: bulkAccounts, setupBudget: bulkBudget, in: dir, logger: logger) }
         if runs("memory") { try await report.measureMemory(accounts: memoryAccounts, in: dir, logger: logger) }
@@ -244,6 +245,8 @@ struct Report {
     var serviceWaiting: ServiceWaitingBench.Result?
     var serviceWaitingMissing: String?
     var serviceAppends: [ServiceAppendsBench.Row] = []
+    var appendInstructions: AppendInstructionsBench.Result?
+    var appendInstructionsMissing: String?
     var serviceAppendsMissing: String?
     var memory: MemoryBench.Result?
     var enrollment: [EnrollmentBench.Pair] = []
@@ -298,7 +301,7 @@ struct Report {
 
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
-            \(clientSection)\(cliStartSection)\(ReleaseSizes.section())\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(drillSection)\(bulkSection)\(memorySection)
+            \(clientSection)\(cliStartSection)\(ReleaseSizes.section())\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(appendInstructionsSection)\(drillSection)\(bulkSection)\(memorySection)
             Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """

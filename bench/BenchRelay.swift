@@ -45,7 +45,8 @@ struct BenchRelay: Sendable {
     /// A fresh database on the server, created with psql (as the integration tests do); with
     /// `service`, a `keyvault-relay` on it (beside this binary) that the devices reach.
     /// `relayBinary`: the service to start (default: the `keyvault-relay` beside this binary).
-    static func postgres(server: String, service: Bool, relayBinary: String? = nil) async throws -> BenchRelay {
+    /// `launcher`: a command the service is started under (`valgrind --tool=callgrind …`), its pid the service's.
+    static func postgres(server: String, service: Bool, relayBinary: String? = nil, launcher: [String] = []) async throws -> BenchRelay {
         guard var url = URLComponents(string: server) else { throw BenchError("KEYVAULT_TEST_POSTGRES is not a URL: \(server)") }
         let name = "kv_bench_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         try psql(server, "CREATE DATABASE \(name)")
@@ -57,18 +58,18 @@ struct BenchRelay: Sendable {
         let folder = NSTemporaryDirectory() + "keyvault-bench-issuer-\(name)"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let issuer = try await TestIdentityIssuer.make(in: folder)
-        let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log", binary: relayBinary)
+        let (process, port) = try await startService(store: store, issuer: issuer, log: folder + "/relay.log", binary: relayBinary, launcher: launcher)
         return BenchRelay(kind: .postgres, address: "http://127.0.0.1:\(port)", storeAddress: store, database: (server, String(name)),
                           service: process, issuer: issuer, serviceLogPath: folder + "/relay.log")
     }
 
     /// The PostgreSQL store (through the service when `service`) if KEYVAULT_TEST_POSTGRES is set and a database can be created; else why not.
-    static func postgresFromEnvironment(service: Bool, relayBinary: String? = nil) async -> Result<BenchRelay, BenchError> {
+    static func postgresFromEnvironment(service: Bool, relayBinary: String? = nil, launcher: [String] = []) async -> Result<BenchRelay, BenchError> {
         guard let server = ProcessInfo.processInfo.environment["KEYVAULT_TEST_POSTGRES"], !server.isEmpty else {
             return .failure(BenchError("KEYVAULT_TEST_POSTGRES is not set (`make bench` starts a throwaway cluster and sets it)"))
         }
         do {
-            return .success(try await postgres(server: server, service: service, relayBinary: relayBinary))
+            return .success(try await postgres(server: server, service: service, relayBinary: relayBinary, launcher: launcher))
         } catch {
             return .failure(BenchError("could not start the PostgreSQL relay on KEYVAULT_TEST_POSTGRES: \(error)"))
         }
@@ -132,16 +133,18 @@ struct BenchRelay: Sendable {
     }
 
     /// `keyvault-relay` on 127.0.0.1, an ephemeral port read from its "listening on" line.
-    private static func startService(store: String, issuer: TestIdentityIssuer, log: String, binary: String?) async throws -> (Process, Int) {
+    private static func startService(store: String, issuer: TestIdentityIssuer, log: String, binary: String?, launcher: [String]) async throws -> (Process, Int) {
         let binary = binary ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/keyvault-relay"
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: binary)
-        process.arguments = ["--store", store, "--listen", "127.0.0.1:0", "--plain-http"] + issuer.relayArguments
+        let command = launcher + [binary, "--store", store, "--listen", "127.0.0.1:0", "--plain-http"] + issuer.relayArguments
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
         process.standardOutput = FileHandle(forWritingAtPath: log)
         process.standardError = FileHandle(forWritingAtPath: log)
         try process.run()
-        for _ in 0..<400 {
+        // Under valgrind a start takes many times as long.
+        for _ in 0..<(launcher.isEmpty ? 400 : 6000) {
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
             if let line = text.split(separator: "\n").first(where: { $0.contains("listening on") }),
                let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {

@@ -2,7 +2,9 @@ import Foundation
 import Testing
 @testable import KeyVault
 import KeyVaultAccount
+import KeyVaultCrypto
 import KeyVaultProtocol
+import KeyVaultRelaySQLite
 
 /// What the engine does when time passes, tested on its own clock in this process
 /// (`EngineHarness`): a back-off, a promotion's deadline and a key's maximum age are steps of
@@ -56,8 +58,9 @@ struct EngineClockTests {
         let rotated = try await a.service.rotations.rotate(alice, promotion: .afterAcks)
         #expect(!rotated.promoted)
         try await waitForTimer(harness, atLeast: deadline)
+        let rotatedAt = harness.clock.now
         harness.clock.advance(by: .seconds(deadline - 1))
-        try await Task.sleep(for: .milliseconds(50))
+        #expect(harness.clock.deadlines.contains { $0.timeIntervalSince(rotatedAt) >= Double(deadline) - 1 }, "the deadline's timer still waits")
         #expect(a.key(alice)?.generation.number == 1, "before the deadline the old key stays current")
         harness.clock.advance(by: .seconds(1))
         try await eventually("promoted at the deadline") { a.key(alice)?.generation.number == 2 }
@@ -103,6 +106,43 @@ struct EngineClockTests {
         }
         await a.stop()
         await b.stop()
+    }
+
+    @Test("a pairing request is listed and approvable for the policy's lifetime, then neither; a restart after it does not bring it back")
+    func requestsExpire() async throws {
+        let harness = try EngineHarness()
+        defer { harness.remove() }
+        var a = try await harness.device("a")
+        try await a.create(alice)
+        // A request filed on the relay by a device that will never confirm (as a stranger would).
+        let relay = try SQLiteRelay(path: harness.relayPath)
+        let genesis = try #require(try await relay.rows(account: alice, after: .start, limit: 10).first { $0.record.kind == .log })
+        let signer = SigningKey.generate()
+        let stranger = DeviceKeys(signing: signer.publicKey, box: BoxSecretKey.generate().publicKey, name: "stranger")
+        let request = try PairingRequest.make(account: alice, device: stranger, signer: signer, code: Pairing.drawCode(),
+                                              headHash: try LogEntry.decode(genesis.record.body).hash, at: harness.clock.now)
+        try await relay.publish(.request(request.request))
+        let listed = { (device: HarnessDevice) in (try? device.service.enrolling.enrollments(alice))?.map(\.deviceId) }
+        try await eventually("the request listed") { listed(a) == [stranger.deviceID] }
+
+        harness.clock.advance(by: .seconds(3599))
+        #expect(listed(a) == [stranger.deviceID], "an hour's lifetime is not over")
+        harness.clock.advance(by: .seconds(1))
+        #expect(listed(a) == [])
+        await #expect(throws: Refusal.self) { _ = try await a.service.enrolling.approve(alice, deviceID: stranger.deviceID, pairingCode: "123456") }
+        do {
+            _ = try await a.service.enrolling.approve(alice, deviceID: stranger.deviceID, pairingCode: "123456")
+        } catch let refusal as Refusal {
+            #expect(refusal.state == .unknown)
+        }
+
+        // Restarted, the device replays what it kept of the relay: an expired request is forgotten, not replayed.
+        await a.stop()
+        a = try await harness.device("a")
+        try await a.unlock(alice)
+        try await Task.sleep(for: .milliseconds(50))
+        #expect(listed(a) == [])
+        await a.stop()
     }
 
     /// Waits until a timer that ends at least `seconds` from now sleeps on the clock: moving the

@@ -48,6 +48,34 @@ struct PolicyTests {
         }
     }
 
+    @Test("the timed settings read from their tables: the back-off, rotation and enrollment lifetimes (what EngineClockTests runs on)")
+    func timedSettings() throws {
+        let policy = try PolicyLoader.parse("""
+            [unlock-backoff]
+            base_seconds = 30
+            max_seconds = 600
+
+            [rotation]
+            max_key_age_seconds = 3600
+            promotion_deadline_seconds = 7200
+
+            [enrollment]
+            request_lifetime_seconds = 120
+
+            [[rule]]
+            uid = "self"
+            accounts = ["*"]
+            allow = ["*"]
+            """, file: "p.toml", selfUID: 1000)
+        #expect(policy.backoff.baseSeconds == 30 && policy.backoff.maxSeconds == 600)
+        #expect(policy.rotation.maxKeyAgeSeconds == 3600)
+        #expect(policy.rotation.promotionDeadlineSeconds == 7200)
+        #expect(policy.enrollment.requestLifetimeSeconds == 120)
+        let defaults = try PolicyLoader.parse("[[rule]]\nuid = \"self\"\naccounts = [\"*\"]\nallow = [\"*\"]\n", file: "p.toml", selfUID: 1000)
+        #expect(defaults.rotation.maxKeyAgeSeconds == 0 && defaults.rotation.promotionDeadlineSeconds == 86_400)
+        #expect(defaults.enrollment.requestLifetimeSeconds == 3600)
+    }
+
     @Test("decisions: uid, gid, account patterns, permissions")
     func decisions() throws {
         let policy = try PolicyLoader.parse("""

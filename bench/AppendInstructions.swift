@@ -1,0 +1,151 @@
+import Foundation
+import Logging
+import KeyVaultCrypto
+import KeyVaultProtocol
+import KeyVaultRelay
+import KeyVaultRelayClient
+
+/// Instructions the relay service runs per append, counted by callgrind: the same count for
+/// the same binary and inputs whatever else the machine is doing, where CPU seconds are not.
+/// One `keyvault-relay` on PostgreSQL under `valgrind --tool=callgrind`; one device of its own
+/// account, as in "Appends through the relay service". After a warm-up, the counters are
+/// zeroed, `count` appends (an announce and two shares, one signed request each) are made one
+/// after another, and the counters dumped; then the same for `count` signed reads of the
+/// account after its last row (each finds nothing): the baseline, what every signed request
+/// pays before any append's own work. PostgreSQL's own work is not in these counts.
+enum AppendInstructionsBench {
+    struct Result {
+        var count: Int
+        var append: UInt64
+        var read: UInt64
+        /// The functions (inclusive of what they call) with the most instructions during the appends.
+        var top: [(name: String, instructions: UInt64)]
+    }
+
+    static func measure(count: Int, in directory: String, logger: Logger) async throws -> Result {
+        let folder = directory + "/callgrind"
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let launcher = ["/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(folder)/callgrind.out"]
+        let relay = try await BenchRelay.postgresFromEnvironment(service: true, launcher: launcher).get()
+        defer { relay.remove() }
+        guard let pid = relay.servicePID else { throw BenchError("no relay service process") }
+        let founded = try await relay.foundAccount(try AccountID(validating: "instructions"), logger: logger)
+        let client = founded.client
+        defer { Task { await client.shutdown() } }
+        var circle = founded.circle
+        var generation: Generation = 2
+        let share = Random.bytes(AppendBench.shareBytes)
+        let recipients = [DeviceID(hash: Random.bytes(16)), DeviceID(hash: Random.bytes(16))]
+        func append() async throws {
+            let entry = circle.nextEntry(.announce(generation: generation, keyID: KeyID(hash: Random.bytes(16)), keyCreatedAt: 0),
+                                         signer: founded.signing, signerID: founded.deviceID, at: Date())
+            try circle.apply(entry)
+            try await client.publish(batch: [.log(entry), .share(account: circle.account, recipient: recipients[0], sealed: share),
+                                             .share(account: circle.account, recipient: recipients[1], sealed: share)])
+            generation = generation.next!  // a few hundred appends stay far below 2^31 − 1
+        }
+        for _ in 0..<20 { try await append() }
+        try control("-z", pid)
+        for _ in 0..<count { try await append() }
+        let appendDump = try dump(pid, folder: folder)
+        var last = RelayCursor.start
+        while let next = try await client.rows(account: circle.account, after: last, limit: 1000).last?.cursor { last = next }
+        try control("-z", pid)
+        for _ in 0..<count { _ = try await client.rows(account: circle.account, after: last, limit: 1000) }
+        let readDump = try dump(pid, folder: folder)
+        return Result(count: count, append: try totals(appendDump) / UInt64(count), read: try totals(readDump) / UInt64(count),
+                      top: try top(appendDump, 12))
+    }
+
+    private static func control(_ option: String, _ pid: Int32) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/callgrind_control")
+        process.arguments = [option, String(pid)]
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw BenchError("callgrind_control \(option) \(pid) failed") }
+    }
+
+    /// Dumps the counters and answers the new dump's path.
+    private static func dump(_ pid: Int32, folder: String) throws -> String {
+        let before = Set(try FileManager.default.contentsOfDirectory(atPath: folder))
+        try control("-d", pid)
+        for _ in 0..<200 {
+            if let new = Set(try FileManager.default.contentsOfDirectory(atPath: folder)).subtracting(before).first { return folder + "/" + new }
+            usleep(50_000)
+        }
+        throw BenchError("callgrind wrote no dump in \(folder)")
+    }
+
+    /// The dump's instruction count (its `totals:` or `summary:` line).
+    private static func totals(_ path: String) throws -> UInt64 {
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        for line in text.split(separator: "\n") where line.hasPrefix("totals:") || line.hasPrefix("summary:") {
+            if let value = line.split(separator: " ").dropFirst().first.flatMap({ UInt64($0) }) { return value }
+        }
+        throw BenchError("no totals in \(path)")
+    }
+
+    /// The `count` functions with the most inclusive instructions, per append (callgrind_annotate).
+    private static func top(_ path: String, _ count: Int) throws -> [(name: String, instructions: UInt64)] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/callgrind_annotate")
+        process.arguments = ["--inclusive=yes", "--threshold=100", path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        var rows: [(String, UInt64)] = []
+        for line in text.split(separator: "\n") {
+            // "1,234,567 (12.34%)  file:function [object]"
+            let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
+            guard parts.count == 3, let value = UInt64(parts[0].replacingOccurrences(of: ",", with: "")), parts[1].hasPrefix("(") else { continue }
+            rows.append((String(parts[2]), value))
+            if rows.count == count { break }
+        }
+        return rows
+    }
+}
+
+extension Report {
+    mutating func measureAppendInstructions(in directory: String, logger: Logger) async {
+        do {
+            appendInstructions = try await AppendInstructionsBench.measure(count: 200, in: directory, logger: logger)
+            if let r = appendInstructions {
+                say("relay service instructions: \(r.append) per append, \(r.read) per signed read (\(String(format: "%.1f", Double(r.append) / Double(r.read)))×)")
+            }
+        } catch {
+            appendInstructionsMissing = "\(error)"
+            say("relay service instructions: not measured: \(error)")
+        }
+    }
+
+    var appendInstructionsSection: String {
+        var text = """
+            ## Instructions per append in the relay service (callgrind)
+
+            Counted, not timed: `valgrind --tool=callgrind` runs one `keyvault-relay` on PostgreSQL, and the count \
+            is the same for the same binary and inputs whatever else the machine does. One device of its own account, \
+            founded through the service, makes 20 appends to warm up; then the counters are zeroed, and it makes 200 \
+            appends one after another, each what a rotation appends (an `announce` entry on its head and two shares, \
+            one signed request); the counters are dumped. Then, zeroed again, 200 signed reads of the account after \
+            its last row, each finding nothing: the baseline, what every signed request pays (the HTTP exchange, the \
+            signature and its nonce, one query). The relay process alone is counted: PostgreSQL's work is not.
+
+
+            """
+        guard let r = appendInstructions else { return text + "Not measured: \(appendInstructionsMissing ?? "skipped").\n\n" }
+        text += "| request | instructions each | / signed read |\n|---|---:|---:|\n"
+        text += "| a signed read finding nothing (baseline) | \(r.read) | 1.00 |\n"
+        text += "| an append (announce + two shares) | \(r.append) | **\(String(format: "%.2f", Double(r.append) / Double(r.read)))** |\n\n"
+        text += "Where an append's instructions go (inclusive, per append; callgrind_annotate):\n\n| function | instructions per append |\n|---|---:|\n"
+        for row in r.top {
+            let name = row.name.count > 110 ? String(row.name.prefix(107)) + "..." : row.name
+            text += "| `\(name.replacingOccurrences(of: "|", with: "\\|"))` | \(row.instructions / UInt64(r.count)) |\n"
+        }
+        return text + "\n"
+    }
+}

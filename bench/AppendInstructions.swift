@@ -18,7 +18,7 @@ enum AppendInstructionsBench {
         var count: Int
         var append: UInt64
         var read: UInt64
-        /// The functions (inclusive of what they call) with the most instructions during the appends.
+        /// The functions with the most instructions of their own during the appends.
         var top: [(name: String, instructions: UInt64)]
     }
 
@@ -26,7 +26,11 @@ enum AppendInstructionsBench {
         let folder = directory + "/callgrind"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         let launcher = ["/usr/bin/valgrind", "--tool=callgrind", "--callgrind-out-file=\(folder)/callgrind.out"]
-        let relay = try await BenchRelay.postgresFromEnvironment(service: true, launcher: launcher).get()
+        // valgrind 3.19 cannot read the DWARF 5 this toolchain writes: it runs a copy without it
+        // (the symbol table stays, so functions keep their names).
+        let relayBinary = folder + "/keyvault-relay"
+        try run("/usr/bin/objcopy", ["--strip-debug", URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().path + "/keyvault-relay", relayBinary])
+        let relay = try await BenchRelay.postgresFromEnvironment(service: true, relayBinary: relayBinary, launcher: launcher).get()
         defer { relay.remove() }
         guard let pid = relay.servicePID else { throw BenchError("no relay service process") }
         let founded = try await relay.foundAccount(try AccountID(validating: "instructions"), logger: logger)
@@ -48,6 +52,9 @@ enum AppendInstructionsBench {
         try control("-z", pid)
         for _ in 0..<count { try await append() }
         let appendDump = try dump(pid, folder: folder)
+        // Kept for a closer look (`callgrind_annotate .build/bench-callgrind-append.out`).
+        try? FileManager.default.removeItem(atPath: ".build/bench-callgrind-append.out")
+        try? FileManager.default.copyItem(atPath: appendDump, toPath: ".build/bench-callgrind-append.out")
         var last = RelayCursor.start
         while let next = try await client.rows(account: circle.account, after: last, limit: 1000).last?.cursor { last = next }
         try control("-z", pid)
@@ -58,13 +65,17 @@ enum AppendInstructionsBench {
     }
 
     private static func control(_ option: String, _ pid: Int32) throws {
+        try run("/usr/bin/callgrind_control", [option, String(pid)])
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/callgrind_control")
-        process.arguments = [option, String(pid)]
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
         process.standardOutput = FileHandle.nullDevice
         try process.run()
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw BenchError("callgrind_control \(option) \(pid) failed") }
+        guard process.terminationStatus == 0 else { throw BenchError("\(executable) \(arguments.joined(separator: " ")) failed") }
     }
 
     /// Dumps the counters and answers the new dump's path.
@@ -87,17 +98,28 @@ enum AppendInstructionsBench {
         throw BenchError("no totals in \(path)")
     }
 
-    /// The `count` functions with the most inclusive instructions, per append (callgrind_annotate).
+    /// The `count` functions with the most instructions of their own (not counting what they call), per append (callgrind_annotate).
     private static func top(_ path: String, _ count: Int) throws -> [(name: String, instructions: UInt64)] {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/callgrind_annotate")
-        process.arguments = ["--inclusive=yes", "--threshold=100", path]
-        let output = Pipe()
-        process.standardOutput = output
+        process.arguments = ["--inclusive=no", "--threshold=100", path]
+        // Swift's names demangled, where the toolchain is at hand.
+        let demangler = Process()
+        demangler.executableURL = URL(fileURLWithPath: "/opt/swift/usr/bin/swift-demangle")
+        demangler.arguments = ["--simplified"]
+        let annotated = Pipe(), output = Pipe()
+        process.standardOutput = annotated
         process.standardError = FileHandle.nullDevice
+        let demangling = FileManager.default.isExecutableFile(atPath: demangler.executableURL!.path)
+        if demangling {
+            demangler.standardInput = annotated
+            demangler.standardOutput = output
+            try demangler.run()
+        }
         try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: (demangling ? output : annotated).fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        if demangling { demangler.waitUntilExit() }
         var rows: [(String, UInt64)] = []
         for line in text.split(separator: "\n") {
             // "1,234,567 (12.34%)  file:function [object]"
@@ -141,7 +163,7 @@ extension Report {
         text += "| request | instructions each | / signed read |\n|---|---:|---:|\n"
         text += "| a signed read finding nothing (baseline) | \(r.read) | 1.00 |\n"
         text += "| an append (announce + two shares) | \(r.append) | **\(String(format: "%.2f", Double(r.append) / Double(r.read)))** |\n\n"
-        text += "Where an append's instructions go (inclusive, per append; callgrind_annotate):\n\n| function | instructions per append |\n|---|---:|\n"
+        text += "Where an append's instructions go (each function's own, not what it calls; per append; callgrind_annotate, the dump kept in `.build/bench-callgrind-append.out`):\n\n| function | instructions per append |\n|---|---:|\n"
         for row in r.top {
             let name = row.name.count > 110 ? String(row.name.prefix(107)) + "..." : row.name
             text += "| `\(name.replacingOccurrences(of: "|", with: "\\|"))` | \(row.instructions / UInt64(r.count)) |\n"

@@ -52,8 +52,10 @@ enum Authorization {
     /// batch. `ownRequests` are the signer's requests already stored (for a
     /// reveal). A log entry already stored with the same bytes is dropped:
     /// a repeated request stores it once.
+    /// Answers the records to store, and the circle with the batch's entries applied (verified here:
+    /// once they are stored, `VerifiedViews.adopt` takes it instead of verifying them again).
     static func publish(_ records: [RelayRecord], signer keyID: DeviceID, isCandidate: Bool, circle start: CircleState,
-                        ownRequests: [FiledRequest]) throws(Refusal) -> [RelayRecord] {
+                        ownRequests: [FiledRequest]) throws(Refusal) -> (records: [RelayRecord], circle: CircleState) {
         var circle = start
         var requests = ownRequests
         var out: [RelayRecord] = []
@@ -112,7 +114,7 @@ enum Authorization {
             }
             out.append(record)
         }
-        return out
+        return (out, circle)
     }
 
     /// Whether the signer may read this stored record: a member reads all; a

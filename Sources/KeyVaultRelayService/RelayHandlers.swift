@@ -125,7 +125,7 @@ final class RelayHandlers: Sendable {
             // candidacy it holds: no need to read the candidacies.
             isCandidate = false
         }
-        let toStore = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
+        let (toStore, extended) = try Authorization.publish(records, signer: signed.keyID, isCandidate: isCandidate, circle: circle, ownRequests: ownRequests)
         // The signer index first: once an entry is stored, the devices it admits are in the index.
         let admitted = toStore.compactMap { $0.kind == .log ? (try? LogEntry.decode($0.body))?.admits : nil }
         if !admitted.isEmpty {
@@ -137,6 +137,8 @@ final class RelayHandlers: Sendable {
             } catch RelayError.logSeqTaken(let seq) {
                 throw Refusal.logSeqTaken(seq)
             }
+            // The entries just stored were verified above: the account's view takes them as they are.
+            if extended.entries.count > circle.entries.count { await views.adopt(extended, extending: circle) }
             // Our own readers at once; other instances through the store's wake-ups.
             waiters.storeChanged(.accounts([account]), path: .publish)
             if toStore.contains(where: Retention.settlesSomething) { await prune(account, settling: toStore) }

@@ -66,15 +66,34 @@ actor VerifiedViews {
         return view.circle
     }
 
+    /// Entries this instance verified (`Authorization.publish`) and has just stored: the account's
+    /// view takes `circle` if it is still `base`, the circle they were verified against. Its cursor
+    /// stays: the next read of the store finds the same entries there and, holding them already
+    /// (the same hash at the same place), does not verify them a second time. A view that moved
+    /// meanwhile, or was forgotten, is left as it is.
+    func adopt(_ circle: CircleState, extending base: CircleState) {
+        guard building[circle.account] == nil, var view = views[circle.account], view.circle.headHash == base.headHash,
+              view.circle.entries.count == base.entries.count else { return }
+        let added = circle.entries.dropFirst(base.entries.count).reduce(0) { $0 + $1.encoded.count }
+        view.circle = circle
+        view.bytes += added
+        bytes += added
+        views[circle.account] = view
+        if bytes > byteBudget { forgetLeastRecentlyUsed() }
+    }
+
     /// `view` with the account's log rows after its cursor applied.
     private static func extend(_ start: View, account: AccountID, relay: any Relay, logger: Logger, metrics: RelayMetrics?) async throws -> View {
         var view = start
         while true {
             let rows = try await relay.rows(account: account, after: view.cursor, limit: 1000)
             for row in rows where row.record.kind == .log {
-                metrics?.viewEntriesApplied.increment()
                 do {
-                    try view.circle.apply(try LogEntry.decode(row.record.body))
+                    let entry = try LogEntry.decode(row.record.body)
+                    // Adopted already (`adopt`): verified before it was stored.
+                    if entry.seq < view.circle.nextSeq, view.circle.entries[entry.seq.index].hash == entry.hash { continue }
+                    metrics?.viewEntriesApplied.increment()
+                    try view.circle.apply(entry)
                     view.bytes += row.record.body.count
                 } catch {
                     // Every stored entry was verified before it was stored; one that is not is skipped, not trusted.

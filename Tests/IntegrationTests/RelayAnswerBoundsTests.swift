@@ -86,6 +86,33 @@ struct RelayAnswerBoundsTests {
         }
     }
 
+    @Test("an entry the service verified as it stored it is not verified again when its view is next read; another instance verifies it once",
+          arguments: RelayKind.allCases)
+    func appendsVerifiedOnce(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let applied = "keyvault_relay_view_entries_applied_total"
+            let (portA, portB) = (try await f.a.metricsPort(), try await f.b.metricsPort())
+            var (owner, circle) = try await f.createAccount("once")
+            // The first read after the genesis builds the account's view: the genesis is verified there.
+            #expect(try await f.a.read("once", as: owner).status == 200)
+            let built = try await Self.counter(applied, at: portA)
+            var generation = Generation.first
+            for _ in 0..<10 {
+                generation = generation.next!
+                let entry = circle.nextEntry(.announce(generation: generation, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 2),
+                                             signer: owner.signing, signerID: owner.id, at: Date())
+                try circle.apply(entry)
+                #expect(try await f.a.publish("once", [.log(entry)], as: owner).status == 200)
+            }
+            #expect(try await f.a.read("once", as: owner).status == 200)
+            #expect(try await Self.counter(applied, at: portA) == built, "instance a verified again the entries it verified as it stored them")
+            // Instance b stored none of them: it reads and verifies each, once.
+            #expect(try await f.b.read("once", as: owner).status == 200)
+            #expect(try await f.b.read("once", as: owner).status == 200)
+            #expect(try await Self.counter(applied, at: portB) == 11)
+        }
+    }
+
     /// A scrape of the instance's metrics: the counter's value.
     static func counter(_ name: String, at port: Int) async throws -> Double {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))

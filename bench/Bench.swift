@@ -302,7 +302,7 @@ struct Report {
             The unlock is the KDF plus unwrapping the account's items and one vault write; the KDF is the cost, by design.
 
             \(clientSection)\(cliStartSection)\(ReleaseSizes.section())\(waitingSection)\(propagationSection)\(enrollmentSection)\(shardingSection)\(serviceWaitingSection)\(refusalTimingSection)\(tenantLimitsSection)\(crowdSection)\(appendSection)\(serviceAppendSection)\(appendInstructionsSection)\(drillSection)\(bulkSection)\(memorySection)
-            Reproduce: `make bench` (or `swift build -c release --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
+            Reproduce: `make bench` (or `swift build -c release --static-swift-stdlib --product keyvault-bench && scripts/with-test-postgres.sh .build/release/keyvault-bench --seconds 3`).
 
             """
         try text.write(toFile: path, atomically: true, encoding: .utf8)

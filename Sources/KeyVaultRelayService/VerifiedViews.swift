@@ -71,10 +71,17 @@ actor VerifiedViews {
     /// stays: the next read of the store finds the same entries there and, holding them already
     /// (the same hash at the same place), does not verify them a second time. A view that moved
     /// meanwhile, or was forgotten, is left as it is.
+    ///
+    /// Sound because a store takes a batch's log rows only at log sequence numbers no row holds,
+    /// in the same transaction as the rest (`logSeqTaken` otherwise, the batch not stored): once
+    /// stored, the store's log is `base` and then these entries. A store that did not hold to
+    /// that must not be used with this.
     func adopt(_ circle: CircleState, extending base: CircleState) {
         guard building[circle.account] == nil, var view = views[circle.account], view.circle.headHash == base.headHash,
               view.circle.entries.count == base.entries.count else { return }
         let added = circle.entries.dropFirst(base.entries.count).reduce(0) { $0 + $1.encoded.count }
+        clock += 1
+        view.used = clock
         view.circle = circle
         view.bytes += added
         bytes += added

@@ -75,7 +75,7 @@ enum Authorization {
                     throw .invalid("logSeq or the account differs from the encoded entry's")
                 }
                 if entry.seq < circle.nextSeq {
-                    guard circle.entries[entry.seq.index].hash == entry.hash else { throw .logSeqTaken(entry.seq) }
+                    guard circle.holds(entry) else { throw .logSeqTaken(entry.seq) }
                     continue
                 }
                 if entry.seq == 0 {

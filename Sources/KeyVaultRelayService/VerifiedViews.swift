@@ -97,8 +97,8 @@ actor VerifiedViews {
             for row in rows where row.record.kind == .log {
                 do {
                     let entry = try LogEntry.decode(row.record.body)
-                    // Adopted already (`adopt`): verified before it was stored.
-                    if entry.seq < view.circle.nextSeq, view.circle.entries[entry.seq.index].hash == entry.hash { continue }
+                    // Adopted already (`adopt`): verified before it was stored, and neither counted nor its bytes added again.
+                    if view.circle.holds(entry) { continue }
                     metrics?.viewEntriesApplied.increment()
                     try view.circle.apply(entry)
                     view.bytes += row.record.body.count

@@ -37,15 +37,20 @@ struct ContractMiddleware: RouterMiddleware {
         for try await _ in body {}
     }
 
+    /// The body's length as its `Content-Length` declares it, if it does.
+    private static func declaredLength(_ request: Request) -> Int? {
+        request.headers[.contentLength].flatMap { Int($0) }
+    }
+
     static func hasBody(_ request: Request) -> Bool {
-        request.headers[.transferEncoding] != nil || (request.headers[.contentLength].flatMap { Int($0) } ?? 0) > 0
+        request.headers[.transferEncoding] != nil || (declaredLength(request) ?? 0) > 0
     }
 
     private func answer(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         // The body is read whole before anything else, so no route acts on a request that is too
         // large, malformed or cut off, whether or not it reads its body.
         var request = request
-        if let length = request.headers[.contentLength].flatMap({ Int($0) }), length > context.maxUploadSize {
+        if let length = Self.declaredLength(request), length > context.maxUploadSize {
             if length <= Self.droppedAtMost { try? await Self.drop(request.body) }
             return Self.closing(Self.tooLarge)
         }

@@ -125,6 +125,11 @@ package struct CircleState: Sendable, Equatable {
         return mine.map { .promote(keyID: $0) } ?? .rotate(revoked: revoked)
     }
 
+    /// Whether `entry` is in the log already: the same hash at its seq (verified when it was applied).
+    package func holds(_ entry: LogEntry) -> Bool {
+        entry.seq < nextSeq && entries[entry.seq.index].hash == entry.hash
+    }
+
     /// Verifies `entry` as the next one and applies it. An entry already
     /// verified (same seq, same hash) is a no-op; a different one is a fork.
     /// Every rule is checked before anything changes, and the change is made in
@@ -132,7 +137,7 @@ package struct CircleState: Sendable, Equatable {
     package mutating func apply(_ entry: LogEntry) throws(ProtocolError) {
         guard entry.account == account else { throw .invalid("an entry for another account") }
         if entry.seq < nextSeq {
-            guard entries[entry.seq.index].hash == entry.hash else { throw .fork(seq: entry.seq) }
+            guard holds(entry) else { throw .fork(seq: entry.seq) }
             return
         }
         guard entry.seq == nextSeq else { throw .gap(expected: nextSeq, got: entry.seq) }

@@ -11,8 +11,12 @@ package protocol RelayStore: Relay {
     func ping() async throws
     /// `publish(batch:)` and the write's nonce in one transaction: all of it, or
     /// none of it and `RelayError.nonceSpent` when the nonce was spent before.
-    /// The batch is one account's, the nonce's.
-    func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws
+    /// The batch is one account's, the nonce's. Returns the rows it stored (`StoredBatch`).
+    /// It does not wake the store's readers: the caller wakes its own first, then `announce`s it.
+    func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws -> StoredBatch
+    /// The store's wake-up for a write `publish(batch:spending:)` stored (other instances' readers;
+    /// nothing if it stored no row).
+    func announce(_ batch: StoredBatch)
     /// `rows(account:after:limit:)` that also ends before the row that would take its
     /// bodies past `byteBudget` bytes (the first row is always in it): what an answer
     /// holds in memory is bounded in bytes as well as rows, whatever the rows are.
@@ -31,7 +35,8 @@ package protocol RelayStore: Relay {
     func removeShares(account: AccountID, recipient: DeviceID, through: RelayCursor) async throws -> Int
 }
 
-extension RelayStore {
+/// An answer's byte budget (`rows(account:after:limit:byteBudget:)`), for those that cut a page themselves.
+package enum PageBytes {
     /// How many of the rows `sizes` (their bodies' lengths, oldest first) fit in `byteBudget`: at least one.
     package static func fitting(_ sizes: [Int], byteBudget: Int) -> Int {
         var total = 0

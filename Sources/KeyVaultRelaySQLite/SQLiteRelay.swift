@@ -184,15 +184,21 @@ package final class SQLiteRelay: RelayStore {
 
     /// The relay service's write: its nonce goes in `service_request_nonces` (which the service
     /// makes at its start, `RequestNonce.sqliteTable`), in the same transaction.
-    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws {
-        try await publish(batch: records, nonce: nonce)
+    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws -> StoredBatch {
+        precondition(records.allSatisfy { $0.account == nonce.account }, "a signed write is one account's")
+        return try await publish(batch: records, nonce: nonce) ?? StoredBatch(account: nonce.account, after: .start, through: .start, rows: [])
     }
 
-    private func publish(batch records: [RelayRecord], nonce: RequestNonce?) async throws {
+    /// With a nonce (one account's write): what it stored, read back in its transaction.
+    @discardableResult
+    private func publish(batch records: [RelayRecord], nonce: RequestNonce?) async throws -> StoredBatch? {
         try checkSameFile()
+        let stored: StoredBatch?
         do {
-            try await pool.write { db in
+            stored = try await pool.write { db in
                 try nonce?.spend(in: db)
+                let last = "SELECT last FROM account_cursors WHERE account = ?"
+                let before = try nonce.map { try RelayCursor.fetchOne(db, sql: last, arguments: [$0.account.rawValue]) ?? .start }
                 let now = Date().timeIntervalSince1970
                 for record in records {
                     try db.execute(sql: """
@@ -202,11 +208,24 @@ package final class SQLiteRelay: RelayStore {
                                    arguments: [record.kind.rawValue, record.account.rawValue, record.recipient,
                                                record.logSeq.map(\.stored), Data(record.body), now])
                 }
+                guard let nonce, let before else { return nil }
+                // The trigger numbers each row it inserts from the account's counter, which this
+                // transaction holds: the rows past `before` are this write's, and only they.
+                let through = try RelayCursor.fetchOne(db, sql: last, arguments: [nonce.account.rawValue]) ?? before
+                let rows = try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? ORDER BY cursor",
+                                            arguments: [nonce.account.rawValue, before]).compactMap(Self.relayRow)
+                return StoredBatch(account: nonce.account, after: before, through: through, rows: rows)
             }
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             throw RelayError.logSeqTaken(records.first { $0.logSeq != nil }?.logSeq ?? 0)
         }
-        ringDoorbell()
+        // A signed write's doorbell is `announce`'s, once the service has woken its own readers.
+        if nonce == nil { ringDoorbell() }
+        return stored
+    }
+
+    package func announce(_ batch: StoredBatch) {
+        if !batch.rows.isEmpty { ringDoorbell() }
     }
 
     package func ping() async throws {
@@ -266,7 +285,7 @@ package final class SQLiteRelay: RelayStore {
                 SELECT cursor, min(length(body), \(RelayRecord.maxBodyByteCount)) AS size FROM records \
                 WHERE account = ? AND cursor > ? ORDER BY cursor LIMIT ?
                 """, arguments: [account.rawValue, cursor, limit])
-            let fitting = Self.fitting(sized.map { $0["size"] as Int }, byteBudget: byteBudget)
+            let fitting = PageBytes.fitting(sized.map { $0["size"] as Int }, byteBudget: byteBudget)
             guard fitting > 0 else { return [] }
             let through: Int64 = sized[fitting - 1]["cursor"]
             return try Row.fetchAll(db, sql: "SELECT \(Self.columns) FROM records WHERE account = ? AND cursor > ? AND cursor <= ? ORDER BY cursor",

@@ -132,15 +132,17 @@ final class RelayHandlers: Sendable {
             try await store(.signers) { try await state.index(admitted, account: account) }
         }
         if !toStore.isEmpty {
+            let stored: StoredBatch
             do {
-                try await spending { try await store(.publish) { try await relay.publish(batch: toStore, spending: signed.nonce(for: account)) } }
+                stored = try await spending { try await store(.publish) { try await relay.publish(batch: toStore, spending: signed.nonce(for: account)) } }
             } catch RelayError.logSeqTaken(let seq) {
                 throw Refusal.logSeqTaken(seq)
             }
             // The entries just stored were verified above: the account's view takes them as they are.
             if extended.entries.count > circle.entries.count { await views.adopt(extended, extending: circle) }
-            // Our own readers at once; other instances through the store's wake-ups.
-            waiters.storeChanged(.accounts([account]), path: .publish)
+            // Our own readers at once, with the rows stored; then other instances, through the store's wake-up.
+            waiters.stored(stored, path: .publish)
+            relay.announce(stored)
             if toStore.contains(where: Retention.settlesSomething) { await prune(account, settling: toStore) }
         }
         return JSON.response(RelayWire.Published(stored: toStore.count))
@@ -170,6 +172,9 @@ final class RelayHandlers: Sendable {
         let deadline = ContinuousClock.now + .seconds(wait)
         var holding = false
         defer { if holding { waiters.release(account) } }
+        // How far the reader has seen every row it may see, and what woke it last.
+        var scanned = after
+        var woke = Waiters.Wake.other
         while true {
             if turn == nil {
                 let lane = Self.lane(of: standing)
@@ -177,7 +182,13 @@ final class RelayHandlers: Sendable {
                 turn = lane
             }
             let mark = waiters.mark(account)
-            let rows = try await visibleRows(account: account, after: after, limit: limit, reader: signed.keyID, standing: standing)
+            let rows: [RelayRow]
+            if case .stored(let batch) = woke,
+               let page = Self.page(of: batch, after: scanned, limit: limit, reader: signed.keyID, standing: standing) {
+                rows = page
+            } else {
+                (rows, scanned) = try await visibleRows(account: account, after: scanned, limit: limit, reader: signed.keyID, standing: standing)
+            }
             if !rows.isEmpty || ContinuousClock.now >= deadline || waiters.isDraining {
                 return JSON.response(RelayWire.Rows(rows: rows.map(RelayWire.Row.init)))
             }
@@ -190,10 +201,12 @@ final class RelayHandlers: Sendable {
             // A held read holds no turn: the account's other requests go on meanwhile.
             if let held = turn { work.give(account, held) }
             turn = nil
-            await waiters.wait(account, after: mark, until: deadline)
+            woke = await waiters.wait(account, after: mark, until: deadline)
             // What woke the read may be the reader's own revocation (or approval): decide again
-            // before answering with anything that landed since.
+            // before answering with anything that landed since. Rows it could not see before it
+            // may see now: only the store can answer that.
             guard let now = try await self.standing(of: signed.keyID, account: account).1 else { throw Refusal.forbidden }
+            if now != standing { woke = .other }
             standing = now
         }
     }
@@ -371,17 +384,32 @@ final class RelayHandlers: Sendable {
     static let nonceUsed = Refusal.unsigned("the nonce was used before")
 
     /// The rows the reader may see after `after`, skipping past rows it may not see: a page of
-    /// at most `limit` rows and `pageBytes` bytes of bodies (always at least one row).
+    /// at most `limit` rows and `pageBytes` bytes of bodies (always at least one row). With none,
+    /// the cursor up to which the store held nothing more it may see.
     private func visibleRows(account: AccountID, after: RelayCursor, limit: Int, reader: DeviceID,
-                             standing: Authorization.Standing) async throws -> [RelayRow] {
+                             standing: Authorization.Standing) async throws -> (rows: [RelayRow], scanned: RelayCursor) {
         var cursor = after
         while true {
             let rows = try await store(.rows) { try await relay.rows(account: account, after: cursor, limit: limit, byteBudget: Self.pageBytes) }
             let visible = rows.filter { Authorization.mayRead($0.record, reader: reader, standing: standing) }
             // A page ends at `limit` rows or at the byte budget: past rows it may not see, read on until one ends empty.
-            guard visible.isEmpty, let last = rows.last else { return visible }
+            guard visible.isEmpty, let last = rows.last else { return (visible, cursor) }
             cursor = last.cursor
         }
+    }
+
+    /// A held read's answer from the rows a write on this instance stored, without asking the
+    /// store: only if the reader had seen every row up to where the write began (`scanned`
+    /// at or past `batch.after`), so these rows are all that came after. Nil when they are not
+    /// enough to answer (rows before them unseen, or none the reader may see): the store decides.
+    /// The page is cut as `visibleRows` cuts one: at most `limit` rows and `pageBytes` of bodies.
+    static func page(of batch: StoredBatch, after scanned: RelayCursor, limit: Int, reader: DeviceID,
+                     standing: Authorization.Standing) -> [RelayRow]? {
+        guard batch.after <= scanned else { return nil }
+        let visible = batch.rows.filter { $0.cursor > scanned && Authorization.mayRead($0.record, reader: reader, standing: standing) }
+        guard !visible.isEmpty else { return nil }
+        let page = visible.prefix(limit)
+        return Array(page.prefix(PageBytes.fitting(page.map(\.record.body.count), byteBudget: pageBytes)))
     }
 
     /// The most bytes of record bodies one answer holds (RELAY.md): 40 readers that never read hold

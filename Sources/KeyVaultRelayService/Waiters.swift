@@ -8,7 +8,20 @@ import Synchronization
 /// that mark (so a record landing between the read and the wait is not
 /// missed), or until its deadline. Wake-ups for other accounts cost it nothing.
 /// How many wait, and how long each took to wake after the change was known, are in the metrics.
+///
+/// A write on this instance wakes its account's reads with the rows it stored
+/// (`Wake.stored`), from which a read that had read everything before them answers
+/// without asking the store again; any other wake-up says only that something may
+/// have landed.
 final class Waiters: Sendable {
+    /// What ended a wait.
+    enum Wake: Sendable {
+        /// A write on this instance stored these rows (and every row of the account up to their `after` was there before them).
+        case stored(StoredBatch)
+        /// Anything else: a wake-up from the store (another instance's write), a drain, the deadline, a mark already passed.
+        case other
+    }
+
     struct Mark: Sendable, Equatable {
         var epoch: UInt64
         var generation: UInt64
@@ -18,7 +31,7 @@ final class Waiters: Sendable {
         /// Bumped by a wake-up of every account (`any`, `opened`) and by draining.
         var epoch: UInt64 = 0
         var generations: [AccountID: UInt64] = [:]
-        var waiting: [AccountID: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+        var waiting: [AccountID: [UInt64: CheckedContinuation<Wake, Never>]] = [:]
         /// Waits not yet registered, and those among them cancelled before they were.
         var pending: Set<UInt64> = []
         var cancelled: Set<UInt64> = []
@@ -74,69 +87,83 @@ final class Waiters: Sendable {
         for _ in 0..<woken { metrics.pushed(path, after: latency) }
     }
 
+    /// A write on this instance stored `batch` (committed): its account's held reads wake with its rows.
+    func stored(_ batch: StoredBatch, path: RelayMetrics.PushPath, known: ContinuousClock.Instant = .now) {
+        let woken = wake([batch.account], with: .stored(batch))
+        let latency = ContinuousClock.now - known
+        for _ in 0..<woken { metrics.pushed(path, after: latency) }
+    }
+
     /// Graceful shutdown: every held read answers now, and none waits after. Returns how many it woke.
     @discardableResult
     func drain() -> Int { wakeAll(draining: true) }
 
     /// Returns how many held reads it woke.
     @discardableResult
-    private func wake(_ accounts: Set<AccountID>) -> Int {
-        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
-            var out: [CheckedContinuation<Void, Never>] = []
+    private func wake(_ accounts: Set<AccountID>, with wake: Wake = .other) -> Int {
+        let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+            var out: [CheckedContinuation<Wake, Never>] = []
             for account in accounts {
                 state.generations[account, default: 0] += 1
                 if let waiting = state.waiting.removeValue(forKey: account) { out += waiting.values }
             }
             return out
         }
-        resumed.forEach { $0.resume() }
+        resumed.forEach { $0.resume(returning: wake) }
         return resumed.count
     }
 
     /// Anything may have landed (or the server stops): every held read answers. Returns how many it woke.
     @discardableResult
     private func wakeAll(draining: Bool = false) -> Int {
-        let resumed = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
             state.epoch += 1
             if draining { state.draining = true }
             let out = state.waiting.values.flatMap(\.values)
             state.waiting = [:]
             return out
         }
-        resumed.forEach { $0.resume() }
+        resumed.forEach { $0.resume(returning: .other) }
         return resumed.count
     }
 
-    /// Returns when a wake-up for `account` came after `mark`, at `deadline`, or when the task is cancelled.
-    func wait(_ account: AccountID, after mark: Mark, until deadline: ContinuousClock.Instant) async {
-        metrics.heldReads.increment()
-        defer { metrics.heldReads.decrement() }
-        await withTaskGroup(of: Void.self) { group in
+    /// Returns when a wake-up for `account` came after `mark` (what it was), at `deadline`, or when the task is cancelled.
+    func wait(_ account: AccountID, after mark: Mark, until deadline: ContinuousClock.Instant) async -> Wake {
+        await withTaskGroup(of: Wake.self) { group in
             group.addTask { await self.signal(account, after: mark) }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            _ = await group.next()
+            group.addTask {
+                try? await Task.sleep(until: deadline, clock: .continuous)
+                return .other
+            }
+            let wake = await group.next() ?? .other
             group.cancelAll()
+            return wake
         }
     }
 
-    private func signal(_ account: AccountID, after mark: Mark) async {
+    private func signal(_ account: AccountID, after mark: Mark) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.pending.insert(state.nextID)
             return state.nextID
         }
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+        // Counted as held once it can be woken (a wake-up now reaches it), until it is.
+        var held = false
+        defer { if held { metrics.heldReads.decrement() } }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
                 let now = state.withLock { state -> Bool in
                     state.pending.remove(id)
                     if state.cancelled.remove(id) != nil || state.draining || state.mark(account) != mark { return true }
                     state.waiting[account, default: [:]][id] = continuation
+                    metrics.heldReads.increment()
                     return false
                 }
-                if now { continuation.resume() }
+                held = !now
+                if now { continuation.resume(returning: .other) }
             }
         } onCancel: {
-            let continuation = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            let continuation = state.withLock { state -> CheckedContinuation<Wake, Never>? in
                 if let continuation = state.waiting[account]?.removeValue(forKey: id) {
                     if state.waiting[account]?.isEmpty == true { state.waiting[account] = nil }
                     return continuation
@@ -144,7 +171,7 @@ final class Waiters: Sendable {
                 if state.pending.contains(id) { state.cancelled.insert(id) }
                 return nil
             }
-            continuation?.resume()
+            continuation?.resume(returning: .other)
         }
     }
 }

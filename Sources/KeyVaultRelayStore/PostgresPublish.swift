@@ -31,8 +31,8 @@ package struct PostgresPublish {
     let nonce: RequestNonce?
 
     /// Sent on a connection inside `BEGIN … COMMIT`; throws `nonceSpent` or `logSeqTaken` for the caller to roll back.
-    /// Whether it stored anything (the account's wake-up is owed after the commit).
-    func send(on connection: PostgresConnection, logger: Logger) async throws -> Bool {
+    /// The rows it stored, with their cursors (none: the account's wake-up is not owed).
+    func send(on connection: PostgresConnection, logger: Logger) async throws -> StoredBatch {
         let account = account.rawValue
         if let nonce { try await Self.spend(nonce, on: connection, logger: logger) }
         var last: Int64 = 0
@@ -44,28 +44,28 @@ package struct PostgresPublish {
         }
         let first = last - Int64(records.count) + 1
         let numbered = records.enumerated().map { (cursor: first + Int64($0.offset), record: $0.element) }
-        var stored = 0
-
+        // Each insert answers the cursors it took: a log entry missing among them lost its number,
+        // another record was held already.
+        var kept: Set<Int64> = []
         let entries = numbered.filter { $0.record.kind == .log }
         if !entries.isEmpty {
-            var kept: Set<Int64> = []
-            for try await seq in try await connection.query(
-                insert(entries, onConflict: "(account, log_seq) WHERE kind = 'log' DO NOTHING RETURNING log_seq"), logger: logger).decode(Int64.self) {
-                kept.insert(seq)
+            for try await cursor in try await connection.query(
+                insert(entries, onConflict: "(account, log_seq) WHERE kind = 'log' DO NOTHING RETURNING cursor"), logger: logger).decode(Int64.self) {
+                kept.insert(cursor)
             }
-            if let taken = entries.first(where: { !kept.contains($0.record.logSeq?.stored ?? -1) }) {
+            if let taken = entries.first(where: { !kept.contains($0.cursor) }) {
                 throw RelayError.logSeqTaken(taken.record.logSeq ?? 0)
             }
-            stored += kept.count
         }
         let others = numbered.filter { $0.record.kind != .log }
         if !others.isEmpty {
-            for try await _ in try await connection.query(
-                insert(others, onConflict: "\(PostgresRelaySchema.identityColumns) WHERE kind <> 'log' DO NOTHING RETURNING 1"), logger: logger) {
-                stored += 1
+            for try await cursor in try await connection.query(
+                insert(others, onConflict: "\(PostgresRelaySchema.identityColumns) WHERE kind <> 'log' DO NOTHING RETURNING cursor"), logger: logger).decode(Int64.self) {
+                kept.insert(cursor)
             }
         }
-        return stored > 0
+        return StoredBatch(account: self.account, after: RelayCursor(first - 1), through: RelayCursor(last),
+                           rows: numbered.filter { kept.contains($0.cursor) }.map { RelayRow(cursor: RelayCursor($0.cursor), record: $0.record) })
     }
 
     /// One multi-row `INSERT … VALUES`, the account bound once and named by every row.

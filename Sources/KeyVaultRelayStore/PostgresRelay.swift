@@ -112,26 +112,35 @@ package final class PostgresRelay: RelayStore {
         try await publish(records, nonce: nil)
     }
 
-    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws {
+    package func publish(batch records: [RelayRecord], spending nonce: RequestNonce) async throws -> StoredBatch {
         precondition(records.allSatisfy { $0.account == nonce.account }, "a signed write is one account's")
-        try await publish(records, nonce: nonce)
+        return try await publish(records, nonce: nonce).first ?? StoredBatch(account: nonce.account, after: .start, through: .start, rows: [])
     }
 
-    private func publish(_ records: [RelayRecord], nonce: RequestNonce?) async throws {
-        guard !records.isEmpty else { return }
+    package func announce(_ batch: StoredBatch) {
+        if !batch.rows.isEmpty { notifier.notify([batch.account]) }
+    }
+
+    /// What each account's part stored, in the order the parts were sent. A write without a nonce
+    /// (a device's, the bench's) sends its wake-ups itself; a signed one leaves them to `announce`.
+    @discardableResult
+    private func publish(_ records: [RelayRecord], nonce: RequestNonce?) async throws -> [StoredBatch] {
+        guard !records.isEmpty else { return [] }
         let parts = Dictionary(grouping: records, by: \.account)
             .sorted { Array($0.key.rawValue.utf8).lexicographicallyPrecedes(Array($1.key.rawValue.utf8)) }
             .map { PostgresPublish(account: $0.key, records: $0.value, nonce: nonce) }
-        let touched = try await perform(account: parts.count == 1 ? parts[0].account : nil) { client, logger in
+        let stored = try await perform(account: parts.count == 1 ? parts[0].account : nil) { client, logger in
             try await client.withConnection { connection in
-                var touched: [AccountID] = []
+                var stored: [StoredBatch] = []
                 try await Self.transaction(connection, logger: logger) { connection in
-                    for part in parts where try await part.send(on: connection, logger: logger) { touched.append(part.account) }
+                    stored = []
+                    for part in parts { stored.append(try await part.send(on: connection, logger: logger)) }
                 }
-                return touched
+                return stored
             }
         }
-        notifier.notify(touched)
+        if nonce == nil { notifier.notify(stored.filter { !$0.rows.isEmpty }.map(\.account)) }
+        return stored
     }
 
     package func rows(account: AccountID, after cursor: RelayCursor, limit: Int) async throws -> [RelayRow] {

@@ -145,7 +145,10 @@ import KeyVaultRelayStore
 
         let nonce = RequestNonce(account: account, keyID: DeviceID(hash: Random.bytes(16)), nonce: RequestSignature.randomNonce(),
                                  created: Int64(Date().timeIntervalSince1970))
-        try await relay.publish(batch: [share()], spending: nonce)
+        // A signed write answers the rows it stored, as a reader after the account's last cursor would read them.
+        let stored = try await relay.publish(batch: [share()], spending: nonce)
+        let read = try await relay.rows(account: account, after: .start, limit: 100)
+        #expect(stored.rows == Array(read.suffix(1)) && stored.after == read[2].cursor && stored.through == read[3].cursor)
         await #expect(throws: RelayError.nonceSpent) { try await relay.publish(batch: [share()], spending: nonce) }
         #expect(try await relay.rows(account: account, after: .start, limit: 100).count == 4)
     }

@@ -113,6 +113,46 @@ struct RelayAnswerBoundsTests {
         }
     }
 
+    /// Issue 35: a held read is answered from the rows the write that woke it stored, not by reading
+    /// them back. On PostgreSQL the instance that took the write wakes its own readers before the
+    /// store's wake-up goes out, so its held read reads nothing from the store; the other instance,
+    /// woken by the store, reads the same rows from it. On SQLite the file's own wake-up may come
+    /// first: the answer is the same either way.
+    @Test("a held read woken by a write on its own instance answers with the rows the write stored, without reading them back",
+          arguments: RelayKind.allCases)
+    func heldReadAnsweredFromItsWrite(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let rowsRead = "keyvault_relay_store_latency_seconds_count{operation=\"rows\"}"
+            let held = "keyvault_relay_held_reads"
+            var (owner, circle) = try await f.createAccount("woken")
+            var last = try #require(try await f.a.rows("woken", as: owner).last?.cursor)
+            for round in 1...3 {
+                let (after, reader) = (last, owner)
+                let onA = Task { try await f.a.rows("woken", after: after, wait: 20, as: reader) }
+                let onB = Task { try await f.b.rows("woken", after: after, wait: 20, as: reader) }
+                try await eventually {
+                    let (onA, onB) = (try await f.a.metric(held), try await f.b.metric(held))
+                    return onA == 1 && onB == 1
+                }
+                let before = try #require(try await f.a.metric(rowsRead))
+                let entry = circle.nextEntry(.announce(generation: Generation(UInt32(1 + round))!, keyID: KeyID(Random.bytes(16)), keyCreatedAt: 2),
+                                             signer: owner.signing, signerID: owner.id, at: Date())
+                try circle.apply(entry)
+                let share = RelayRecord.share(account: circle.account, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(120))
+                #expect(try await f.a.publish("woken", [.log(entry), share], as: owner).status == 200)
+                let (fromA, fromB) = (try await onA.value, try await onB.value)
+                #expect(fromA.map(\.record.kind) == [.log, .share] && fromA.first?.record.body == entry.encoded)
+                #expect(fromA == fromB, "the instance that stored the rows answered other rows than the store holds")
+                if kind == .service {
+                    #expect(try await f.a.metric(rowsRead) == before, "the held read on the instance that took the write read the store again")
+                }
+                // Nothing else landed: the next round's readers wait after these rows.
+                last = try #require(fromA.last?.cursor)
+                #expect(try await f.a.rows("woken", after: last, as: owner).isEmpty)
+            }
+        }
+    }
+
     /// A scrape of the instance's metrics: the counter's value.
     static func counter(_ name: String, at port: Int) async throws -> Double {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))

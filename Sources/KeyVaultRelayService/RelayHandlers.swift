@@ -139,7 +139,7 @@ final class RelayHandlers: Sendable {
                 throw Refusal.logSeqTaken(seq)
             }
             // The entries just stored were verified above: the account's view takes them as they are.
-            if extended.entries.count > circle.entries.count { await views.adopt(extended, extending: circle) }
+            await views.adopt(extended, extending: circle, stored: stored)
             // Our own readers at once, with the rows stored; then other instances, through the store's wake-up.
             waiters.stored(stored, path: .publish)
             relay.announce(stored)
@@ -161,20 +161,14 @@ final class RelayHandlers: Sendable {
         let (signed, _) = try await Self.signed(request, now: Date())
         let admission = try await admit(signed, account: account)
         var (_, standing) = try await authenticate(signed, admission, account: account)
-        // A cursor no store of this account handed out: the store went back (a restore). Said, so the
-        // reader reads again from the start and checks what it knows is there (a held read would wait on).
-        if after > .start {
-            let handedOut = try await store(.rows) { try await relay.handedOut(account: account) }
-            if after > handedOut { throw Refusal.cursorAhead }
-        }
         var turn: AccountWork.Lane?
         defer { if let turn { work.give(account, turn) } }
         let deadline = ContinuousClock.now + .seconds(wait)
         var holding = false
         defer { if holding { waiters.release(account) } }
-        // How far the reader has seen every row it may see, and what woke it last.
+        // Up to here the store holds nothing more the reader may see, as it stands.
         var scanned = after
-        var woke = Waiters.Wake.other
+        var cursorChecked = after == .start
         while true {
             if turn == nil {
                 let lane = Self.lane(of: standing)
@@ -183,11 +177,14 @@ final class RelayHandlers: Sendable {
             }
             let mark = waiters.mark(account)
             let rows: [RelayRow]
-            if case .stored(let batch) = woke,
-               let page = Self.page(of: batch, after: scanned, limit: limit, reader: signed.keyID, standing: standing) {
-                rows = page
-            } else {
-                (rows, scanned) = try await visibleRows(account: account, after: scanned, limit: limit, reader: signed.keyID, standing: standing)
+            (rows, scanned) = try await visibleRows(account: account, after: scanned, limit: limit, reader: signed.keyID, standing: standing)
+            // A cursor no store of this account handed out: the store went back (a restore). Said, so the
+            // reader reads again from the start and checks what it knows is there (a held read would wait on).
+            // Asked only when nothing came after it: a row after it is one the store handed out.
+            if rows.isEmpty && !cursorChecked {
+                let handedOut = try await store(.rows) { try await relay.handedOut(account: account) }
+                if after > handedOut { throw Refusal.cursorAhead }
+                cursorChecked = true
             }
             if !rows.isEmpty || ContinuousClock.now >= deadline || waiters.isDraining {
                 return JSON.response(RelayWire.Rows(rows: rows.map(RelayWire.Row.init)))
@@ -201,14 +198,33 @@ final class RelayHandlers: Sendable {
             // A held read holds no turn: the account's other requests go on meanwhile.
             if let held = turn { work.give(account, held) }
             turn = nil
-            woke = await waiters.wait(account, after: mark, until: deadline)
+            let woke = await waiters.wait(account, after: mark, until: deadline)
+            // Woken by a write on this instance that began where the reader had read to: its rows are
+            // all that came since, and when the reader's standing after them is known here, they answer.
+            if case .stored(let batch) = woke, batch.after <= scanned,
+               let kept = await standingAfter(batch, of: signed.keyID, standing: standing),
+               let page = Self.page(of: batch, after: scanned, limit: limit, reader: signed.keyID, standing: kept) {
+                return JSON.response(RelayWire.Rows(rows: page.map(RelayWire.Row.init)))
+            }
             // What woke the read may be the reader's own revocation (or approval): decide again
             // before answering with anything that landed since. Rows it could not see before it
-            // may see now: only the store can answer that.
+            // may see now: read again from where it asked.
             guard let now = try await self.standing(of: signed.keyID, account: account).1 else { throw Refusal.forbidden }
-            if now != standing { woke = .other }
+            if now != standing { scanned = after }
             standing = now
         }
+    }
+
+    /// A member's standing after `batch`, a write on this instance that began where the member had
+    /// read to, without asking the store: no row of the account landed between, so only the batch's
+    /// own log entries can change it, and the account's view holds exactly those once it adopted
+    /// them. Nil when that cannot be told here (not a member; the view moved on or was forgotten).
+    private func standingAfter(_ batch: StoredBatch, of reader: DeviceID, standing: Authorization.Standing) async -> Authorization.Standing? {
+        guard case .member = standing else { return nil }
+        guard let last = batch.rows.last(where: { $0.record.kind == .log }) else { return standing }
+        guard let entry = try? LogEntry.decode(last.record.body), let kept = await views.kept(batch.account),
+              kept.holds(entry), kept.entries.count == entry.seq.index + 1 else { return nil }
+        return Authorization.Standing.of(reader, circle: kept, candidates: [])
     }
 
     // MARK: Checks
@@ -220,6 +236,8 @@ final class RelayHandlers: Sendable {
     /// takes none, and a slow body holds none.
     private struct Admission {
         let key: SigningPublicKey?
+        /// The key, when a live candidacy gave it (read just now: `authenticate` does not read it again).
+        let candidacy: SigningPublicKey?
         let verified: Bool
         /// How long these checks took: a refusal counts its fixed time from their start, as
         /// though `authenticate`'s checks followed them at once (`authenticate`).
@@ -228,15 +246,25 @@ final class RelayHandlers: Sendable {
 
     private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
         let started = ContinuousClock.now
-        let key = try await indexedKey(of: signed.keyID, account: account)
+        let known = try await indexedKey(of: signed.keyID, account: account)
+        let key: SigningPublicKey?, candidacy: SigningPublicKey?
+        switch known {
+        case .indexed(let indexed)?: (key, candidacy) = (indexed, nil)
+        case .candidate(let filed)?: (key, candidacy) = (filed, filed)
+        case nil: (key, candidacy) = (nil, nil)
+        }
         let verifies = signed.isValid(by: key ?? Self.nobodysKey)
-        return Admission(key: key, verified: key != nil && verifies, spent: ContinuousClock.now - started)
+        return Admission(key: key, candidacy: candidacy, verified: key != nil && verifies, spent: ContinuousClock.now - started)
     }
 
     /// The lane of the account's turns a signer's work takes: members their own, candidates and
-    /// revoked devices the guests' (one turn), so neither can take the members' turns.
+    /// revoked devices the guests' (one turn), so neither can take the members' turns. Decided on
+    /// the account's view as kept here, without reading the store (the request is checked against
+    /// the store's circle once it has its turn): a device another instance revoked a moment ago may
+    /// take one turn of the members' lane before this instance's view has its revocation.
     private func lane(of keyID: DeviceID, account: AccountID) async throws -> AccountWork.Lane {
-        Self.lane(of: try await standing(of: keyID, account: account).1)
+        let circle = if let kept = await views.kept(account) { kept } else { try await store(.circle) { try await views.circle(of: account) } }
+        return Self.lane(of: Authorization.Standing.of(keyID, circle: circle, candidates: []))
     }
 
     private static func lane(of standing: Authorization.Standing?) -> AccountWork.Lane {
@@ -269,7 +297,7 @@ final class RelayHandlers: Sendable {
             verifies = signed.isValid(by: rejoined)
         }
         guard let known, verifies else { try await refuse(since: started) }
-        var (circle, standing) = try await standing(of: signed.keyID, account: account)
+        var (circle, standing) = try await standing(of: signed.keyID, account: account, candidacy: admission.candidacy)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
         guard let standing, standing.key == known else { try await refuse(since: started) }
@@ -286,18 +314,12 @@ final class RelayHandlers: Sendable {
 
     /// The signing key the account knows `keyID` by, before any of its log is read: its signer index
     /// (remembered here once seen) or a live candidacy. nil: a stranger to the account, or no account.
-    private func indexedKey(of keyID: DeviceID, account: AccountID) async throws -> SigningPublicKey? {
-        if let key = indexedSigners.key(of: keyID, account: account) { return key }
+    private func indexedKey(of keyID: DeviceID, account: AccountID) async throws -> KnownSigner? {
+        if let key = indexedSigners.key(of: keyID, account: account) { return .indexed(key) }
         let now = Self.millis(Date())
-        switch try await store(.signers, { try await state.signer(keyID, account: account, now: now) }) {
-        case .indexed(let key):
-            indexedSigners.remember(key, of: keyID, account: account)
-            return key
-        case .candidate(let key):
-            return key
-        case nil:
-            return nil
-        }
+        let known = try await store(.signers, { try await state.signer(keyID, account: account, now: now) })
+        if case .indexed(let key)? = known { indexedSigners.remember(key, of: keyID, account: account) }
+        return known
     }
 
     /// For a device a recovery kit's member re-joined (`Standing.approvedInBatch`), which no index holds
@@ -321,9 +343,11 @@ final class RelayHandlers: Sendable {
 
     /// The key's standing in the account as the store says now (nil: nobody it knows): the
     /// candidates are read only when the circle does not know the key.
-    private func standing(of keyID: DeviceID, account: AccountID) async throws -> (CircleState, Authorization.Standing?) {
+    private func standing(of keyID: DeviceID, account: AccountID, candidacy: SigningPublicKey? = nil) async throws -> (CircleState, Authorization.Standing?) {
         let circle = try await store(.circle) { try await views.circle(of: account) }
         if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing) }
+        // A candidacy the request's admission read a moment ago is not read again.
+        if let candidacy { return (circle, .candidate(candidacy)) }
         let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
         return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates))
     }

@@ -66,23 +66,32 @@ actor VerifiedViews {
         return view.circle
     }
 
-    /// Entries this instance verified (`Authorization.publish`) and has just stored: the account's
-    /// view takes `circle` if it is still `base`, the circle they were verified against. Its cursor
-    /// stays: the next read of the store finds the same entries there and, holding them already
-    /// (the same hash at the same place), does not verify them a second time. A view that moved
-    /// meanwhile, or was forgotten, is left as it is.
+    /// The account's circle as kept here, without reading the store (nil: none kept, or one being
+    /// built): what this instance last verified, which other instances' writes may have passed.
+    func kept(_ account: AccountID) -> CircleState? {
+        building[account] == nil ? views[account]?.circle : nil
+    }
+
+    /// A write this instance checked against `base` (`Authorization.publish`, which verified its
+    /// entries into `circle`) and has just stored as `batch`: the account's view takes `circle` if it
+    /// is still `base`, and, if it had read the store up to where the write began, passes the
+    /// write's rows too, so its next read of the store starts after them. A view that moved
+    /// meanwhile, or was forgotten, is left as it is; one that had not read up to the write keeps
+    /// its cursor, and its next read finds the write's entries held already (the same hash at the
+    /// same place) and does not verify them a second time.
     ///
     /// Sound because a store takes a batch's log rows only at log sequence numbers no row holds,
     /// in the same transaction as the rest (`logSeqTaken` otherwise, the batch not stored): once
-    /// stored, the store's log is `base` and then these entries. A store that did not hold to
-    /// that must not be used with this.
-    func adopt(_ circle: CircleState, extending base: CircleState) {
+    /// stored, the store's log is `base` and then these entries; and it numbers an account's rows
+    /// in turn (`StoredBatch`). A store that did not hold to that must not be used with this.
+    func adopt(_ circle: CircleState, extending base: CircleState, stored batch: StoredBatch) {
         guard building[circle.account] == nil, var view = views[circle.account], view.circle.headHash == base.headHash,
               view.circle.entries.count == base.entries.count else { return }
         let added = circle.entries.dropFirst(base.entries.count).reduce(0) { $0 + $1.encoded.count }
         clock += 1
         view.used = clock
         view.circle = circle
+        if view.cursor == batch.after { view.cursor = batch.through }
         view.bytes += added
         bytes += added
         views[circle.account] = view

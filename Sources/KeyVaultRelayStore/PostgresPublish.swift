@@ -8,11 +8,13 @@ package import KeyVaultRelay
 /// ("The PostgreSQL relay", Writes), each of which names that one account and
 /// so runs on the account's shard alone when the tables are distributed by it:
 ///
-/// 1. the write's nonce, if it has one: the account's spent nonces older than
-///    their life are swept, then the nonce is inserted (none inserted: spent);
-/// 2. the account's row in `keyvault_account_cursors` bumped by the count,
+/// 1. the account's row in `keyvault_account_cursors` bumped by the count,
 ///    `RETURNING` the new last cursor; the row stays locked until the commit,
 ///    so the account's writers take turns and its cursors commit in order;
+/// 2. the write's nonce, if it has one, inserted (none inserted: spent); when
+///    the write's cursors pass a multiple of `sweepEvery`, the account's spent
+///    nonces older than their life are swept first (a statement every write
+///    would be a round trip on every write's way);
 /// 3. the log entries, numbered by their place in the batch, `ON CONFLICT` on
 ///    their log number `DO NOTHING`: one that comes back missing was taken;
 /// 4. the other records, `ON CONFLICT` on what they are `DO NOTHING`
@@ -34,7 +36,6 @@ package struct PostgresPublish {
     /// The rows it stored, with their cursors (none: the account's wake-up is not owed).
     func send(on connection: PostgresConnection, logger: Logger) async throws -> StoredBatch {
         let account = account.rawValue
-        if let nonce { try await Self.spend(nonce, on: connection, logger: logger) }
         var last: Int64 = 0
         for try await value in try await connection.query("""
             INSERT INTO keyvault_account_cursors AS c (account, last) VALUES (\(account), \(Int64(records.count))) \
@@ -43,6 +44,9 @@ package struct PostgresPublish {
             last = value
         }
         let first = last - Int64(records.count) + 1
+        if let nonce {
+            try await Self.spend(nonce, on: connection, sweeping: (first - 1) / Self.sweepEvery != last / Self.sweepEvery, logger: logger)
+        }
         let numbered = records.enumerated().map { (cursor: first + Int64($0.offset), record: $0.element) }
         // Each insert answers the cursors it took: a log entry missing among them lost its number,
         // another record was held already.
@@ -89,13 +93,19 @@ package struct PostgresPublish {
             """, binds: bindings)
     }
 
+    /// A publish sweeps its account's spent nonces once its cursors pass a multiple of this: an
+    /// account keeps at most this many writes' nonces past their life, besides those of an idle spell.
+    static let sweepEvery: Int64 = 16
+
     /// Spends a write's nonce inside the write's transaction (a publish's, a candidacy's): the account's
-    /// spent nonces past their life are swept, then this one is inserted; none inserted: spent before.
-    package static func spend(_ nonce: RequestNonce, on connection: PostgresConnection, logger: Logger) async throws {
+    /// spent nonces past their life are swept if `sweeping`, then this one is inserted; none inserted: spent before.
+    package static func spend(_ nonce: RequestNonce, on connection: PostgresConnection, sweeping: Bool = true, logger: Logger) async throws {
         let account = nonce.account.rawValue
-        try await connection.query("""
-            DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
-            """, logger: logger)
+        if sweeping {
+            try await connection.query("""
+                DELETE FROM keyvault_request_nonces WHERE account = \(account) AND created < \(nonce.sweepBefore)
+                """, logger: logger)
+        }
         var spent = true
         for try await _ in try await connection.query("""
             INSERT INTO keyvault_request_nonces (account, keyid, nonce, created) \

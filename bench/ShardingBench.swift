@@ -61,13 +61,6 @@ enum ShardingBench {
         let embedded = try BenchRelay.sqlite(in: directory + "/sharding-embedded")
         let service = try await BenchRelay.postgresFromEnvironment(service: true).get()
         defer { service.remove() }
-        if ProcessInfo.processInfo.environment["KV_TRACE_ROTATION"] != nil {
-            say("TRACE relay ready")
-            try await Task.sleep(for: .seconds(4))
-            let r = try await PropagationBench.rotationArrival(rotations: 20, relay: service, logger: logger)
-            say("TRACE samples \(r.samples.map { String(format: "%.1f", $0 * 1000) })")
-            exit(0)
-        }
 
         // Enrollment: two device processes per relay, alternating, as EnrollmentBench does.
         var enrollEmbedded: [Double] = [], enrollService: [Double] = []

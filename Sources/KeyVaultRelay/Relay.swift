@@ -54,12 +54,18 @@ package protocol Relay: Sendable {
     /// since this was last asked, with no store-wide order to tell it (`lastCursor()` nil):
     /// each is read again from its start. Taking them forgets them.
     func takeAccountsGoneBack() -> Set<AccountID>
+    /// Whether a read of `account` after `cursor` would tell nothing that a wake-up will not:
+    /// a held read of the account after that very cursor is out, and nothing it answered waits
+    /// to be read. A pass may end there instead of asking; what lands after the cursor comes
+    /// with the held read's answer, a round trip later at most. (False: read.)
+    func covers(_ account: AccountID, after cursor: RelayCursor) -> Bool
 }
 
 extension Relay {
     package func shutdown() async {}
     package var unreachableSince: Date? { nil }
     package func takeAccountsGoneBack() -> Set<AccountID> { [] }
+    package func covers(_ account: AccountID, after cursor: RelayCursor) -> Bool { false }
 
     package func publish(batch records: [RelayRecord]) async throws {
         for record in records { try await publish(record) }

@@ -38,6 +38,8 @@ package final class HTTPRelay: Relay {
         /// What a held read was answered with, by account and the cursor it read after: the
         /// read its wake-up causes is answered from here instead of asking the service again.
         var prefetched: [AccountID: (after: RelayCursor, rows: [RelayRow])] = [:]
+        /// The cursor each account's held read is out after, while it is.
+        var holding: [AccountID: RelayCursor] = [:]
         var subscribers: [Int: AsyncStream<RelayWake>.Continuation] = [:]
         var nextSubscriber = 0
         /// Accounts this device filed its candidacy for (with a sign-in presented) in this run.
@@ -106,6 +108,13 @@ package final class HTTPRelay: Relay {
         }
         if let prefetched { return prefetched }
         return try await read(account: account, after: cursor, limit: limit, wait: 0)
+    }
+
+    /// A held read answers as soon as a row lands after its cursor (RELAY.md), so while one is out
+    /// after `cursor`, with no answer waiting, a read after `cursor` could only find what it is about
+    /// to bring.
+    package func covers(_ account: AccountID, after cursor: RelayCursor) -> Bool {
+        state.withLock { $0.holding[account] == cursor && $0.prefetched[account] == nil }
     }
 
     /// The service hands out cursors per account; there is no store-wide one to compare
@@ -178,6 +187,8 @@ package final class HTTPRelay: Relay {
         while !Task.isCancelled {
             let (after, takenBefore) = state.withLock { ($0.seen[account] ?? .start, $0.taken[account] ?? 0) }
             do {
+                state.withLock { $0.holding[account] = after }
+                defer { state.withLock { _ = $0.holding.removeValue(forKey: account) } }
                 let rows = try await read(account: account, after: after, limit: 1000, wait: Self.holdSeconds)
                 delay = 0.25
                 refusedDelay = 1

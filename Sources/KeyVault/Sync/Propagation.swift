@@ -50,7 +50,7 @@ package struct Propagation: Sendable {
             group.addTask {
                 for await wake in wakeups.cancelOnGracefulShutdown() {
                     if wake == .opened { await self.service.relayAudit.auditRelay() }
-                    for account in self.accountIDs where wake.concerns(account) { await self.sync(account) }
+                    for account in self.accountIDs where wake.concerns(account) { await self.sync(account, woken: true) }
                 }
             }
             group.addTask { await self.retryWhileUnreachable() }
@@ -105,11 +105,19 @@ package struct Propagation: Sendable {
     /// start, in one vault transaction: a crash between the two reads the page
     /// again, and reading a record twice changes nothing. Inside a job (a rotation
     /// reading before it appends) the pages are read in it.
-    func sync(_ account: AccountID) async {
+    ///
+    /// `woken`: a pass a wake-up asked for, which may end where the relay's held read of the
+    /// account takes over (`Relay.covers`). Any other pass (before a rotation, an approval, after
+    /// an unlock) reads the relay itself, so what another device wrote before this call is in it.
+    func sync(_ account: AccountID, woken: Bool = false) async {
         guard let relay else { return }
         do {
-            while try await nextPage(account, relay: relay) {}
-            service.publishing.noteRelay(nil)
+            var answered = false
+            while let more = try await nextPage(account, relay: relay, woken: woken) {
+                answered = true
+                if !more { break }
+            }
+            if answered { service.publishing.noteRelay(nil) }
             await owners.run(account) { await advanceEnrollments(account) }
         } catch let error as RelayError {
             service.publishing.noteRelay(error)
@@ -119,9 +127,14 @@ package struct Propagation: Sendable {
     }
 
     /// Reads the page after the account's cursor (outside the line, unless the task runs the
-    /// account's job: then `run` is inline) and takes it in, in a job. Answers whether another page may follow.
-    private func nextPage(_ account: AccountID, relay: any Relay) async throws -> Bool {
+    /// account's job: then `run` is inline) and takes it in, in a job. Answers whether another page may follow,
+    /// or nil when nothing was asked: in a pass a wake-up asked for, the relay's held read of the account
+    /// is out after this cursor and brings what lands (`Relay.covers`), so the pass ends there without a
+    /// round trip. While the relay is failing it is always asked: its answer is what ends the outage.
+    private func nextPage(_ account: AccountID, relay: any Relay, woken: Bool) async throws -> Bool? {
         guard let (cursor, restarts) = owners.read(account, { ($0.relayCursor, $0.readingRestarts) }) else { return false }
+        if woken, relay.covers(account, after: cursor),
+           service.relayHealth.withLock({ $0.unreachableSince == nil }), relay.unreachableSince == nil { return nil }
         let rows = try await relay.rows(account: account, after: cursor, limit: Self.pageSize)
         guard !rows.isEmpty else { return false }
         return try await owners.run(account) { try await take(rows, readAfter: cursor, restarts, account) }

@@ -115,12 +115,16 @@ final class PostgresServiceState: ServiceState {
                 try await connection.query("""
                     DELETE FROM keyvault_service_candidates WHERE account = \(account) AND filed_at <= \(now - Bounds.candidateLifeMillis)
                     """, logger: logger)
-                try await connection.query("""
+                var evicted: [DeviceID] = []
+                for try await device in try await connection.query("""
                     DELETE FROM keyvault_service_candidates WHERE account = \(account) AND device_id <> \(deviceID.hex) AND device_id NOT IN (
-                    SELECT device_id FROM keyvault_service_candidates WHERE account = \(account) ORDER BY filed_at DESC LIMIT \(Int64(Bounds.liveCandidates)))
-                    """, logger: logger)
+                    SELECT device_id FROM keyvault_service_candidates WHERE account = \(account) ORDER BY filed_at DESC LIMIT \(Int64(Bounds.liveCandidates))) \
+                    RETURNING device_id
+                    """, logger: logger).decode(String.self) {
+                    if let id = DeviceID(hex: device) { evicted.append(id) }
+                }
                 try await connection.query("COMMIT", logger: logger)
-                return .filed
+                return .filed(evicted: evicted)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
                 throw error
@@ -153,14 +157,16 @@ final class PostgresServiceState: ServiceState {
         if let signing = indexed.first {
             return (try? SigningPublicKey(rawRepresentation: Array(signing.readableBytesView))).map(KnownSigner.indexed)
         }
-        var candidate: [ByteBuffer] = []
-        for try await signing in try await client.query("""
-            SELECT signing FROM keyvault_service_candidates \
+        var candidate: KnownSigner?
+        for try await (signing, filedAt) in try await client.query("""
+            SELECT signing, filed_at FROM keyvault_service_candidates \
             WHERE account = \(account.rawValue) AND device_id = \(keyID.hex) AND filed_at > \(now - Bounds.candidateLifeMillis)
-            """, logger: logger).decode(ByteBuffer.self) {
-            candidate.append(signing)
+            """, logger: logger).decode((ByteBuffer, Int64).self) {
+            if candidate == nil, let key = try? SigningPublicKey(rawRepresentation: Array(signing.readableBytesView)) {
+                candidate = .candidate(key, until: filedAt + Bounds.candidateLifeMillis)
+            }
         }
-        return candidate.first.flatMap { try? SigningPublicKey(rawRepresentation: Array($0.readableBytesView)) }.map(KnownSigner.candidate)
+        return candidate
     }
 
     func shutdown() async {

@@ -74,7 +74,11 @@ final class RelayHandlers: Sendable {
         let candidate = Candidate(account: account, signing: signing, box: box, filedAt: Self.millis(now))
         let filing = try await spending { try await store(.fileCandidacy) { try await state.file(candidate, spending: signed.nonce(for: account)) } }
         switch filing {
-        case .filed: break
+        case .filed(let evicted):
+            // Its first requests follow at once (the pairing request): they find it here. Those it
+            // evicted are forgotten here at once, and by other instances within `candidacyKept`.
+            indexedSigners.remember(.candidate(signing, until: candidate.filedAt + Bounds.candidateLifeMillis), of: deviceID, account: account)
+            for device in evicted { indexedSigners.forgetCandidacy(of: device, account: account) }
         case .tooMany(let retryAfter): throw Refusal.tooMany(retryAfter: retryAfter)
         }
         let exists = !(try await store(.circle) { try await views.circle(of: account) }.isEmpty)
@@ -215,16 +219,26 @@ final class RelayHandlers: Sendable {
         }
     }
 
-    /// A member's standing after `batch`, a write on this instance that began where the member had
-    /// read to, without asking the store: no row of the account landed between, so only the batch's
-    /// own log entries can change it, and the account's view holds exactly those once it adopted
-    /// them. Nil when that cannot be told here (not a member; the view moved on or was forgotten).
+    /// The reader's standing after `batch`, a write on this instance that began where the reader
+    /// had read to, when it is known here unchanged; nil otherwise (the store decides). No row of
+    /// the account landed between, so only the batch's own log entries can change a member's
+    /// standing, and the account's view holds exactly those once it adopted them. A candidate
+    /// stays one when the batch holds no log entry and its candidacy is known live here
+    /// (`IndexedSigners.known`: read in the last seconds, its day not over).
     private func standingAfter(_ batch: StoredBatch, of reader: DeviceID, standing: Authorization.Standing) async -> Authorization.Standing? {
-        guard case .member = standing else { return nil }
-        guard let last = batch.rows.last(where: { $0.record.kind == .log }) else { return standing }
-        guard let entry = try? LogEntry.decode(last.record.body), let kept = await views.kept(batch.account),
-              kept.holds(entry), kept.entries.count == entry.seq.index + 1 else { return nil }
-        return Authorization.Standing.of(reader, circle: kept, candidates: [])
+        let last = batch.rows.last { $0.record.kind == .log }
+        switch standing {
+        case .member:
+            guard let last else { return standing }
+            guard let entry = try? LogEntry.decode(last.record.body), let kept = await views.kept(batch.account),
+                  kept.holds(entry), kept.entries.count == entry.seq.index + 1 else { return nil }
+            return Authorization.Standing.of(reader, circle: kept, candidates: []) == standing ? standing : nil
+        case .candidate(let key):
+            guard last == nil, case .candidate(key, _)? = indexedSigners.known(reader, account: batch.account, now: Self.millis(Date())) else { return nil }
+            return standing
+        case .revoked, .approvedInBatch:
+            return nil
+        }
     }
 
     // MARK: Checks
@@ -236,8 +250,9 @@ final class RelayHandlers: Sendable {
     /// takes none, and a slow body holds none.
     private struct Admission {
         let key: SigningPublicKey?
-        /// The key, when a live candidacy gave it (read just now: `authenticate` does not read it again).
-        let candidacy: SigningPublicKey?
+        /// The key, when a live candidacy gave it (read just now: `authenticate` does not read it
+        /// again), and until when that candidacy lives (milliseconds since the epoch).
+        let candidacy: (key: SigningPublicKey, until: Int64)?
         let verified: Bool
         /// How long these checks took: a refusal counts its fixed time from their start, as
         /// though `authenticate`'s checks followed them at once (`authenticate`).
@@ -247,10 +262,10 @@ final class RelayHandlers: Sendable {
     private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
         let started = ContinuousClock.now
         let known = try await indexedKey(of: signed.keyID, account: account)
-        let key: SigningPublicKey?, candidacy: SigningPublicKey?
+        let key: SigningPublicKey?, candidacy: (key: SigningPublicKey, until: Int64)?
         switch known {
         case .indexed(let indexed)?: (key, candidacy) = (indexed, nil)
-        case .candidate(let filed)?: (key, candidacy) = (filed, filed)
+        case .candidate(let filed, let until)?: (key, candidacy) = (filed, (filed, until))
         case nil: (key, candidacy) = (nil, nil)
         }
         let verifies = signed.isValid(by: key ?? Self.nobodysKey)
@@ -297,7 +312,7 @@ final class RelayHandlers: Sendable {
             verifies = signed.isValid(by: rejoined)
         }
         guard let known, verifies else { try await refuse(since: started) }
-        var (circle, standing) = try await standing(of: signed.keyID, account: account, candidacy: admission.candidacy)
+        var (circle, standing) = try await standing(of: signed.keyID, account: account, candidacy: admission.candidacy?.key)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
         guard let standing, standing.key == known else { try await refuse(since: started) }
@@ -315,10 +330,10 @@ final class RelayHandlers: Sendable {
     /// The signing key the account knows `keyID` by, before any of its log is read: its signer index
     /// (remembered here once seen) or a live candidacy. nil: a stranger to the account, or no account.
     private func indexedKey(of keyID: DeviceID, account: AccountID) async throws -> KnownSigner? {
-        if let key = indexedSigners.key(of: keyID, account: account) { return .indexed(key) }
         let now = Self.millis(Date())
+        if let known = indexedSigners.known(keyID, account: account, now: now) { return known }
         let known = try await store(.signers, { try await state.signer(keyID, account: account, now: now) })
-        if case .indexed(let key)? = known { indexedSigners.remember(key, of: keyID, account: account) }
+        if let known { indexedSigners.remember(known, of: keyID, account: account) }
         return known
     }
 

@@ -60,10 +60,11 @@ final class SQLiteServiceState: ServiceState {
                                                arguments: [account.rawValue, keyID.hex]) {
                 return (try? SigningPublicKey(rawRepresentation: [UInt8](signing))).map(KnownSigner.indexed)
             }
-            let signing = try Data.fetchOne(db, sql: """
-                SELECT signing FROM service_candidates WHERE account = ? AND device_id = ? AND filed_at > ?
-                """, arguments: [account.rawValue, keyID.hex, now - Bounds.candidateLifeMillis])
-            return signing.flatMap { try? SigningPublicKey(rawRepresentation: [UInt8]($0)) }.map(KnownSigner.candidate)
+            guard let row = try Row.fetchOne(db, sql: """
+                SELECT signing, filed_at FROM service_candidates WHERE account = ? AND device_id = ? AND filed_at > ?
+                """, arguments: [account.rawValue, keyID.hex, now - Bounds.candidateLifeMillis]),
+                  let signing = try? SigningPublicKey(rawRepresentation: [UInt8](row["signing"] as Data)) else { return nil }
+            return .candidate(signing, until: (row["filed_at"] as Int64) + Bounds.candidateLifeMillis)
         }
     }
 
@@ -92,11 +93,11 @@ final class SQLiteServiceState: ServiceState {
             try db.execute(sql: "DELETE FROM service_candidates WHERE account = ? AND filed_at <= ?",
                            arguments: [account, now - Bounds.candidateLifeMillis])
             // The ninth evicts the oldest: junk never crowds out the newest device.
-            try db.execute(sql: """
+            let evicted = try String.fetchAll(db, sql: """
                 DELETE FROM service_candidates WHERE account = ? AND device_id <> ? AND device_id NOT IN (
-                    SELECT device_id FROM service_candidates WHERE account = ? ORDER BY filed_at DESC LIMIT ?)
+                    SELECT device_id FROM service_candidates WHERE account = ? ORDER BY filed_at DESC LIMIT ?) RETURNING device_id
                 """, arguments: [account, candidate.deviceID, account, Bounds.liveCandidates])
-            return .filed
+            return .filed(evicted: evicted.compactMap(DeviceID.init(hex:)))
         }
     }
 

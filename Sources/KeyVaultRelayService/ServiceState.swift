@@ -42,18 +42,19 @@ protocol ServiceState: Sendable {
 enum KnownSigner: Sendable, Equatable {
     /// In the signer index: for ever (the index only grows), so it may be remembered.
     case indexed(SigningPublicKey)
-    /// A live candidacy's: for a day at most.
-    case candidate(SigningPublicKey)
+    /// A live candidacy's: for a day at most, until `until` (milliseconds since the epoch).
+    case candidate(SigningPublicKey, until: Int64)
 
     var key: SigningPublicKey {
         switch self {
-        case .indexed(let key), .candidate(let key): return key
+        case .indexed(let key), .candidate(let key, _): return key
         }
     }
 }
 
 enum Filing: Sendable, Equatable {
-    case filed
+    /// With the live candidacies it evicted (an account holds at most `Bounds.liveCandidates`).
+    case filed(evicted: [DeviceID])
     /// Seconds until the oldest counted filing leaves the hour.
     case tooMany(retryAfter: Int)
 }

@@ -165,6 +165,66 @@ struct RelayAnswerBoundsTests {
         }
     }
 
+    /// The same for a new device while it pairs: its held read, woken by the member's response on the
+    /// same instance, answers from the write without asking the store (its candidacy is known there);
+    /// woken by the approval, which changes what it may see, it reads the store again from its cursor.
+    @Test("a candidate's held read woken by a write on its own instance answers from the write; the approval makes it read the store",
+          arguments: RelayKind.allCases)
+    func candidateHeldReadAnsweredFromItsWrite(_ kind: RelayKind) async throws {
+        try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
+            let asked = ["rows", "circle", "candidates", "signers"].map { "keyvault_relay_store_latency_seconds_count{operation=\"\($0)\"}" }
+            let account = "pairing"
+            var (first, circle) = try await f.createAccount(account)
+            let second = TestDevice(name: "second")
+            #expect(try await f.a.candidacy(account, second, token: try await f.issuer.token(for: account, device: second)).status == 200)
+            let code = Pairing.drawCode()
+            let started = try PairingRequest.make(account: circle.account, device: second.keys, signer: second.signing, code: code,
+                                                  headHash: circle.headHash, at: Date())
+            let request = started.request
+            #expect(try await f.a.publish(account, [.request(request)], as: second).status == 200)
+            let last = try #require(try await f.a.rows(account, as: second).last?.cursor)
+
+            let held = Task { try await f.a.rows(account, after: last, wait: 20, as: second) }
+            try await eventually { try await f.a.metric("keyvault_relay_held_reads") == 1 }
+            var before: [Double?] = []
+            for series in asked { before.append(try await f.a.metric(series)) }
+            let answering = try PairingResponse.make(to: request, code: code, responder: first.id, signer: first.signing, circle: circle)
+            #expect(try await f.a.publish(account, [.challenge(answering.response)], as: first).status == 200)
+            let woken = try await held.value
+            #expect(woken.map(\.record) == [.challenge(answering.response)])
+            if kind == .service {
+                var after: [Double?] = []
+                for series in asked { after.append(try await f.a.metric(series)) }
+                #expect(after[0] == before[0] && after[2] == before[2] && after[3] == before[3],
+                        "the candidate's held read asked the store: \(before) → \(after)")
+                #expect(after[1] == before[1].map { $0 + 1 }, "only the write's own circle read")
+            }
+
+            // The approval makes it a member, who may see what it could not (the other rows after its
+            // cursor): its held read reads the store, and answers the approval with them.
+            let challengeCursor = try #require(woken.last?.cursor)
+            let approving = Task { try await f.a.rows(account, after: challengeCursor, wait: 20, as: second) }
+            try await eventually { try await f.a.metric("keyvault_relay_held_reads") == 1 }
+            guard case .confirmed(let confirmation, _) = Pairing.answer(answering.response, to: request, initiator: started.takeInitiator(),
+                                                                          circle: circle, signer: second.signing) else {
+                throw TestFailure("the genuine response did not confirm")
+            }
+            let completed = Pairing.complete(try PairingConfirmation.decode(confirmation.encoded, request: request),
+                                             responder: answering.takeResponder())
+            let memberKey = try #require(completed)
+            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
+                                           signerID: first.id, at: Date())
+            let genesisHash = try #require(circle.entries.first).hash
+            try circle.apply(approve)
+            let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
+                                                signer: first.signing)
+            #expect(try await f.a.publish(account, [.log(approve), .challenge(approval)], as: first).status == 200)
+            let approved = try await approving.value
+            #expect(approved.map(\.record.kind) == [.log, .challenge])
+            #expect(approved.first?.record.body == approve.encoded)
+        }
+    }
+
     /// A scrape of the instance's metrics: the counter's value.
     static func counter(_ name: String, at port: Int) async throws -> Double {
         let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/metrics"), timeout: .seconds(10))

@@ -172,7 +172,9 @@ final class RelayHandlers: Sendable {
         defer { if holding { waiters.release(account) } }
         // Up to here the store holds nothing more the reader may see, as it stands.
         var scanned = after
+        // The account's view has just read the store (`authenticate`): a cursor it has read to was handed out.
         var cursorChecked = after == .start
+        if !cursorChecked, let through = await views.readThrough(account), after <= through { cursorChecked = true }
         while true {
             if turn == nil {
                 let lane = Self.lane(of: standing)
@@ -184,7 +186,8 @@ final class RelayHandlers: Sendable {
             (rows, scanned) = try await visibleRows(account: account, after: scanned, limit: limit, reader: signed.keyID, standing: standing)
             // A cursor no store of this account handed out: the store went back (a restore). Said, so the
             // reader reads again from the start and checks what it knows is there (a held read would wait on).
-            // Asked only when nothing came after it: a row after it is one the store handed out.
+            // Asked only when neither the account's view nor the page passed it: a row after it is one
+            // the store handed out.
             if rows.isEmpty && !cursorChecked {
                 let handedOut = try await store(.rows) { try await relay.handedOut(account: account) }
                 if after > handedOut { throw Refusal.cursorAhead }

@@ -72,6 +72,12 @@ actor VerifiedViews {
         building[account] == nil ? views[account]?.circle : nil
     }
 
+    /// The cursor up to which the account's kept view has read the store (nil: none kept): the
+    /// store handed out at least that much.
+    func readThrough(_ account: AccountID) -> RelayCursor? {
+        building[account] == nil ? views[account]?.cursor : nil
+    }
+
     /// A write this instance checked against `base` (`Authorization.publish`, which verified its
     /// entries into `circle`) and has just stored as `batch`: the account's view takes `circle` if it
     /// is still `base`, and, if it had read the store up to where the write began, passes the

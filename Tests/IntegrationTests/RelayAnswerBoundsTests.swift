@@ -123,7 +123,7 @@ struct RelayAnswerBoundsTests {
           arguments: RelayKind.allCases)
     func heldReadAnsweredFromItsWrite(_ kind: RelayKind) async throws {
         try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
-            let asked = ["rows", "circle", "candidates", "signers"].map { "keyvault_relay_store_latency_seconds_count{operation=\"\($0)\"}" }
+            let asked = Self.storeUses
             let held = "keyvault_relay_held_reads"
             var (owner, circle) = try await f.createAccount("woken")
             var last = try #require(try await f.a.rows("woken", as: owner).last?.cursor)
@@ -140,8 +140,7 @@ struct RelayAnswerBoundsTests {
                 // Held after one page read: its cursor is one the account's view has read to, so the
                 // store is not asked whether it handed it out (cursor-ahead).
                 if kind == .service { #expect(try await f.a.metric(asked[0]) == arming + 1) }
-                var before: [Double?] = []
-                for series in asked { before.append(try await f.a.metric(series)) }
+                let before = try await Self.metrics(asked, of: f.a)
                 var batch = [RelayRecord.share(account: circle.account, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(120))]
                 if round % 2 == 1 {
                     generation = generation.next!
@@ -156,8 +155,7 @@ struct RelayAnswerBoundsTests {
                 #expect(fromA == fromB, "the instance that stored the rows answered other rows than the store holds")
                 if kind == .service {
                     // The write's own store use (its circle, at most) is all the instance asked for.
-                    var after: [Double?] = []
-                    for series in asked { after.append(try await f.a.metric(series)) }
+                    let after = try await Self.metrics(asked, of: f.a)
                     #expect(after[0] == before[0], "the held read on the instance that took the write read the rows back")
                     #expect(after[1] == before[1].map { $0 + 1 }, "the held read on the instance that took the write read the circle again")
                     #expect(after[2...] == before[2...])
@@ -176,7 +174,7 @@ struct RelayAnswerBoundsTests {
           arguments: RelayKind.allCases)
     func candidateHeldReadAnsweredFromItsWrite(_ kind: RelayKind) async throws {
         try await RelayServiceFixture.with(kind, arguments: ["--metrics-listen", "127.0.0.1:0"]) { f in
-            let asked = ["rows", "circle", "candidates", "signers"].map { "keyvault_relay_store_latency_seconds_count{operation=\"\($0)\"}" }
+            let asked = Self.storeUses
             let account = "pairing"
             var (first, circle) = try await f.createAccount(account)
             let second = TestDevice(name: "second")
@@ -190,15 +188,13 @@ struct RelayAnswerBoundsTests {
 
             let held = Task { try await f.a.rows(account, after: last, wait: 20, as: second) }
             try await eventually { try await f.a.metric("keyvault_relay_held_reads") == 1 }
-            var before: [Double?] = []
-            for series in asked { before.append(try await f.a.metric(series)) }
+            let before = try await Self.metrics(asked, of: f.a)
             let answering = try PairingResponse.make(to: request, code: code, responder: first.id, signer: first.signing, circle: circle)
             #expect(try await f.a.publish(account, [.challenge(answering.response)], as: first).status == 200)
             let woken = try await held.value
             #expect(woken.map(\.record) == [.challenge(answering.response)])
             if kind == .service {
-                var after: [Double?] = []
-                for series in asked { after.append(try await f.a.metric(series)) }
+                let after = try await Self.metrics(asked, of: f.a)
                 #expect(after[0] == before[0] && after[2] == before[2] && after[3] == before[3],
                         "the candidate's held read asked the store: \(before) → \(after)")
                 #expect(after[1] == before[1].map { $0 + 1 }, "only the write's own circle read")
@@ -215,18 +211,23 @@ struct RelayAnswerBoundsTests {
             }
             let completed = Pairing.complete(try PairingConfirmation.decode(confirmation.encoded, request: request),
                                              responder: answering.takeResponder())
-            let memberKey = try #require(completed)
-            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
-                                           signerID: first.id, at: Date())
-            let genesisHash = try #require(circle.entries.first).hash
-            try circle.apply(approve)
-            let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
-                                                signer: first.signing)
+            let (approve, approval) = try RelayServiceFixture.approval(of: second, request: request, sessionKey: try #require(completed),
+                                                                       by: first, circle: &circle)
             #expect(try await f.a.publish(account, [.log(approve), .challenge(approval)], as: first).status == 200)
             let approved = try await approving.value
             #expect(approved.map(\.record.kind) == [.log, .challenge])
             #expect(approved.first?.record.body == approve.encoded)
         }
+    }
+
+    /// The store uses a held read could make, by operation.
+    static let storeUses = ["rows", "circle", "candidates", "signers"].map { "keyvault_relay_store_latency_seconds_count{operation=\"\($0)\"}" }
+
+    /// Each series' value in one scrape each.
+    static func metrics(_ series: [String], of relay: RelayServiceProcess) async throws -> [Double?] {
+        var values: [Double?] = []
+        for name in series { values.append(try await relay.metric(name)) }
+        return values
     }
 
     /// A scrape of the instance's metrics: the counter's value.

@@ -257,14 +257,20 @@ extension RelayServiceFixture {
         #expect(try await b.publish(account, [.reveal(confirmation)], as: second).status == 200)
         let checked = try PairingConfirmation.decode(confirmation.encoded, request: request)
         let completed = Pairing.complete(checked, responder: answering.takeResponder())
-        let memberKey = try #require(completed)
-        let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
-                                       signerID: first.id, at: Date())
+        let approval = try Self.approval(of: second, request: request, sessionKey: try #require(completed), by: first, circle: &circle)
+        #expect(try await a.publish(account, [.log(approval.entry), .challenge(approval.record)], as: first).status == 200)
+        return second
+    }
+
+    /// A member's approval of `device`, whose request's exchange ended with `sessionKey`: the approve
+    /// entry (applied to `circle`) and the pairing approval that travels with it.
+    static func approval(of device: TestDevice, request: PairingRequest, sessionKey: CPace.SessionKey, by member: TestDevice,
+                         circle: inout CircleState) throws -> (entry: LogEntry, record: PairingApproval) {
+        let approve = circle.nextEntry(.approve(device: device.keys, requestHash: request.hash), signer: member.signing,
+                                       signerID: member.id, at: Date())
         let genesisHash = try #require(circle.entries.first).hash
         try circle.apply(approve)
-        let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
-                                            signer: first.signing)
-        #expect(try await a.publish(account, [.log(approve), .challenge(approval)], as: first).status == 200)
-        return second
+        return (approve, PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: sessionKey,
+                                              signer: member.signing))
     }
 }

@@ -185,13 +185,8 @@ struct RelayServiceTests {
             let seenConfirmation = try #require(try await f.a.rows(account, as: first).first { $0.record.kind == .reveal })
             let checked = try PairingConfirmation.decode(seenConfirmation.record.body, request: request)
             let completed = Pairing.complete(checked, responder: answering.takeResponder())
-            let memberKey = try #require(completed)
-            let approve = circle.nextEntry(.approve(device: second.keys, requestHash: request.hash), signer: first.signing,
-                                           signerID: first.id, at: Date())
-            let genesisHash = try #require(circle.entries.first).hash
-            try circle.apply(approve)
-            let approval = PairingApproval.make(entry: approve, request: request, genesisHash: genesisHash, sessionKey: memberKey,
-                                                signer: first.signing)
+            let (approve, approval) = try RelayServiceFixture.approval(of: second, request: request, sessionKey: try #require(completed),
+                                                                       by: first, circle: &circle)
             let current = try #require(circle.current)
             let header = KeyShare.Header(account: accountID, generation: current.generation, keyID: current.keyID, createdAt: current.createdAt,
                                          sender: first.id, recipient: second.id)

@@ -51,10 +51,10 @@ struct IsolationTests {
         for user in ["erin", "frank", "grace"] {
             #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": user, "passphrase": passphrases[0]]).status == 200)
             keys.append(try #require(try await daemon.request("GET", "/v1/accounts/\(user)/keys/current")["key"]))
+            // The change first, then a wrong try: its back-off holds back nothing that follows.
+            #expect(try await daemon.request("POST", "/v1/accounts/\(user)/passphrase", json: ["old": passphrases[0], "new": passphrases[1]]).status == 200)
             _ = try await daemon.request("POST", "/v1/accounts/\(user)/lock")
-            _ = try await daemon.request("POST", "/v1/accounts/\(user)/unlock", json: ["passphrase": "wrong"])
-            try await Task.sleep(for: .seconds(1.05))
-            _ = try await daemon.request("POST", "/v1/accounts/\(user)/passphrase", json: ["old": passphrases[0], "new": passphrases[1]])
+            #expect(try await daemon.request("POST", "/v1/accounts/\(user)/unlock", json: ["passphrase": "wrong"]).status == 401)
         }
         // Answers that are not `ready` carry no key.
         var others = Data()

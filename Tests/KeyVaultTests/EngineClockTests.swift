@@ -91,7 +91,10 @@ struct EngineClockTests {
         try await eventually("b holds the key") { b.key(alice) != nil }
 
         harness.clock.advance(by: .seconds(3599))
-        try await Task.sleep(for: .milliseconds(50))
+        // Both devices' age checks woke, checked (a rotation they start is awaited before they sleep
+        // again) and sleep again past the moment moved to.
+        let moved = harness.clock.now
+        try await eventually("both age checks ran") { harness.clock.deadlines.filter { $0 > moved }.count == 2 }
         #expect(a.key(alice)?.generation.number == 1, "not yet past its age")
         // The age checks wake every quarter of the age: step until one has rotated.
         try await eventually("rotated past its age") {

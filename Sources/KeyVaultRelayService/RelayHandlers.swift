@@ -95,7 +95,18 @@ final class RelayHandlers: Sendable {
         // A signer the account knows takes a turn of its lane before the body is decoded; a device
         // only its batch's approval makes known takes one once that is checked (below).
         var lane = admission.verified ? try await lane(of: signed.keyID, account: account) : nil
-        if let lane { try await work.take(account, lane) }
+        if let chosen = lane {
+            try await work.take(account, chosen)
+            // A request of the signer's that held the turn meanwhile may have brought the view a revocation:
+            // a device no longer a member waits in the guests' lane, not the members'.
+            if chosen == .members, let kept = await views.kept(account),
+               Self.lane(of: Authorization.Standing.of(signed.keyID, circle: kept.circle, candidates: [])) == .guests {
+                work.give(account, chosen)
+                lane = nil
+                try await work.take(account, .guests)
+                lane = .guests
+            }
+        }
         defer { if let lane { work.give(account, lane) } }
         let publish = try JSON.decode(RelayWire.Publish.self, from: body)
         guard (1...Self.maxBatch).contains(publish.records.count) else { throw Refusal.invalid("a batch holds 1 to 1,000 records") }
@@ -174,7 +185,7 @@ final class RelayHandlers: Sendable {
         var scanned = after
         // The account's view has just read the store (`authenticate`): a cursor it has read to was handed out.
         var cursorChecked = after == .start
-        if !cursorChecked, let through = await views.readThrough(account), after <= through { cursorChecked = true }
+        if !cursorChecked, let through = await views.kept(account)?.through, after <= through { cursorChecked = true }
         while true {
             if turn == nil {
                 let lane = Self.lane(of: standing)
@@ -223,21 +234,21 @@ final class RelayHandlers: Sendable {
     }
 
     /// The reader's standing after `batch`, a write on this instance that began where the reader
-    /// had read to, when it is known here unchanged; nil otherwise (the store decides). No row of
-    /// the account landed between, so only the batch's own log entries can change a member's
-    /// standing, and the account's view holds exactly those once it adopted them. A candidate
-    /// stays one when the batch holds no log entry and its candidacy is known live here
-    /// (`IndexedSigners.known`: read in the last seconds, its day not over).
+    /// had read to, when it is known here unchanged; nil otherwise (the store decides). The
+    /// account's view must have read the store through the write (it took the write's entries
+    /// as it stored them, `VerifiedViews.adopt`): its circle then holds every entry up to the
+    /// write, including any that landed between the reader's check and its read (a revocation,
+    /// an approval), and a device's standing only moves one way (candidate, member, revoked),
+    /// so the same standing then and now is the same throughout. A candidate's candidacy must be
+    /// known live here too (`IndexedSigners.known`: read in the last seconds, its day not over).
     private func standingAfter(_ batch: StoredBatch, of reader: DeviceID, standing: Authorization.Standing) async -> Authorization.Standing? {
-        let last = batch.rows.last { $0.record.kind == .log }
+        guard let kept = await views.kept(batch.account), kept.through >= batch.through else { return nil }
+        let known = Authorization.Standing.of(reader, circle: kept.circle, candidates: [])
         switch standing {
         case .member:
-            guard let last else { return standing }
-            guard let entry = try? LogEntry.decode(last.record.body), let kept = await views.kept(batch.account),
-                  kept.holds(entry), kept.entries.count == entry.seq.index + 1 else { return nil }
-            return Authorization.Standing.of(reader, circle: kept, candidates: []) == standing ? standing : nil
+            return known == standing ? standing : nil
         case .candidate(let key):
-            guard last == nil, case .candidate(key, _)? = indexedSigners.known(reader, account: batch.account, now: Self.millis(Date())) else { return nil }
+            guard known == nil, case .candidate(key, _)? = indexedSigners.known(reader, account: batch.account, now: Self.millis(Date())) else { return nil }
             return standing
         case .revoked, .approvedInBatch:
             return nil
@@ -281,7 +292,7 @@ final class RelayHandlers: Sendable {
     /// the store's circle once it has its turn): a device another instance revoked a moment ago may
     /// take one turn of the members' lane before this instance's view has its revocation.
     private func lane(of keyID: DeviceID, account: AccountID) async throws -> AccountWork.Lane {
-        let circle = if let kept = await views.kept(account) { kept } else { try await store(.circle) { try await views.circle(of: account) } }
+        let circle = if let kept = await views.kept(account) { kept.circle } else { try await store(.circle) { try await views.circle(of: account) } }
         return Self.lane(of: Authorization.Standing.of(keyID, circle: circle, candidates: []))
     }
 
@@ -364,8 +375,11 @@ final class RelayHandlers: Sendable {
     private func standing(of keyID: DeviceID, account: AccountID, candidacy: SigningPublicKey? = nil) async throws -> (CircleState, Authorization.Standing?) {
         let circle = try await store(.circle) { try await views.circle(of: account) }
         if let standing = Authorization.Standing.of(keyID, circle: circle, candidates: []) { return (circle, standing) }
-        // A candidacy the request's admission read a moment ago is not read again.
-        if let candidacy { return (circle, .candidate(candidacy)) }
+        // A candidacy the request's admission read is not read again while it is known live here
+        // (`IndexedSigners.known`); the request may have waited for its turn since.
+        if let candidacy, case .candidate(candidacy, _)? = indexedSigners.known(keyID, account: account, now: Self.millis(Date())) {
+            return (circle, .candidate(candidacy))
+        }
         let candidates = try await store(.candidates) { try await state.candidates(account: account, now: Self.millis(Date())) }
         return (circle, Authorization.Standing.of(keyID, circle: circle, candidates: candidates))
     }

@@ -66,16 +66,12 @@ actor VerifiedViews {
         return view.circle
     }
 
-    /// The account's circle as kept here, without reading the store (nil: none kept, or one being
-    /// built): what this instance last verified, which other instances' writes may have passed.
-    func kept(_ account: AccountID) -> CircleState? {
-        building[account] == nil ? views[account]?.circle : nil
-    }
-
-    /// The cursor up to which the account's kept view has read the store (nil: none kept): the
-    /// store handed out at least that much.
-    func readThrough(_ account: AccountID) -> RelayCursor? {
-        building[account] == nil ? views[account]?.cursor : nil
+    /// The account's circle as kept here, without reading the store, and the cursor up to which
+    /// it has read the store (nil: none kept, or one being built): what this instance last
+    /// verified, which other instances' writes may have passed.
+    func kept(_ account: AccountID) -> (circle: CircleState, through: RelayCursor)? {
+        guard building[account] == nil, let view = views[account] else { return nil }
+        return (view.circle, view.cursor)
     }
 
     /// A write this instance checked against `base` (`Authorization.publish`, which verified its

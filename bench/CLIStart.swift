@@ -99,7 +99,7 @@ extension Report {
         return """
             ## The CLI's one-shot read
 
-            `keyvault key get --account bench --raw hex` (\(cli.shipped ? "the release archive's executable: the Swift runtime linked in, stripped" : "the release build beside the bench, the Swift runtime linked dynamically"); a new process each: start, check the socket's \
+            `keyvault key get --account bench --raw hex` (\(cli.shipped ? "the release archive's executable: the Swift runtime linked in, stripped" : "the release build beside the bench, the Swift runtime linked in as `make bench` builds it"); a new process each: start, check the socket's \
             path and peer, one request, print, exit) beside `ssh-add -l` against an ssh-agent started for the run (a new \
             process each, one round trip to the agent), \(cli.cli.count) runs each, alternating in a shuffled order, after a \
             warm-up; the daemon is the client bench's, in a process of its own.

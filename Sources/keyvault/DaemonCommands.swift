@@ -5,7 +5,7 @@ import KeyVaultUnixSocket
 
 /// `GET /v1/health`: whether the daemon answers (any caller the policy grants `health`).
 struct Health: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Whether the daemon answers, and its version.")
+    static let configuration = CommandConfiguration(commandName: "health", abstract: "Whether the daemon answers, and its version.")
     @OptionGroup var socket: SocketOptions
 
     func run() async throws {
@@ -15,7 +15,7 @@ struct Health: AsyncParsableCommand {
 
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now.
 struct Server: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The daemon's connection limits, and the connections, waiting reads and event streams open now.")
+    static let configuration = CommandConfiguration(commandName: "server", abstract: "The daemon's connection limits, and the connections, waiting reads and event streams open now.")
     @OptionGroup var socket: SocketOptions
 
     func run() async throws {
@@ -25,7 +25,7 @@ struct Server: AsyncParsableCommand {
 
 /// `GET /v1/metrics`: the daemon's counters as Prometheus text, printed as they come.
 struct Metrics: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The daemon's counters, in Prometheus's text format.")
+    static let configuration = CommandConfiguration(commandName: "metrics", abstract: "The daemon's counters, in Prometheus's text format.")
     @OptionGroup var socket: SocketOptions
 
     func run() async throws {
@@ -38,6 +38,7 @@ struct Metrics: AsyncParsableCommand {
 /// `DELETE /v1/accounts/{user}`: everything of the account on this device, or on every device.
 struct Delete: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "delete",
         abstract: "Delete an account from this device (--everywhere: from every device, through the relay).",
         discussion: "Nothing can bring the account's keys back unless a device or a recovery kit still holds them, so it asks for --yes.")
     @OptionGroup var socket: SocketOptions
@@ -60,6 +61,7 @@ struct Delete: AsyncParsableCommand {
 /// `GET /v1/accounts/{user}/events`: one JSON line per event, until interrupted.
 struct Events: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "events",
         abstract: "Follow an account's events (key-ready, rotated, locked…): one JSON line each, until interrupted.",
         discussion: "A dropped connection (the daemon restarting) is resumed after the last event seen; `resync` says events may have been missed.")
     @OptionGroup var socket: SocketOptions

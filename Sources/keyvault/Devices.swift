@@ -6,6 +6,7 @@ import KeyVaultProtocol
 
 struct Enroll: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "enroll",
         abstract: "Ask to join an account as a new device; shows the pairing code to type on a trusted device.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
@@ -36,10 +37,11 @@ struct Enroll: AsyncParsableCommand {
 
 struct Enrollments: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "enrollments",
         abstract: "List the devices asking to join an account (or dismiss one).", subcommands: [List.self, Dismiss.self], defaultSubcommand: List.self)
 
     struct List: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List the devices asking to join an account.")
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List the devices asking to join an account.")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption
 
@@ -50,7 +52,7 @@ struct Enrollments: AsyncParsableCommand {
     }
 
     struct Dismiss: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Dismiss a request to join that is not yours: it is no longer answered or listed here.")
+        static let configuration = CommandConfiguration(commandName: "dismiss", abstract: "Dismiss a request to join that is not yours: it is no longer answered or listed here.")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption
         @OptionGroup var device: DeviceIDOption
@@ -63,7 +65,7 @@ struct Enrollments: AsyncParsableCommand {
 }
 
 struct Approve: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Approve a new device with the pairing code it shows.")
+    static let configuration = CommandConfiguration(commandName: "approve", abstract: "Approve a new device with the pairing code it shows.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
     @OptionGroup var device: DeviceIDOption
@@ -77,7 +79,7 @@ struct Approve: AsyncParsableCommand {
 }
 
 struct Devices: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List an account's devices: trusted, pending, revoked.")
+    static let configuration = CommandConfiguration(commandName: "devices", abstract: "List an account's devices: trusted, pending, revoked.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
 

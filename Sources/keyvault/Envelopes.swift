@@ -15,6 +15,7 @@ struct AADOption: ParsableArguments {
 
 struct Seal: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "seal",
         abstract: "Seal standard input under the account's key; print the envelope in base64.",
         discussion: "The plaintext is every byte of standard input (up to about 48 KiB). The daemon keeps the key.")
     @OptionGroup var socket: SocketOptions
@@ -40,6 +41,7 @@ struct Seal: AsyncParsableCommand {
 
 struct Open: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "open",
         abstract: "Open a base64 envelope read from standard input; write the plaintext to standard output.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption

@@ -5,6 +5,7 @@ extension AccountCommand {
     /// daemon now has, so other devices can enroll (an unlock does it on the embedded relay).
     struct Found: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "found",
             abstract: "Found the circle of an account this device held on its own, on the daemon's relay, so other devices can enroll.",
             discussion: "The embedded relay needs nothing more (an unlock founds it too). A relay service needs the person's sign-in: "
                 + "an ID token whose nonce is `keyvault account identity-nonce`.")

@@ -136,7 +136,7 @@ struct AccountOption: ParsableArguments {
 }
 
 struct Status: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "The daemon's status and its accounts.")
+    static let configuration = CommandConfiguration(commandName: "status", abstract: "The daemon's status and its accounts.")
     @OptionGroup var socket: SocketOptions
 
     func run() async throws {
@@ -161,7 +161,7 @@ struct AccountCommand: AsyncParsableCommand {
     }
 
     struct Create: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create an account on its first device (genesis).")
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create an account on its first device (genesis).")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption
         @Option(help: "whenUnlocked (default) or afterFirstUnlock.")
@@ -186,7 +186,7 @@ struct AccountCommand: AsyncParsableCommand {
 }
 
 struct Unlock: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Unlock an account with its passphrase.")
+    static let configuration = CommandConfiguration(commandName: "unlock", abstract: "Unlock an account with its passphrase.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
     @Option(help: "Read the passphrase from this file (first line).")
@@ -200,7 +200,7 @@ struct Unlock: AsyncParsableCommand {
 }
 
 struct Lock: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Lock an account: its KEK leaves memory.")
+    static let configuration = CommandConfiguration(commandName: "lock", abstract: "Lock an account: its KEK leaves memory.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
 
@@ -212,6 +212,7 @@ struct Lock: AsyncParsableCommand {
 
 struct Passwd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "passwd",
         abstract: "Change an account's passphrase.",
         discussion: "Without files, a terminal is asked for both; standard input gives the old passphrase on its first line and the new one on its second.")
     @OptionGroup var socket: SocketOptions
@@ -237,7 +238,7 @@ struct KeyCommand: AsyncParsableCommand {
     }
 
     struct Get: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Read the current key, or a generation, or a key ID.")
+        static let configuration = CommandConfiguration(commandName: "get", abstract: "Read the current key, or a generation, or a key ID.")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption
         @Option(help: "A generation number.")
@@ -294,6 +295,7 @@ struct KDFCommand: AsyncParsableCommand {
 
     struct Calibrate: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "calibrate",
             abstract: "Measure Argon2id here and propose a [kdf] policy that takes about --target.")
         @Option(help: "The time one unlock should take: 500ms, 1s, 1.5s.")
         var target: String = "500ms"

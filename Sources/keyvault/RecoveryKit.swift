@@ -9,6 +9,7 @@ import KeyVaultUnixSocket
 
 struct Export: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "export",
         abstract: "Print everything stored about an account on this device (no key), or write an encrypted recovery kit.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
@@ -56,7 +57,7 @@ struct Export: AsyncParsableCommand {
 }
 
 struct Import: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Restore an account from a recovery kit on this device.")
+    static let configuration = CommandConfiguration(commandName: "import", abstract: "Restore an account from a recovery kit on this device.")
     @OptionGroup var socket: SocketOptions
     @Option(name: .customLong("recovery-kit"), help: "The kit file.")
     var recoveryKit: String

@@ -5,7 +5,7 @@ import KeyVaultUnixSocket
 import KeyVaultProtocol
 
 struct Rotate: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Rotate an account's key: a new generation for every trusted device.")
+    static let configuration = CommandConfiguration(commandName: "rotate", abstract: "Rotate an account's key: a new generation for every trusted device.")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
     @Option(help: "after-acks (current once every trusted device holds it) or now.")
@@ -18,7 +18,7 @@ struct Rotate: AsyncParsableCommand {
 }
 
 struct Revoke: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Remove a device from an account's circle (then rotate, by policy).")
+    static let configuration = CommandConfiguration(commandName: "revoke", abstract: "Remove a device from an account's circle (then rotate, by policy).")
     @OptionGroup var socket: SocketOptions
     @OptionGroup var account: AccountOption
     @OptionGroup var device: DeviceIDOption
@@ -30,12 +30,13 @@ struct Revoke: AsyncParsableCommand {
 }
 
 struct Drill: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Drills that prove the circle works.", subcommands: [RotateDrill.self])
+    static let configuration = CommandConfiguration(commandName: "drill", abstract: "Drills that prove the circle works.", subcommands: [RotateDrill.self])
 
     /// Rotates, watches every trusted device acknowledge the new generation,
     /// and prints a table; exits 1 naming any device that missed the deadline.
     struct RotateDrill: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(commandName: "rotate",
+        static let configuration = CommandConfiguration(
+            commandName: "rotate",
             abstract: "Rotate and prove every trusted device got the new key: a per-device table of time to key.")
         @OptionGroup var socket: SocketOptions
         @OptionGroup var account: AccountOption

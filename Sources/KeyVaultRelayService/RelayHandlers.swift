@@ -99,8 +99,7 @@ final class RelayHandlers: Sendable {
             try await work.take(account, chosen)
             // A request of the signer's that held the turn meanwhile may have brought the view a revocation:
             // a device no longer a member waits in the guests' lane, not the members'.
-            if chosen == .members, let kept = await views.kept(account),
-               Self.lane(of: Authorization.Standing.of(signed.keyID, circle: kept.circle, candidates: [])) == .guests {
+            if chosen == .members, let kept = await views.kept(account), Self.lane(of: signed.keyID, in: kept.circle) == .guests {
                 work.give(account, chosen)
                 lane = nil
                 try await work.take(account, .guests)
@@ -264,9 +263,9 @@ final class RelayHandlers: Sendable {
     /// takes none, and a slow body holds none.
     private struct Admission {
         let key: SigningPublicKey?
-        /// The key, when a live candidacy gave it (read just now: `authenticate` does not read it
-        /// again), and until when that candidacy lives (milliseconds since the epoch).
-        let candidacy: (key: SigningPublicKey, until: Int64)?
+        /// The key, when a live candidacy gave it (`authenticate` reads it again only if this
+        /// instance no longer knows it live).
+        let candidacy: SigningPublicKey?
         let verified: Bool
         /// How long these checks took: a refusal counts its fixed time from their start, as
         /// though `authenticate`'s checks followed them at once (`authenticate`).
@@ -276,12 +275,8 @@ final class RelayHandlers: Sendable {
     private func admit(_ signed: SignedRequest, account: AccountID) async throws -> Admission {
         let started = ContinuousClock.now
         let known = try await indexedKey(of: signed.keyID, account: account)
-        let key: SigningPublicKey?, candidacy: (key: SigningPublicKey, until: Int64)?
-        switch known {
-        case .indexed(let indexed)?: (key, candidacy) = (indexed, nil)
-        case .candidate(let filed, let until)?: (key, candidacy) = (filed, (filed, until))
-        case nil: (key, candidacy) = (nil, nil)
-        }
+        let key = known?.key
+        let candidacy: SigningPublicKey? = if case .candidate(let filed, _)? = known { filed } else { nil }
         let verifies = signed.isValid(by: key ?? Self.nobodysKey)
         return Admission(key: key, candidacy: candidacy, verified: key != nil && verifies, spent: ContinuousClock.now - started)
     }
@@ -293,7 +288,12 @@ final class RelayHandlers: Sendable {
     /// take one turn of the members' lane before this instance's view has its revocation.
     private func lane(of keyID: DeviceID, account: AccountID) async throws -> AccountWork.Lane {
         let circle = if let kept = await views.kept(account) { kept.circle } else { try await store(.circle) { try await views.circle(of: account) } }
-        return Self.lane(of: Authorization.Standing.of(keyID, circle: circle, candidates: []))
+        return Self.lane(of: keyID, in: circle)
+    }
+
+    /// The lane `keyID` takes by what `circle` says of it (a candidacy, not in the circle, is a guest's).
+    private static func lane(of keyID: DeviceID, in circle: CircleState) -> AccountWork.Lane {
+        lane(of: Authorization.Standing.of(keyID, circle: circle, candidates: []))
     }
 
     private static func lane(of standing: Authorization.Standing?) -> AccountWork.Lane {
@@ -326,7 +326,7 @@ final class RelayHandlers: Sendable {
             verifies = signed.isValid(by: rejoined)
         }
         guard let known, verifies else { try await refuse(since: started) }
-        var (circle, standing) = try await standing(of: signed.keyID, account: account, candidacy: admission.candidacy?.key)
+        var (circle, standing) = try await standing(of: signed.keyID, account: account, candidacy: admission.candidacy)
         if standing == nil { standing = Authorization.Standing.approvedInBatch(signed.keyID, records: batch, circle: circle) }
         // The index may hold a device whose batch then failed, or a candidacy that just ended: the circle decides.
         guard let standing, standing.key == known else { try await refuse(since: started) }

@@ -237,7 +237,8 @@ let package = Package(
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
-                           .product(name: "NIOCore", package: "swift-nio")],
+                           .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "NIOEmbedded", package: "swift-nio")],
             resources: [.copy("vectors")],
             swiftSettings: strict
         ),

@@ -18,6 +18,14 @@ import Synchronization
 ///   is refused: its first request is answered `error` (503) and it is closed.
 ///   Refused connections waiting for that request are bounded too (`limit`
 ///   more); past that a connection is closed as soon as it is accepted.
+///
+/// A connection is idle from the moment the server accepted it, in the order it
+/// was accepted (`accepted`, on the server channel), not from when its own
+/// event loop set it up: with two loops, one may set up connections accepted
+/// after another's, and a client whose request is already on its way would
+/// otherwise be taken for newer than the flood accepted before it. A connection
+/// set up after ones accepted later is itself the one idle longest: when it
+/// finds no room, it is the one closed.
 final class ConnectionLimiter: Sendable {
     enum Admission {
         case admitted
@@ -54,6 +62,8 @@ final class ConnectionLimiter: Sendable {
         var evictedTotal = 0
         var unentitledTotal = 0
         var tick: UInt64 = 0
+        /// Connections accepted and not closed yet, with when they were accepted.
+        var acceptedAt: [ObjectIdentifier: UInt64] = [:]
 
         mutating func remove(_ id: ObjectIdentifier) -> Entry? {
             guard let entry = entries.removeValue(forKey: id) else { return nil }
@@ -64,13 +74,18 @@ final class ConnectionLimiter: Sendable {
             return entry
         }
 
+        mutating func nextTick() -> UInt64 {
+            tick += 1
+            return tick
+        }
+
         /// The longest-idle admitted connection, of `uid` only if given.
-        func longestIdle(of uid: UInt32?) -> ObjectIdentifier? {
+        func longestIdle(of uid: UInt32?) -> (id: ObjectIdentifier, since: UInt64)? {
             var oldest: (id: ObjectIdentifier, since: UInt64)?
             for (id, entry) in entries where !entry.busy && (uid == nil || entry.uid == uid) {
                 if oldest.map({ entry.idleSince < $0.since }) ?? true { oldest = (id, entry.idleSince) }
             }
-            return oldest?.id
+            return oldest
         }
     }
 
@@ -107,6 +122,7 @@ final class ConnectionLimiter: Sendable {
                 return (.unentitled, nil)
             }
             let uid = peer?.uid
+            let since = state.acceptedAt[ObjectIdentifier(channel)] ?? state.nextTick()
             var evicted: (any Channel)?
             // Past its share, a caller makes room among its own connections only.
             let overShare = uid.map { $0 != uncappedUID && state.perUID[$0, default: 0] >= perPeerLimit } ?? false
@@ -117,16 +133,29 @@ final class ConnectionLimiter: Sendable {
                     state.refusedTotal += 1
                     return (.refused, nil)
                 }
-                evicted = state.remove(oldest)?.channel
+                // Accepted before every idle one: this one has waited longest, and gives way.
+                guard since > oldest.since else {
+                    state.evictedTotal += 1
+                    return (.dropped, nil)
+                }
+                evicted = state.remove(oldest.id)?.channel
                 state.evictedTotal += 1
             }
-            state.tick += 1
-            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, connection: connection, uid: uid, busy: false, idleSince: state.tick)
+            state.entries[ObjectIdentifier(channel)] = Entry(channel: channel, connection: connection, uid: uid, busy: false, idleSince: since)
             if let uid { state.perUID[uid, default: 0] += 1 }
             return (.admitted, evicted)
         }
         evicted?.close(promise: nil)
         return admission
+    }
+
+    /// The server accepted `channel` (on the server channel's loop, in the order
+    /// of acceptance), before its own loop sets it up and `admit`s it.
+    func accepted(_ channel: any Channel) {
+        let id = ObjectIdentifier(channel)
+        state.withLock { $0.acceptedAt[id] = $0.nextTick() }
+        // The channel is alive until its close completes, so its identifier is not yet anyone else's.
+        channel.closeFuture.whenComplete { [self] _ in _ = state.withLock { $0.acceptedAt.removeValue(forKey: id) } }
     }
 
     /// A connection admitted earlier closed (or was closed to make room).
@@ -151,8 +180,8 @@ final class ConnectionLimiter: Sendable {
             guard state.entries[id] != nil else { return }
             state.entries[id]?.busy = busy
             if !busy {
-                state.tick += 1
-                state.entries[id]?.idleSince = state.tick
+                let now = state.nextTick()
+                state.entries[id]?.idleSince = now
             }
         }
     }

@@ -303,7 +303,7 @@ struct RotationCrashTests {
             guard ContinuousClock.now < end else {
                 throw TestFailure("\(what): not settled within \(seconds) s; keys/current answers \(reply.raw.text)")
             }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(5))
         }
     }
 

@@ -85,7 +85,7 @@ final class RelayServiceProcess: @unchecked Sendable {
                 return RelayServiceProcess(process: process, port: port, logPath: log, scheme: tls == nil ? "http" : "https")
             }
             guard process.isRunning else { break }
-            try await Task.sleep(for: .milliseconds(20))
+            try await Task.sleep(for: .milliseconds(5))
         }
         process.signal(SIGKILL)
         let said = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""

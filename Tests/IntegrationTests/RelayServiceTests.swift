@@ -471,16 +471,18 @@ struct RelayServiceTests {
             let (first, _) = try await f.createAccount("olga")
             try await OutageTests.cluster("stop")
             do {
-                let read = try await f.a.read("olga", as: first)
+                // A read on one instance and a write on the other, each waiting out the store's deadline (5 s) at once.
+                async let reading = f.a.read("olga", as: first)
+                async let writing = f.b.publish("olga", [.share(account: try AccountID(validating: "olga"), recipient: first.id,
+                                                                  sealed: Random.bytes(100))], as: first)
+                let (read, write) = try await (reading, writing)
                 #expect(read.status == 503)
                 #expect(read.refusal?.error == "unavailable")
                 #expect(read.retryAfter == "1")
-                let write = try await f.b.publish("olga", [.share(account: try AccountID(validating: "olga"), recipient: first.id,
-                                                                  sealed: Random.bytes(100))], as: first)
                 #expect(write.status == 503)
-                #expect(try await f.a.send("GET", "/v1/health", as: nil).status == 503)
                 // A has seen the store fail: its next answers come at once, not after the store's 5 s deadline.
                 let asked = ContinuousClock.now
+                #expect(try await f.a.send("GET", "/v1/health", as: nil).status == 503)
                 let again = try await f.a.read("olga", as: first)
                 #expect(again.status == 503)
                 #expect(ContinuousClock.now - asked < .seconds(1))

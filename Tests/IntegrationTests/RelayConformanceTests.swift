@@ -251,13 +251,14 @@ struct RelayConformanceTests {
     @Test("PostgreSQL down: operations throw unreachable in bounded time; back up: they work and wake again")
     func postgresOutage() async throws {
         try await RelayFixture.with(.postgres) { fixture in
-            let writer = try await fixture.open() as! PostgresRelay
+            // A deadline of 2 s, so the two operations that wait it out below take 4 s, not 10.
+            let writer = try await fixture.open(operationTimeout: .seconds(2)) as! PostgresRelay
             let reader = try await fixture.open()
             try await writer.publish(record(.ack, "alice", body: [1]))
             #expect(writer.unreachableSince == nil)
 
             try await fixture.cluster("stop")
-            // Bounded: the relay's own deadline is 5 s; 60 s here only stops a hang.
+            // Bounded: the relay's own deadline; 60 s here only stops a hang.
             let error = try await within(seconds: 60) { () -> (any Error)? in
                 do { try await writer.publish(record(.ack, "alice", body: [2])); return nil } catch { return error }
             }
@@ -362,14 +363,15 @@ final class RelayFixture: Sendable {
     }
 
     /// A new relay instance on this fixture's store.
-    func open() async throws -> any Relay {
+    /// `operationTimeout`: the PostgreSQL relay's deadline per operation (the daemon's is 5 s).
+    func open(operationTimeout: Duration = .seconds(5)) async throws -> any Relay {
         let relay: any Relay
         switch store {
         case .sqlite: relay = try SQLiteRelay(path: directory + "/relay.db")
         case .postgres:
             guard case .postgres(var configuration) = try RelayAddress(parsing: serverURL!) else { throw TestFailure("not a postgres URL") }
             configuration.database = database
-            relay = try await PostgresRelay.open(configuration, operationTimeout: .seconds(5))
+            relay = try await PostgresRelay.open(configuration, operationTimeout: operationTimeout)
         }
         relays.withLock { $0.append(relay) }
         return relay

@@ -47,7 +47,8 @@ let package = Package(
         .target(name: "KeyVaultCrypto", dependencies: ["CSodium", "COpenSSL"], swiftSettings: strict),
         // The protocol: records, encodings, the circle log and the account's state machines.
         // Pure values and no I/O; the daemon and (next) the relay server both stand on it.
-        // Device and key IDs (`ID16`), with no dependency: the protocol, the client library and the CLI share them.
+        // Device and key IDs (`ID16`), account IDs, durations as people write them and the version, with no
+        // dependency: the protocol, the client library and the CLI share them (the CLI links no crypto library).
         .target(name: "KeyVaultIDs", swiftSettings: strict),
         // A Unix socket connected and its peer checked (SO_PEERCRED), where the daemon's socket is by default,
         // and whole writes to a descriptor: what the daemon, its client library and the CLI share, with no dependency.
@@ -196,7 +197,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault",
             dependencies: [
-                "KeyVaultClient", "KeyVaultIDs", "KeyVaultUnixSocket", "KeyVaultProtocol", "KeyVaultCrypto",
+                "KeyVaultClient", "KeyVaultIDs", "KeyVaultUnixSocket",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: strict

@@ -1,7 +1,7 @@
 package import Foundation
 import GRDB
 import KeyVaultSQLite
-import KeyVaultIDs
+package import KeyVaultIDs
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 package import KeyVaultAccount

@@ -2,7 +2,6 @@ import ArgumentParser
 import FoundationEssentials
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
 
 struct Enroll: AsyncParsableCommand {
     static let configuration = CommandConfiguration(

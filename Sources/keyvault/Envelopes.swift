@@ -1,9 +1,7 @@
 import ArgumentParser
 import FoundationEssentials
-import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
 
 /// `--aad`, shared by seal and open: an envelope opens only with the AAD it was sealed with.
 struct AADOption: ParsableArguments {
@@ -22,7 +20,7 @@ struct Seal: AsyncParsableCommand {
     @OptionGroup var account: AccountOption
     @OptionGroup var aad: AADOption
     @Option(name: .customLong("key-id"), help: "Seal under this generation's key ID instead of the current key.", transform: ParsedID.parse)
-    var keyID: KeyID?
+    var keyID: KeyIdentifier?
 
     func run() async throws {
         let id = try account.validated()

@@ -3,10 +3,9 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
+import KeyVaultIDs
 
 @main
 struct Keyvault: AsyncParsableCommand {
@@ -30,7 +29,7 @@ struct Keyvault: AsyncParsableCommand {
         version: KeyVaultVersion.string,
         subcommands: [Status.self, Health.self, Server.self, Metrics.self, AccountCommand.self, Delete.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self, Events.self,
                       Seal.self, Open.self,
-                      Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self, KDFCommand.self])
+                      Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self])
 
     /// Global options before the subcommand are taken first (`GlobalOptions`).
     static func main() async {
@@ -86,7 +85,7 @@ struct SocketOptions: ParsableArguments {
 struct DeviceIDOption: ParsableArguments {
     @Option(name: .customLong("device-id"), help: "The device's ID: 32 hex characters (from `keyvault devices` or `keyvault enrollments`).",
             transform: ParsedID.parse)
-    var deviceID: DeviceID
+    var deviceID: DeviceIdentifier
 }
 
 /// With a relay service, the person's sign-in: an ID token read from a file (never from the command line).
@@ -244,7 +243,7 @@ struct KeyCommand: AsyncParsableCommand {
         @Option(help: "A generation number.")
         var generation: Int?
         @Option(name: .customLong("key-id"), help: "A key ID (32 hex characters).", transform: ParsedID.parse)
-        var keyID: KeyID?
+        var keyID: KeyIdentifier?
         // Unconditional, so that `--wait -5` is refused for its value rather than read as an option.
         @Option(parsing: .unconditional, help: "Seconds (a whole number from 0) to wait for a key that is not here yet.")
         var wait: String = "0"
@@ -290,39 +289,3 @@ struct KeyCommand: AsyncParsableCommand {
     }
 }
 
-struct KDFCommand: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "kdf", abstract: "The passphrase KDF (Argon2id).", subcommands: [Calibrate.self])
-
-    struct Calibrate: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            commandName: "calibrate",
-            abstract: "Measure Argon2id here and propose a [kdf] policy that takes about --target.")
-        @Option(help: "The time one unlock should take: 500ms, 1s, 1.5s.")
-        var target: String = "500ms"
-        @Option(help: "Memory to start from, in MiB (halved while one pass is too slow).")
-        var memoryMib: Int = 256
-
-        func run() async throws {
-            guard let seconds = DurationText.seconds(target), seconds > 0 else {
-                throw UsageError("--target takes a duration such as 500ms, 1s or 1.5s (at most 31 years)")
-            }
-            guard (8...65536).contains(memoryMib) else { throw UsageError("--memory-mib must be between 8 and 65536") }
-            print("Measuring Argon2id on this machine (target \(target))…")
-            let proposal = try KDFCalibration.propose(targetSeconds: seconds, memoryMiB: memoryMib)
-            for m in proposal.measurements {
-                print("  \(m.parameters.opsLimit) pass(es) over \(m.parameters.memLimitBytes >> 20) MiB: \(Int(m.seconds * 1000)) ms")
-            }
-            print("""
-
-                Proposed policy (about \(Int(proposal.expectedSeconds * 1000)) ms per unlock):
-
-                [kdf]
-                passes = \(proposal.parameters.opsLimit)
-                memory_mib = \(proposal.parameters.memLimitBytes >> 20)
-                """)
-            if proposal.parameters.memLimitBytes < 256 << 20 || proposal.parameters.opsLimit < 3 {
-                print("\nNote: this is below libsodium's MODERATE (3 passes over 256 MiB), the shipped default.")
-            }
-        }
-    }
-}

@@ -3,7 +3,6 @@ import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeyVaultCrypto
 import KeyVaultClient
 import KeyVaultUnixSocket
 

@@ -2,7 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import KeyVaultClient
 import KeyVaultUnixSocket
-import KeyVaultProtocol
+import KeyVaultIDs
 
 struct Rotate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(commandName: "rotate", abstract: "Rotate an account's key: a new generation for every trusted device.")
@@ -51,7 +51,7 @@ struct Drill: AsyncParsableCommand {
             let request = CLIRequest(socket: socket.path)
             let started = Date()
             let rotated = try await request.send("POST", "/v1/accounts/\(id)/rotate", json: ["promote": "after-acks"])
-            guard rotated.state == "ready", let generation = rotated.object["generation"]?.int, let keyID = rotated.field("keyId").flatMap({ KeyID(hex: $0) }) else { return try rotated.finish() }
+            guard rotated.state == "ready", let generation = rotated.object["generation"]?.int, let keyID = rotated.field("keyId").flatMap({ KeyIdentifier(hex: $0) }) else { return try rotated.finish() }
             if let note = rotated.field("note") { StandardError.print("keyvault: \(note)") }
             let end = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
             var rows: [DrillRow] = []
@@ -92,15 +92,15 @@ struct Drill: AsyncParsableCommand {
 
 struct DrillRow {
     /// nil: the daemon listed a device ID that does not parse (shown as "?").
-    var deviceID: DeviceID?
+    var deviceID: DeviceIdentifier?
     var name: String
     var acknowledged: Bool
     var timeToKey: Double?
     var lastSeen: String
 
     /// `keyID`: the drill's new key (two keys may share a generation number).
-    init(device: [String: JSONValue], keyID: KeyID, started: Date) {
-        deviceID = device["deviceId"]?.string.flatMap { DeviceID(hex: $0) }
+    init(device: [String: JSONValue], keyID: KeyIdentifier, started: Date) {
+        deviceID = device["deviceId"]?.string.flatMap { DeviceIdentifier(hex: $0) }
         name = device["deviceName"]?.string ?? ""
         let at = device["acknowledged"]?[keyID.hex]?.string
         acknowledged = at != nil

@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import KeyVaultCrypto
+import KeyVaultClient
 
 /// Standard input read whole, with `read(2)` itself (Foundation's `FileHandle` would link
 /// all of Foundation into the CLI). What it holds may be a plaintext to seal: every buffer

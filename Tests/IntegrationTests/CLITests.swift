@@ -21,8 +21,23 @@ struct CLITests {
         #expect(sealed.status == 1 && sealed.err.contains("standard input holds more than 16 MiB; nothing was sealed"), "\(sealed)")
         let drill = try await run(cli, ["drill", "rotate", "--socket", "/nonexistent/kv.sock", "-a", "acct", "--deadline", "1e16s"])
         #expect(drill.status == 64 && drill.err.contains("(at most 31 years)"), "\(drill)")
-        let calibrate = try await run(cli, ["kdf", "calibrate", "--memory-mib", "8", "--target", "1e20s"])
+        let daemon = DaemonProcess.binaryDirectory + "/keyvaultd"
+        let calibrate = try await run(daemon, ["--calibrate-kdf", "1e20s", "--calibrate-memory-mib", "8"])
         #expect(calibrate.status == 64 && calibrate.err.contains("(at most 31 years)"), "\(calibrate)")
+    }
+
+    /// The KDF is calibrated by the daemon's executable, which runs it; the CLI's start loads no
+    /// crypto library (its codecs are Foundation's base64 and a branch-free hex, checked against
+    /// libsodium's in `cliRoundTrip`).
+    @Test("keyvaultd --calibrate-kdf proposes a [kdf] policy and serves nothing; the CLI links neither libsodium nor OpenSSL")
+    func calibrationInTheDaemonsExecutable() async throws {
+        let calibrated = try await run(DaemonProcess.binaryDirectory + "/keyvaultd", ["--calibrate-kdf", "20ms", "--calibrate-memory-mib", "8"])
+        #expect(calibrated.status == 0, "\(calibrated)")
+        #expect(calibrated.out.contains("[kdf]\npasses = ") && calibrated.out.contains("memory_mib = 8"), "\(calibrated.out)")
+        let needed = try await run("/usr/bin/readelf", ["--dynamic", DaemonProcess.binaryDirectory + "/keyvault"])
+        #expect(needed.status == 0, "\(needed.err)")
+        #expect(needed.out.contains("(NEEDED)"), "\(needed.out)")
+        #expect(!needed.out.contains("libsodium") && !needed.out.contains("libcrypto"), "\(needed.out)")
     }
 
     @Test("account create, key get (JSON, --raw hex, --raw base64), lock, unlock, passwd, status")

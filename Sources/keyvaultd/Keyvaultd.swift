@@ -41,6 +41,12 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(name: .customLong("log-format"), help: "text (key=value) or json (one object per line) on standard error.")
     var logFormat: String = "text"
 
+    @Option(name: .customLong("calibrate-kdf"), help: "Serve nothing: measure Argon2id here and print a [kdf] policy whose unlock takes about this long (500ms, 1s, 1.5s).")
+    var calibrateKDF: String?
+
+    @Option(name: .customLong("calibrate-memory-mib"), help: "With --calibrate-kdf: the memory to start from, in MiB (8 to 65536; halved while one pass is too slow).")
+    var calibrateMemoryMiB: Int = 256
+
     /// The checked log options (validate() has refused any other).
     private var logSettings: LogSettings {
         (try? LogSettings(level: logLevel, format: logFormat)) ?? LogSettings()
@@ -49,6 +55,10 @@ struct Keyvaultd: AsyncParsableCommand {
     func validate() throws {
         guard (1...100_000).contains(maxConnections) else { throw ValidationError("--max-connections must be from 1 to 100000") }
         guard (1...3600).contains(requestTimeout) else { throw ValidationError("--request-timeout must be from 1 to 3600 seconds") }
+        if let target = calibrateKDF, !((DurationText.seconds(target) ?? 0) > 0) {
+            throw ValidationError("--calibrate-kdf takes a duration such as 500ms, 1s or 1.5s (at most 31 years)")
+        }
+        guard (8...65536).contains(calibrateMemoryMiB) else { throw ValidationError("--calibrate-memory-mib must be between 8 and 65536") }
         do {
             _ = try LogSettings(level: logLevel, format: logFormat)
         } catch {
@@ -57,6 +67,9 @@ struct Keyvaultd: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let target = calibrateKDF, let seconds = DurationText.seconds(target) {
+            return try KDFCalibrationReport.run(targetSeconds: seconds, target: target, memoryMiB: calibrateMemoryMiB)
+        }
         let logs = logSettings
         logs.bootstrap()
         let logger = Logger(label: "keyvaultd")

@@ -1,4 +1,3 @@
-import KeyVaultCrypto
 package enum KeyVaultVersion {
     package static let string = "0.1.0"
 }

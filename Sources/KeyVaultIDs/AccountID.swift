@@ -1,7 +1,7 @@
-import KeyVaultCrypto
 /// An account: an opaque, stable user ID such as the `sub` of a Sign in with
 /// Apple identity token. `[A-Za-z0-9._-]`, 1 to 128 characters. Validated
-/// where it enters; it is never used to build a path.
+/// where it enters; it is never used to build a path. Beside the IDs, with no
+/// dependency: the CLI checks an account it is given before it asks the daemon.
 package struct AccountID: Hashable, Sendable, Comparable, CustomStringConvertible {
     package static let maxLength = 128
     package let rawValue: String

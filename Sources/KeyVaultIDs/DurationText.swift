@@ -1,4 +1,3 @@
-import KeyVaultCrypto
 /// Durations as people write them in flags and policies: `500ms`, `30s`,
 /// `1.5s`, `5m`, `2h`, `90d`. At most `maxSeconds` (about 31 years): a caller turns the
 /// answer into whole milliseconds, and `1e20s` in a flag trapped there.

@@ -12,7 +12,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/KeyVaultProtocol/Model/KeyVaultVersion.swift)
+version=$(sed -n 's/.*static let string = "\(.*\)".*/\1/p' Sources/KeyVaultIDs/KeyVaultVersion.swift)
 name="keyvaultd-$version-linux-$(uname -m)"
 out="$PWD/.build/release-archive"
 stage="$out/$name"

@@ -29,7 +29,7 @@ struct Keyvault: AsyncParsableCommand {
         version: KeyVaultVersion.string,
         subcommands: [Status.self, Health.self, Server.self, Metrics.self, AccountCommand.self, Delete.self, Unlock.self, Lock.self, Passwd.self, KeyCommand.self, Events.self,
                       Seal.self, Open.self,
-                      Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self])
+                      Enroll.self, Enrollments.self, Approve.self, Devices.self, Rotate.self, Revoke.self, Drill.self, Export.self, Import.self, MovedKDFCommand.self])
 
     /// Global options before the subcommand are taken first (`GlobalOptions`).
     static func main() async {
@@ -278,9 +278,10 @@ struct KeyCommand: AsyncParsableCommand {
                 return try answer.exitByState()
             }
             // Printed only if it is a key: 32 bytes in base64, whichever encoding is asked for.
-            guard let key = answer.field("key"), let bytes = Base64.decode(key), bytes.count == 32 else {
+            guard let key = answer.field("key"), var bytes = Base64.decode(key), bytes.count == 32 else {
                 throw UsageError.other("the daemon answered ready without a 32-byte key")
             }
+            defer { Wipe.bytes(&bytes) }
             switch raw {
             case .base64: print(key)
             case .hex: print(Hex.encode(bytes))
@@ -289,3 +290,16 @@ struct KeyCommand: AsyncParsableCommand {
     }
 }
 
+/// `keyvault kdf calibrate` moved to the daemon's executable, which runs the KDF (the CLI links
+/// no crypto library): a script that still calls it is told where, with a usage error.
+struct MovedKDFCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kdf", abstract: "Moved: keyvaultd --calibrate-kdf 500ms measures Argon2id and proposes a [kdf] policy.",
+        shouldDisplay: false)
+
+    @Argument(parsing: .allUnrecognized) var rest: [String] = []
+
+    func run() async throws {
+        throw UsageError("the KDF is calibrated by the daemon's executable now: keyvaultd --calibrate-kdf 500ms [--calibrate-memory-mib 256]")
+    }
+}

@@ -1,9 +1,11 @@
 import FoundationEssentials
 import KeyVaultClient
+import KeyVaultIDs
 
 // Bytes as the socket API and a terminal write them. The CLI links neither libsodium nor
-// OpenSSL (its one-shot start loads no crypto library); base64 is Foundation's, as the
-// client library decodes a key with, and every copy that held the bytes is wiped.
+// OpenSSL (its one-shot start loads no crypto library). Base64 is FoundationEssentials', as
+// the client library decodes a key with (table lookups on the bytes, unlike libsodium's);
+// the copies this file makes are wiped, not those Foundation makes inside its codec.
 
 enum Base64 {
     static func encode(_ bytes: [UInt8]) -> String {
@@ -21,21 +23,10 @@ enum Base64 {
 }
 
 enum Hex {
-    /// Lowercase hex, each digit computed without a branch or a table on the byte (as
-    /// libsodium's `sodium_bin2hex`): a key's digits take the same time whatever they are.
+    /// Lowercase, branch-free (`BranchFreeHex`).
     static func encode(_ bytes: [UInt8]) -> String {
-        var digits = [UInt8]()
-        digits.reserveCapacity(bytes.count * 2)
+        var digits = BranchFreeHex.digits(bytes)
         defer { Wipe.bytes(&digits) }
-        for byte in bytes {
-            digits.append(digit(UInt32(byte >> 4)))
-            digits.append(digit(UInt32(byte & 0x0f)))
-        }
         return String(decoding: digits, as: UTF8.self)
-    }
-
-    /// 0-9 → '0'-'9', 10-15 → 'a'-'f': below 10, `nibble - 10` wraps and its high bits take 39 off.
-    private static func digit(_ nibble: UInt32) -> UInt8 {
-        UInt8(truncatingIfNeeded: 87 &+ nibble &+ (((nibble &- 10) >> 8) & ~38))
     }
 }

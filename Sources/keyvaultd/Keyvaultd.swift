@@ -44,8 +44,8 @@ struct Keyvaultd: AsyncParsableCommand {
     @Option(name: .customLong("calibrate-kdf"), help: "Serve nothing: measure Argon2id here and print a [kdf] policy whose unlock takes about this long (500ms, 1s, 1.5s).")
     var calibrateKDF: String?
 
-    @Option(name: .customLong("calibrate-memory-mib"), help: "With --calibrate-kdf: the memory to start from, in MiB (8 to 65536; halved while one pass is too slow).")
-    var calibrateMemoryMiB: Int = 256
+    @Option(name: .customLong("calibrate-memory-mib"), help: "With --calibrate-kdf: the memory to start from, in MiB (8 to 65536, default 256; halved while one pass is too slow).")
+    var calibrateMemoryMiB: Int?
 
     /// The checked log options (validate() has refused any other).
     private var logSettings: LogSettings {
@@ -58,7 +58,10 @@ struct Keyvaultd: AsyncParsableCommand {
         if let target = calibrateKDF, !((DurationText.seconds(target) ?? 0) > 0) {
             throw ValidationError("--calibrate-kdf takes a duration such as 500ms, 1s or 1.5s (at most 31 years)")
         }
-        guard (8...65536).contains(calibrateMemoryMiB) else { throw ValidationError("--calibrate-memory-mib must be between 8 and 65536") }
+        if let memory = calibrateMemoryMiB {
+            guard calibrateKDF != nil else { throw ValidationError("--calibrate-memory-mib goes with --calibrate-kdf") }
+            guard (8...65536).contains(memory) else { throw ValidationError("--calibrate-memory-mib must be between 8 and 65536") }
+        }
         do {
             _ = try LogSettings(level: logLevel, format: logFormat)
         } catch {
@@ -68,7 +71,7 @@ struct Keyvaultd: AsyncParsableCommand {
 
     func run() async throws {
         if let target = calibrateKDF, let seconds = DurationText.seconds(target) {
-            return try KDFCalibrationReport.run(targetSeconds: seconds, target: target, memoryMiB: calibrateMemoryMiB)
+            return try KDFCalibrationReport.run(targetSeconds: seconds, target: target, memoryMiB: calibrateMemoryMiB ?? 256)
         }
         let logs = logSettings
         logs.bootstrap()

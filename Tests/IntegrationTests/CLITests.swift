@@ -38,6 +38,11 @@ struct CLITests {
         #expect(needed.status == 0, "\(needed.err)")
         #expect(needed.out.contains("(NEEDED)"), "\(needed.out)")
         #expect(!needed.out.contains("libsodium") && !needed.out.contains("libcrypto"), "\(needed.out)")
+        // A script that still calls the old command is told where it went.
+        let moved = try await run(DaemonProcess.binaryDirectory + "/keyvault", ["kdf", "calibrate", "--target", "500ms"])
+        #expect(moved.status == 64 && moved.err.contains("keyvaultd --calibrate-kdf"), "\(moved)")
+        let alone = try await run(DaemonProcess.binaryDirectory + "/keyvaultd", ["--calibrate-memory-mib", "64"])
+        #expect(alone.status == 64 && alone.err.contains("goes with --calibrate-kdf"), "\(alone)")
     }
 
     @Test("account create, key get (JSON, --raw hex, --raw base64), lock, unlock, passwd, status")

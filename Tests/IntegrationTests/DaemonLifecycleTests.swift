@@ -136,5 +136,6 @@ func eventually(_ condition: () async throws -> Bool, sourceLocation: SourceLoca
         if try await condition() { return }
         try await Task.sleep(for: .milliseconds(10))
     }
+    if try await condition() { return }
     Issue.record("condition not met within 15 s", sourceLocation: sourceLocation)
 }

@@ -251,10 +251,14 @@ struct RelayConformanceTests {
     @Test("PostgreSQL down: operations throw unreachable in bounded time; back up: they work and wake again")
     func postgresOutage() async throws {
         try await RelayFixture.with(.postgres) { fixture in
-            // A deadline of 2 s, so the two operations that wait it out below take 4 s, not 10.
-            let writer = try await fixture.open(operationTimeout: .seconds(2)) as! PostgresRelay
+            // The writer's deadline is 2 s, so the two operations that wait it out below take 4 s, not 10;
+            // its pool is warmed by a read first, which cannot time out on a loaded machine's first connect.
             let reader = try await fixture.open()
-            try await writer.publish(record(.ack, "alice", body: [1]))
+            try await reader.publish(record(.ack, "alice", body: [1]))
+            let writer = try await fixture.open(operationTimeout: .seconds(2)) as! PostgresRelay
+            try await within(seconds: 60) {
+                while (try? await writer.rows(after: 0, limit: 10)) == nil { try await Task.sleep(for: .milliseconds(100)) }
+            }
             #expect(writer.unreachableSince == nil)
 
             try await fixture.cluster("stop")

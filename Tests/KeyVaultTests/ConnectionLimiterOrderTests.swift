@@ -8,11 +8,12 @@ import Testing
 /// client's connection to a flood accepted before it but set up after it).
 @Suite("ConnectionLimiter: idle since accepted")
 struct ConnectionLimiterOrderTests {
+    /// The daemon's own uid (no share: every place is its to use).
     static let peer = PeerCredentials(uid: 1000, gid: 1000, pid: 1)
 
     @Test("connections set up after a newer one make room among themselves, and the newest stays")
     func setUpOutOfOrder() throws {
-        let limiter = ConnectionLimiter(limit: 2)
+        let limiter = ConnectionLimiter(limit: 2, uncappedUID: Self.peer.uid)
         let flood = (0..<3).map { _ in EmbeddedChannel() }
         let client = EmbeddedChannel()
         for channel in flood + [client] { limiter.accepted(channel) }
@@ -30,7 +31,7 @@ struct ConnectionLimiterOrderTests {
 
     @Test("a connection accepted before every idle one finds no room by closing another: it is the one closed")
     func oldestGivesWay() {
-        let limiter = ConnectionLimiter(limit: 2)
+        let limiter = ConnectionLimiter(limit: 2, uncappedUID: Self.peer.uid)
         let old = EmbeddedChannel()
         limiter.accepted(old)
         let newer = (0..<2).map { _ in EmbeddedChannel() }
@@ -46,7 +47,7 @@ struct ConnectionLimiterOrderTests {
 
     @Test("a connection that became idle after another was accepted is the older of the two idle")
     func idleAfterAcceptance() {
-        let limiter = ConnectionLimiter(limit: 2)
+        let limiter = ConnectionLimiter(limit: 2, uncappedUID: Self.peer.uid)
         let first = EmbeddedChannel(), second = EmbeddedChannel(), third = EmbeddedChannel()
         let firstConnection = Connection(), secondConnection = Connection()
         limiter.accepted(first)
@@ -60,5 +61,38 @@ struct ConnectionLimiterOrderTests {
         #expect(limiter.admit(third, Connection(), peer: Self.peer) == .admitted)
         #expect(limiter.connections.contains { $0 === firstConnection })
         #expect(!limiter.connections.contains { $0 === secondConnection })
+    }
+
+    @Test("a connection accepted before a kept one became idle takes the kept one's place (its client reconnects); never a fresh one's")
+    func keptGivesWay() {
+        let limiter = ConnectionLimiter(limit: 2, uncappedUID: Self.peer.uid)
+        let old = EmbeddedChannel(), kept = EmbeddedChannel(), fresh = EmbeddedChannel()
+        let keptConnection = Connection(), freshConnection = Connection(), oldConnection = Connection()
+        limiter.accepted(old)
+        limiter.accepted(kept)
+        #expect(limiter.admit(kept, keptConnection, peer: Self.peer) == .admitted)
+        limiter.accepted(fresh)
+        #expect(limiter.admit(fresh, freshConnection, peer: Self.peer) == .admitted)
+        // The kept connection carries a request and is idle again, after `old` was accepted.
+        limiter.setBusy(kept, true)
+        limiter.setBusy(kept, false)
+        #expect(limiter.admit(old, oldConnection, peer: Self.peer) == .admitted)
+        #expect(Set(limiter.connections.map(ObjectIdentifier.init)) == [ObjectIdentifier(freshConnection), ObjectIdentifier(oldConnection)])
+        #expect(limiter.counts.evictedTotal == 1)
+    }
+
+    @Test("another uid holds at most three quarters of the places, and never every place while there are two")
+    func shareOfSmallLimits() {
+        #expect([1, 2, 3, 4, 8, 1024].map { ConnectionLimiter(limit: $0).perPeerLimit } == [1, 1, 2, 3, 6, 768])
+    }
+
+    @Test("a connection closed is forgotten with when it was accepted")
+    func acceptedForgottenAtClose() throws {
+        let limiter = ConnectionLimiter(limit: 2, uncappedUID: Self.peer.uid)
+        let channel = EmbeddedChannel()
+        limiter.accepted(channel)
+        #expect(limiter.acceptedWaiting == 1)
+        _ = try channel.finish()
+        #expect(limiter.acceptedWaiting == 0)
     }
 }

@@ -24,8 +24,11 @@ import Synchronization
 /// event loop set it up: with two loops, one may set up connections accepted
 /// after another's, and a client whose request is already on its way would
 /// otherwise be taken for newer than the flood accepted before it. A connection
-/// set up after ones accepted later is itself the one idle longest: when it
-/// finds no room, it is the one closed.
+/// set up after every idle one became idle has waited longest itself: it takes
+/// the place of a kept connection that has carried a request (whose client
+/// reconnects without losing one), and if there is none, among connections that
+/// never carried one, it is the one closed (the newer one may be a client whose
+/// request is on its way).
 final class ConnectionLimiter: Sendable {
     enum Admission {
         case admitted
@@ -49,6 +52,8 @@ final class ConnectionLimiter: Sendable {
         let connection: Connection
         let uid: UInt32?
         var busy: Bool
+        /// Whether it has carried a request: closing it then loses none (its client reconnects).
+        var served = false
         /// When it last became idle, as a sequence number: the smallest is the oldest.
         var idleSince: UInt64
     }
@@ -79,10 +84,10 @@ final class ConnectionLimiter: Sendable {
             return tick
         }
 
-        /// The longest-idle admitted connection, of `uid` only if given.
-        func longestIdle(of uid: UInt32?) -> (id: ObjectIdentifier, since: UInt64)? {
+        /// The longest-idle admitted connection, of `uid` only if given, among those that carried a request if `served`.
+        func longestIdle(of uid: UInt32?, served: Bool = false) -> (id: ObjectIdentifier, since: UInt64)? {
             var oldest: (id: ObjectIdentifier, since: UInt64)?
-            for (id, entry) in entries where !entry.busy && (uid == nil || entry.uid == uid) {
+            for (id, entry) in entries where !entry.busy && (uid == nil || entry.uid == uid) && (!served || entry.served) {
                 if oldest.map({ entry.idleSince < $0.since }) ?? true { oldest = (id, entry.idleSince) }
             }
             return oldest
@@ -103,7 +108,8 @@ final class ConnectionLimiter: Sendable {
     init(limit: Int, uncappedUID: UInt32? = nil, entitled: @escaping @Sendable (PeerCredentials) -> Bool = { _ in true }) {
         precondition(limit >= 1, "the connection limit is checked where it is configured")
         self.limit = limit
-        self.perPeerLimit = max(1, limit - limit / 4)
+        // Three quarters, and never every place while there are two.
+        self.perPeerLimit = limit == 1 ? 1 : min(limit - 1, limit - limit / 4)
         self.uncappedUID = uncappedUID
         self.unentitledLimit = max(8, limit / 8)
         self.entitled = entitled
@@ -127,16 +133,21 @@ final class ConnectionLimiter: Sendable {
             // Past its share, a caller makes room among its own connections only.
             let overShare = uid.map { $0 != uncappedUID && state.perUID[$0, default: 0] >= perPeerLimit } ?? false
             if overShare || state.entries.count >= limit {
-                guard let oldest = state.longestIdle(of: overShare ? uid : nil) else {
+                let among = overShare ? uid : nil
+                guard var oldest = state.longestIdle(of: among) else {
                     guard state.refusedWaiting < limit else { return (.dropped, nil) }
                     state.refusedWaiting += 1
                     state.refusedTotal += 1
                     return (.refused, nil)
                 }
-                // Accepted before every idle one: this one has waited longest, and gives way.
-                guard since > oldest.since else {
-                    state.evictedTotal += 1
-                    return (.dropped, nil)
+                if since < oldest.since {
+                    // Accepted before every idle one became idle: a kept connection makes room if
+                    // there is one; otherwise this one has waited longest, and gives way.
+                    guard let kept = state.longestIdle(of: among, served: true) else {
+                        state.evictedTotal += 1
+                        return (.dropped, nil)
+                    }
+                    oldest = kept
                 }
                 evicted = state.remove(oldest.id)?.channel
                 state.evictedTotal += 1
@@ -179,6 +190,7 @@ final class ConnectionLimiter: Sendable {
             let id = ObjectIdentifier(channel)
             guard state.entries[id] != nil else { return }
             state.entries[id]?.busy = busy
+            if busy { state.entries[id]?.served = true }
             if !busy {
                 let now = state.nextTick()
                 state.entries[id]?.idleSince = now
@@ -191,6 +203,11 @@ final class ConnectionLimiter: Sendable {
             Counts(open: $0.entries.count, refusedWaiting: $0.refusedWaiting, refusedTotal: $0.refusedTotal, evictedTotal: $0.evictedTotal,
                    unentitledTotal: $0.unentitledTotal)
         }
+    }
+
+    /// Connections accepted and not closed yet (admitted or not): each is forgotten at its close.
+    var acceptedWaiting: Int {
+        state.withLock { $0.acceptedAt.count }
     }
 
     var connections: [Connection] {

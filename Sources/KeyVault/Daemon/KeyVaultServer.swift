@@ -59,10 +59,10 @@ package enum KeyVaultServer {
             server: HTTPServerBuilder { responder in VaultHTTPChannel(responder: responder, configuration: channel) },
             configuration: .init(address: .unixDomainSocket(path: path), serverName: nil),
             onServerRunning: { server in
+                SocketPath.restrict(path, group: service.policy.current.socketGroup)
                 do { try await AcceptOrder.install(on: server, limiter: limiter) } catch {
                     logger.warning("connections rank by when they are set up: \(error)")
                 }
-                SocketPath.restrict(path, group: service.policy.current.socketGroup)
                 await onRunning()
             },
             logger: logger)

@@ -23,6 +23,9 @@ struct HostileClientTests {
         try await daemon.start(extraArguments: ["--request-timeout", "2"])
         #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": "slow", "passphrase": "pw"]).status == 200)
 
+        // A head a byte at a time, beside the body below (each on its own connection, each its own 2 s).
+        async let slowHead = Self.trickleHead(daemon.socket)
+
         // A body a byte at a time: every byte used to reset the idle timer.
         let body = try RawSocket(path: daemon.socket)
         let started = ContinuousClock.now
@@ -39,8 +42,21 @@ struct HostileClientTests {
         // Cut off at its deadline, the lock never ran.
         #expect(try await daemon.request("GET", "/v1/accounts/slow/keys/current").state == "ready")
 
-        // A head a byte at a time is answered `invalid` and closed.
-        let head = try RawSocket(path: daemon.socket)
+        // The slow head is answered `invalid` and closed.
+        let head = try await slowHead
+        let answer = try #require(try await head.readResponse(), "an answer to the slow head: \(head.text)")
+        #expect(answer.status == 400)
+        #expect(answer.state == "invalid")
+        #expect((answer.object["error"] as? String)?.contains("did not arrive whole within 2 s") == true)
+        #expect(try await head.readToEOF(timeout: .seconds(5)))
+        // The daemon serves on.
+        #expect(try await daemon.request("GET", "/v1/health").state == "ready")
+    }
+
+    /// A request head sent a byte at a time, then a header's value a byte every 100 ms, until the
+    /// daemon answers or closes: the socket, to read what it said.
+    static func trickleHead(_ socket: String) async throws -> RawSocket {
+        let head = try RawSocket(path: socket)
         for byte in "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ".utf8 {
             guard head.send([byte]) else { break }
             try await Task.sleep(for: .milliseconds(10))
@@ -52,13 +68,7 @@ struct HostileClientTests {
             head.readAvailable()
             if head.sawEOF || head.response != nil { break }
         }
-        let answer = try #require(try await head.readResponse(), "an answer to the slow head: \(head.text)")
-        #expect(answer.status == 400)
-        #expect(answer.state == "invalid")
-        #expect((answer.object["error"] as? String)?.contains("did not arrive whole within 2 s") == true)
-        #expect(try await head.readToEOF(timeout: .seconds(5)))
-        // The daemon serves on.
-        #expect(try await daemon.request("GET", "/v1/health").state == "ready")
+        return head
     }
 
     @Test("past the connection limit: idle connections make room, busy ones do not, and the refusal is a contract answer")

@@ -104,7 +104,7 @@ struct Bench {
             do {
                 let c = try await ClientReadsBench.measure(seconds: seconds, in: dir)
                 report.clientReads = c
-                say("client.key p50 \(Int(Percentile.of(c.client, 0.5) * 1e6)) µs vs raw \(Int(Percentile.of(c.raw, 0.5) * 1e6)) µs (ratio \(String(format: "%.2f", c.ratio))); a new client each read \(Int(Percentile.of(c.fresh, 0.5) * 1e6)) µs")
+                say("client.key p50 \(Int(Percentile.of(c.client, 0.5) * 1e6)) µs vs raw \(Int(Percentile.of(c.raw, 0.5) * 1e6)) µs (ratio \(String(format: "%.2f", c.ratio))); a new client each read \(Int(Percentile.of(c.fresh, 0.5) * 1e6)) µs; blocking key read \(Int(Percentile.of(c.blocking, 0.5) * 1e6)) µs vs ssh-agent \(Int(Percentile.of(c.agent, 0.5) * 1e6)) µs (ratio \(String(format: "%.2f", c.blockingOverAgent)))")
             } catch {
                 report.clientReadsMissing = "\(error)"
                 say("client reads: not measured: \(error)")

@@ -25,6 +25,9 @@ import Glibc
 /// `KeyVaultClient` per read, which checks the socket's path and peer and
 /// connects each time (before connections were kept, every request did that
 /// and more: a connection to check the peer, then async-http-client's own).
+/// A fifth takes its turn too: ssh-agent's round trip on one kept connection
+/// (`SSH_AGENTC_REQUEST_IDENTITIES`, an agent with no keys, started for the
+/// run), the floor a key read over a kept connection is set beside.
 enum ClientReadsBench {
     struct Result {
         var raw: [Double]
@@ -32,10 +35,17 @@ enum ClientReadsBench {
         var transport: [Double]
         var client: [Double]
         var fresh: [Double]
+        /// ssh-agent's round trip on one kept connection.
+        var agent: [Double]
+        /// A key read on one kept connection, blocking `write` and `read` as for the agent.
+        var blocking: [Double]
         var ratio: Double { Percentile.of(client, 0.5) / Percentile.of(raw, 0.5) }
+        var blockingOverAgent: Double { Percentile.of(blocking, 0.5) / Percentile.of(agent, 0.5) }
     }
 
     static let goal = 1.3
+    /// A key read on a kept connection at most this many times ssh-agent's round trip.
+    static let agentGoal = 2.0
 
     static func measure(seconds: Double, in directory: String) async throws -> Result {
         let folder = directory + "/client"
@@ -47,13 +57,16 @@ enum ClientReadsBench {
         let path = "/v1/accounts/bench/keys/current"
         let raw = try await SocketHTTPConnection.connect(path: socket)
         let client = KeyVaultClient(socketPath: socket)
-        var result = Result(raw: [], transport: [], client: [], fresh: [])
+        let agent = try await AgentConnection.start(in: folder)
+        defer { agent.stop() }
+        let blocking = try BlockingKeyRead(socket: socket, target: path)
+        var result = Result(raw: [], transport: [], client: [], fresh: [], agent: [], blocking: [])
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         var round = 0
         while round < 200 || ContinuousClock.now < deadline {
             round += 1
             // In a shuffled order each round, so none always follows another (a new client's close, say).
-            for kind in [0, 1, 2, 3].shuffled() {
+            for kind in [0, 1, 2, 3, 4, 5].shuffled() {
                 let start = ContinuousClock.now
                 switch kind {
                 case 0:
@@ -64,8 +77,12 @@ enum ClientReadsBench {
                 case 2:
                     let answer = try await client.send("GET", path)
                     guard answer.status == 200 else { throw BenchError("client send: \(answer.text)") }
-                default:
+                case 3:
                     guard case .ready = try await KeyVaultClient(socketPath: socket).key("bench") else { throw BenchError("new client's read: not ready") }
+                case 4:
+                    try agent.listIdentities()
+                default:
+                    try blocking.read()
                 }
                 let elapsed = Load.seconds(ContinuousClock.now - start)
                 guard round > 200 else { continue }  // after a warm-up
@@ -73,7 +90,9 @@ enum ClientReadsBench {
                 case 0: result.raw.append(elapsed)
                 case 1: result.client.append(elapsed)
                 case 2: result.transport.append(elapsed)
-                default: result.fresh.append(elapsed)
+                case 3: result.fresh.append(elapsed)
+                case 4: result.agent.append(elapsed)
+                default: result.blocking.append(elapsed)
                 }
             }
         }
@@ -147,7 +166,7 @@ extension Report {
 
             `client.key(account)` (release build) beside the same read on one raw keep-alive connection, in the same run, \
             against one daemon in a process of its own (the shipped default policy, an audit line per read to a file). \
-            The four take turns read by read (in a shuffled order each round), \(client.raw.count) reads each after a warm-up: the raw connection \
+            They take turns read by read (in a shuffled order each round), \(client.raw.count) reads each after a warm-up: the raw connection \
             (`SocketHTTPConnection`: the status and body, nothing decoded); one `KeyVaultClient`, whose connection is kept \
             and was checked once, through `key` (the answer decoded into `KeyBytes`) and through `send` (the same connection, \
             the answer not decoded: the library's transport alone); a new `KeyVaultClient` per read, which checks the \
@@ -163,6 +182,20 @@ extension Report {
 
             Goal: `client.key(account)` p50 at most \(String(format: "%.1f", ClientReadsBench.goal))× the raw connection's: \
             **\(String(format: "%.2f", ratio))** (\(ratio <= ClientReadsBench.goal ? "met" : "not met")).
+
+            The floor beside it, taking its turns in the same rounds: ssh-agent's round trip on one kept connection \
+            (`SSH_AGENTC_REQUEST_IDENTITIES` to an agent with no keys, started for the run; a 5-byte request, a 9-byte answer), \
+            and the same key read as above on a kept connection written and read the same way (blocking `write` and `read` on the \
+            bench's thread, no event loop: `BlockingKeyRead`), so both round trips carry the same client.
+
+            | round trip | p50 | p99 | p50 / ssh-agent |
+            |---|---:|---:|---:|
+            | ssh-agent, kept connection (baseline) | \(us(client.agent, 0.5)) | \(us(client.agent, 0.99)) | 1.00 |
+            | a key read, kept connection, blocking client | \(us(client.blocking, 0.5)) | \(us(client.blocking, 0.99)) | **\(String(format: "%.2f", client.blockingOverAgent))** |
+            | a key read, kept connection, the NIO client above | \(us(client.raw, 0.5)) | \(us(client.raw, 0.99)) | \(String(format: "%.2f", Percentile.of(client.raw, 0.5) / Percentile.of(client.agent, 0.5))) |
+
+            Goal: a key read on a kept connection at most \(String(format: "%.0f", ClientReadsBench.agentGoal))× ssh-agent's round trip: \
+            **\(String(format: "%.2f", client.blockingOverAgent))** (\(client.blockingOverAgent <= ClientReadsBench.agentGoal ? "met" : "not met")).
 
 
             """

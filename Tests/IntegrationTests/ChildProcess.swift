@@ -86,8 +86,10 @@ final class ChildProcess: @unchecked Sendable {
     }
 }
 
-/// Runs a program to the end; returns its status and output.
-func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:]) async throws -> (status: Int32, out: String, err: String) {
+/// Runs a program to the end; returns its status and output. With `timeout`, one still running
+/// then is killed (status 128 + SIGKILL): for a program that should exit at once, and might serve.
+func run(_ executable: String, _ arguments: [String], stdin: String? = nil, environment: [String: String] = [:],
+         timeout: Duration? = nil) async throws -> (status: Int32, out: String, err: String) {
     var template = Array("/tmp/kvrun-XXXXXX".utf8CString)
     guard let made = mkdtemp(&template) else { throw TestFailure("mkdtemp failed") }
     let dir = String(cString: made)
@@ -99,6 +101,11 @@ func run(_ executable: String, _ arguments: [String], stdin: String? = nil, envi
     }
     let child = try ChildProcess(executable, arguments, environment: environment, stdinPath: stdinPath,
                                  stdoutPath: dir + "/out", stderrPath: dir + "/err")
+    if let timeout {
+        let end = ContinuousClock.now + timeout
+        while child.isRunning, ContinuousClock.now < end { try? await Task.sleep(for: .milliseconds(5)) }
+        child.killAndReap()
+    }
     let status = await child.wait()
     let out = (try? String(contentsOfFile: dir + "/out", encoding: .utf8)) ?? ""
     let err = (try? String(contentsOfFile: dir + "/err", encoding: .utf8)) ?? ""

@@ -35,6 +35,21 @@ struct DaemonLifecycleTests {
         #expect(second.status != 0)
         #expect(second.err.contains("another keyvaultd is answering"))
         #expect(try await daemon.request("GET", "/v1/health").state == "ready")
+
+        // A second daemon on the same data directory (its own socket) refuses to start, naming the
+        // first by its pid, and leaves the first one serving: two would both own the vault's accounts.
+        let pid = try #require(daemon.process?.pid)
+        let twin = try await run(DaemonProcess.binaryDirectory + "/keyvaultd", [
+            "--data-dir", daemon.dataDirectory, "--socket", daemon.root + "/twin.sock", "--policy", daemon.policyDirectory,
+        ], timeout: .seconds(10))
+        #expect(twin.status == 1, "\(twin)")
+        #expect(twin.err.contains("another keyvaultd (pid \(pid)) is using \(daemon.dataDirectory)"), "\(twin.err)")
+        #expect(!FileManager.default.fileExists(atPath: daemon.root + "/twin.sock"))
+        #expect(try await daemon.request("GET", "/v1/health").state == "ready")
+        // Stopped, it lets the next one in.
+        #expect(await daemon.stop() == 0)
+        try await daemon.start()
+        #expect(try await daemon.request("GET", "/v1/health").state == "ready")
     }
 
     @Test("a bad policy stops the daemon at start with the file, line and problem")

@@ -58,6 +58,9 @@ package enum KeyVaultDaemon {
         // First, before the vault is opened: a folder another user could write would let them take the socket's place.
         try SocketFolder.prepare(forSocket: configuration.socketPath, group: policy.socketGroup)
 
+        // One daemon per vault: held until this process ends.
+        let owner = try DataDirectoryOwner(directory: configuration.dataDirectory)
+        defer { withExtendedLifetime(owner) {} }
         let vault = try Vault(directory: configuration.dataDirectory)
         // A bad address stops the daemon; a relay that cannot be opened yet does not: it is opened
         // on first use, and the vault is served meanwhile.

@@ -68,6 +68,8 @@ install -m 0644 LICENSE "$stage/LICENSE"
 # What an app's developer and a relay's operator read: shipped, so the README points at files, not at a site.
 docs=(docs/API.md docs/CLIENT.md docs/openapi.yaml docs/RELAY.md)
 install -m 0644 "${docs[@]}" "$stage/share/doc/keyvaultd/"
+# And how to use it: the project's README, whose quick start is what a new user follows first.
+install -m 0644 README.md "$stage/share/doc/keyvaultd/README.md"
 # The Python client (clients/python) as a wheel, built by the pinned tools of .build-venv
 # (scripts/install-deps.sh) with its files' times fixed.
 mkdir -p "$stage/share/keyvaultd/python"
@@ -80,7 +82,8 @@ keyvaultd $version for Linux ($(uname -m))
 bin/                 keyvaultd (the daemon), keyvault (its CLI), keyvault-relay (the relay service)
 lib/systemd/system/  the units; etc/keyvaultd/policy/ the default policy
 share/man/           man pages; share/{bash-completion,zsh,fish}/ completions
-share/doc/keyvaultd/ API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.2),
+share/doc/keyvaultd/ README.md (using it: one device, a second, the relay service; start here),
+                     API.md (the daemon's socket API), openapi.yaml (the same, as OpenAPI 3.2),
                      CLIENT.md (the KeyVaultClient library), RELAY.md (running keyvault-relay)
 share/keyvaultd/python/ the Python client, a wheel: pip install share/keyvaultd/python/*.whl
 

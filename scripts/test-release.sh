@@ -15,7 +15,7 @@ tar -xzf "$archive" -C "$work"
 root=$(echo "$work"/keyvaultd-*)
 (cd "$root" && sha256sum --check --quiet SHA256SUMS)
 # The documents the archive's README points at are in it, and it points at no site.
-for doc in API.md CLIENT.md openapi.yaml RELAY.md; do
+for doc in README.md API.md CLIENT.md openapi.yaml RELAY.md; do
     [ -s "$root/share/doc/keyvaultd/$doc" ] || { echo "test-release: the archive has no share/doc/keyvaultd/$doc" >&2; exit 1; }
     grep -q "$doc" "$root/README" || { echo "test-release: the archive's README does not name $doc" >&2; exit 1; }
 done

@@ -18,6 +18,9 @@ enum KDFCalibrationReport {
             passes = \(proposal.parameters.opsLimit)
             memory_mib = \(proposal.parameters.memLimitBytes >> 20)
             """)
+        if proposal.parameters.opsLimit == 10, proposal.expectedSeconds < targetSeconds * 0.8 {
+            print("\nNote: at most 10 passes are proposed; for an unlock nearer \(target), start from more memory (--calibrate-memory-mib).")
+        }
         if proposal.parameters.memLimitBytes < 256 << 20 || proposal.parameters.opsLimit < 3 {
             print("\nNote: this is below libsodium's MODERATE (3 passes over 256 MiB), the shipped default.")
         }

@@ -66,6 +66,13 @@ struct DaemonLifecycleTests {
         ])
         #expect(result.status == 78)
         #expect(result.err.contains("test.toml:4: unknown permission 'raed'"), "\(result.err)")
+
+        // A policy folder that is not there (the README's path before installing) says so, and what to do.
+        let missing = try await run(DaemonProcess.binaryDirectory + "/keyvaultd", [
+            "--data-dir", daemon.dataDirectory, "--socket", daemon.socket, "--policy", daemon.root + "/no-such-policy",
+        ], timeout: .seconds(10))
+        #expect(missing.status == 78)
+        #expect(missing.err.contains("cannot read the policy directory: there is no such folder (leave out --policy"), "\(missing.err)")
     }
 
     @Test("SIGHUP applies a good policy and refuses a bad one, keeping the old")

@@ -13,7 +13,11 @@ package enum PolicyLoader {
         do {
             names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".toml") }.sorted()
         } catch {
-            throw PolicyError(file: directory, line: 0, message: "cannot read the policy directory")
+            var isFolder: ObjCBool = false
+            let exists = FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder)
+            let why = !exists ? "there is no such folder" : !isFolder.boolValue ? "it is not a folder" : "it cannot be read"
+            throw PolicyError(file: directory, line: 0, message: "cannot read the policy directory: \(why) "
+                              + "(leave out --policy for the built-in default, the same as the shipped policy/)")
         }
         guard !names.isEmpty else { throw PolicyError(file: directory, line: 0, message: "no .toml files in the policy directory") }
         var builder = PolicyBuilder(selfUID: selfUID)

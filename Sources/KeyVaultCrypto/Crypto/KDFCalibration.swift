@@ -35,7 +35,8 @@ package enum KDFCalibration {
             measurements += [one, three]
             let perPass = max((three.seconds - one.seconds) / 2, 1e-6)
             let fixed = max(one.seconds - perPass, 0)
-            let passes = Int(((targetSeconds - fixed) / perPass).rounded(.down))
+            // The nearest number of passes to the target ("about"), not the most that fit under it.
+            let passes = Int(((targetSeconds - fixed) / perPass).rounded())
             if passes >= 1 || memory <= 64 {
                 let chosen = min(max(passes, 1), 10)
                 let parameters = try KDFParameters(opsLimit: UInt64(chosen), memLimitBytes: UInt64(memory) << 20)

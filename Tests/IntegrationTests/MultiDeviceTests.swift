@@ -80,6 +80,7 @@ struct MultiDeviceTests {
         let deviceID = try #require(ticket["deviceId"])
         let code = try #require(ticket["pairingCode"])
         #expect(code.count == 6)
+        #expect(try await RotationTests.membership(b, "alice") == "joining")
 
         let early = try await b.request("GET", "/v1/accounts/alice/keys/current")
         #expect(early.status == 202)

@@ -52,8 +52,10 @@ struct RotationTests {
         #expect(cCurrent.status == 403)
         #expect(cCurrent.state == "revoked")
         #expect(cCurrent["key"] == nil)
-        // What C held before it was removed stays readable there.
+        // What C held before it was removed stays readable there; its status says it was removed, A's that A is a member.
         #expect(try await c.request("GET", "/v1/accounts/rot/keys/2")["key"] == second)
+        #expect(try await Self.membership(c, "rot") == "revoked")
+        #expect(try await Self.membership(a, "rot") == "member")
         let devices = try await a.request("GET", "/v1/accounts/rot/devices").object["devices"] as? [[String: Any]] ?? []
         #expect(devices.first { $0["deviceId"] as? String == deviceC }?["status"] as? String == "revoked")
         // A removed device cannot destroy the account everywhere: revoked, not an internal error.
@@ -280,5 +282,11 @@ struct RotationTests {
         try await fresh.start()
         #expect(try await fresh.request("POST", "/v1/accounts/kit/unlock", json: ["passphrase": "restored passphrase"]).status == 200)
         #expect(try await fresh.request("GET", "/v1/accounts/kit/keys/2")["key"] == keys[1])
+    }
+
+    /// `membership` of the account in the device's `GET /v1/status`.
+    static func membership(_ device: DaemonProcess, _ account: String) async throws -> String? {
+        let accounts = try await device.request("GET", "/v1/status").object["accounts"] as? [[String: Any]] ?? []
+        return accounts.first { $0["account"] as? String == account }?["membership"] as? String
     }
 }

@@ -570,12 +570,25 @@ package struct AccountStatus: Sendable, Codable, Equatable {
     package var accessibility: String
     package var currentGeneration: Int
     package var generations: Int
+    /// This device's place in the account's circle: `founding`, `joining`, `member`, `revoked` or `destroyed`.
+    package var membership: String
 }
 
 extension AccountStatus {
     init(_ state: AccountState) {
         self.init(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
                   accessibility: state.record.accessibility.rawValue,
-                  currentGeneration: state.currentGeneration?.value ?? 0, generations: state.generations.count)
+                  currentGeneration: state.currentGeneration?.value ?? 0, generations: state.generations.count,
+                  membership: Self.membership(state.phase))
+    }
+
+    static func membership(_ phase: AccountPhase) -> String {
+        switch phase {
+        case .founding: "founding"
+        case .joining: "joining"
+        case .member: "member"
+        case .revoked: "revoked"
+        case .destroyed: "destroyed"
+        }
     }
 }

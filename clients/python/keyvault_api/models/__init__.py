@@ -3,6 +3,7 @@
 from .account_answer import AccountAnswer
 from .account_status import AccountStatus
 from .account_status_accessibility import AccountStatusAccessibility
+from .account_status_membership import AccountStatusMembership
 from .approve_request import ApproveRequest
 from .approved_answer import ApprovedAnswer
 from .change_passphrase_request import ChangePassphraseRequest
@@ -86,6 +87,7 @@ __all__ = (
     "AccountAnswer",
     "AccountStatus",
     "AccountStatusAccessibility",
+    "AccountStatusMembership",
     "ApprovedAnswer",
     "ApproveRequest",
     "ChangePassphraseRequest",

@@ -4,6 +4,7 @@ from typing import Any, TypeVar
 from attrs import define as _attrs_define
 
 from ..models.account_status_accessibility import AccountStatusAccessibility
+from ..models.account_status_membership import AccountStatusMembership
 
 T = TypeVar("T", bound="AccountStatus")
 
@@ -19,6 +20,9 @@ class AccountStatus:
         current_generation (int): The generation `keys/current` answers with; 0 while the account has no current key (a
             device still joining).
         generations (int):
+        membership (AccountStatusMembership): This device's place in the account's circle: `founding` (its circle is
+            this device's and not on the relay yet), `joining` (asked to join, not approved yet), `member`, `revoked`
+            (removed: it keeps the keys it held and gets no more) or `destroyed`.
     """
 
     account: str
@@ -27,6 +31,7 @@ class AccountStatus:
     accessibility: AccountStatusAccessibility
     current_generation: int
     generations: int
+    membership: AccountStatusMembership
 
     def to_dict(self) -> dict[str, Any]:
         account = self.account
@@ -41,6 +46,8 @@ class AccountStatus:
 
         generations = self.generations
 
+        membership = self.membership.value
+
         field_dict: dict[str, Any] = {}
 
         field_dict.update(
@@ -51,6 +58,7 @@ class AccountStatus:
                 "accessibility": accessibility,
                 "currentGeneration": current_generation,
                 "generations": generations,
+                "membership": membership,
             }
         )
 
@@ -71,6 +79,8 @@ class AccountStatus:
 
         generations = d.pop("generations")
 
+        membership = AccountStatusMembership(d.pop("membership"))
+
         account_status = cls(
             account=account,
             device_id=device_id,
@@ -78,6 +88,7 @@ class AccountStatus:
             accessibility=accessibility,
             current_generation=current_generation,
             generations=generations,
+            membership=membership,
         )
 
         return account_status

@@ -74,6 +74,38 @@ struct OneDeviceTests {
         #expect(retryAfter >= 1)
     }
 
+    /// A key's time is kept to the millisecond from its making, so every place that holds it (the vault,
+    /// the log, the shares) says the same: founding the circle on a relay later read it back 1 ms on for
+    /// about half of the accounts (a sub-millisecond time rounded one way there and the other here).
+    @Test("a key's createdAt reads the same after a restart that founds its circle on a relay, and after another")
+    func createdAtToTheMillisecond() async throws {
+        let daemon = try DaemonProcess()
+        defer { daemon.remove() }
+        try await daemon.start()
+        var made: [(user: String, createdAt: String)] = []
+        for index in 0..<12 {
+            let user = "t\(index)"
+            #expect(try await daemon.request("POST", "/v1/accounts", json: ["user": user, "passphrase": "pw"]).status == 200)
+            made.append((user, try #require(try await daemon.request("GET", "/v1/accounts/\(user)/keys/1")["createdAt"])))
+        }
+        #expect(await daemon.stop() == 0)
+        daemon.relay = "sqlite:" + daemon.root + "/relay.sqlite"
+        for round in 1...2 {
+            try await daemon.start()
+            for (user, createdAt) in made {
+                #expect(try await daemon.request("POST", "/v1/accounts/\(user)/unlock", json: ["passphrase": "pw"]).status == 200)
+                // Founded on the relay (the first round): the circle lists this device.
+                try await eventually {
+                    let devices = try await daemon.request("GET", "/v1/accounts/\(user)/devices").object["devices"] as? [[String: Any]] ?? []
+                    return devices.count == 1
+                }
+                let read = try await daemon.request("GET", "/v1/accounts/\(user)/keys/1")["createdAt"]
+                #expect(read == createdAt, "round \(round), \(user): made at \(createdAt), reads \(read ?? "nothing")")
+            }
+            #expect(await daemon.stop() == 0)
+        }
+    }
+
     @Test("the back-off survives a restart")
     func backoffSurvivesRestart() async throws {
         let daemon = try DaemonProcess(policy: DaemonProcess.testPolicy + "\n[unlock-backoff]\nbase_seconds = 60\nmax_seconds = 600\n")

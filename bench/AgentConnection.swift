@@ -15,10 +15,21 @@ final class AgentConnection {
     }
 
     static func start(in folder: String) async throws -> AgentConnection {
+        let path = folder + "/agent.sock"
+        let agent = try await startAgent(at: path)
+        do {
+            return AgentConnection(agent: agent, descriptor: try connectUnix(path))
+        } catch {
+            kill(agent.processIdentifier, SIGKILL)
+            throw error
+        }
+    }
+
+    /// ssh-agent in the foreground (`-D`), listening on `path`, with no keys: stop it with SIGKILL.
+    static func startAgent(at path: String) async throws -> Process {
         guard let sshAgent = ["/usr/bin/ssh-agent", "/bin/ssh-agent"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw BenchError("no ssh-agent to compare with")
         }
-        let path = folder + "/agent.sock"
         let agent = Process()
         agent.executableURL = URL(fileURLWithPath: sshAgent)
         agent.arguments = ["-D", "-a", path]
@@ -27,22 +38,10 @@ final class AgentConnection {
         try agent.run()
         guard try await poll(200, every: .milliseconds(25), until: { FileManager.default.fileExists(atPath: path) }) else {
             kill(agent.processIdentifier, SIGKILL)
+            agent.waitUntilExit()
             throw BenchError("ssh-agent did not make its socket")
         }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.enumerated() where index < bytes.count - 1 { bytes[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard descriptor >= 0, connected == 0 else {
-            kill(agent.processIdentifier, SIGKILL)
-            throw BenchError("cannot connect to ssh-agent: \(String(cString: strerror(errno)))")
-        }
-        return AgentConnection(agent: agent, descriptor: descriptor)
+        return agent
     }
 
     /// One `SSH_AGENTC_REQUEST_IDENTITIES` (11) and its answer, `SSH_AGENT_IDENTITIES_ANSWER` (12) with no keys.
@@ -78,17 +77,7 @@ final class BlockingKeyRead {
     private var buffer = [UInt8](repeating: 0, count: 16 * 1024)
 
     init(socket path: String, target: String) throws {
-        let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { bytes in
-            for (index, byte) in path.utf8.enumerated() where index < bytes.count - 1 { bytes[index] = byte }
-        }
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        guard descriptor >= 0, connected == 0 else { throw BenchError("cannot connect to the daemon: \(String(cString: strerror(errno)))") }
-        self.descriptor = descriptor
+        descriptor = try connectUnix(path)
         request = Array("GET \(target) HTTP/1.1\r\nHost: localhost\r\n\r\n".utf8)
     }
 
@@ -125,4 +114,24 @@ final class BlockingKeyRead {
     }
 
     deinit { close(descriptor) }
+}
+
+/// A blocking connection to a Unix socket: its descriptor.
+func connectUnix(_ path: String) throws -> Int32 {
+    let descriptor = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+    guard descriptor >= 0 else { throw BenchError("socket: \(String(cString: strerror(errno)))") }
+    var address = sockaddr_un()
+    address.sun_family = sa_family_t(AF_UNIX)
+    withUnsafeMutableBytes(of: &address.sun_path) { bytes in
+        for (index, byte) in path.utf8.enumerated() where index < bytes.count - 1 { bytes[index] = byte }
+    }
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+    }
+    guard connected == 0 else {
+        let reason = String(cString: strerror(errno))
+        close(descriptor)
+        throw BenchError("cannot connect to \(path): \(reason)")
+    }
+    return descriptor
 }

@@ -25,9 +25,8 @@ enum CLIStartBench {
         let cli = ProcessInfo.processInfo.environment["KEYVAULT_BENCH_CLI"]
             ?? URL(fileURLWithPath: own).deletingLastPathComponent().appendingPathComponent("keyvault").path
         guard FileManager.default.isExecutableFile(atPath: cli) else { throw BenchError("no keyvault beside the bench (swift build -c release --product keyvault)") }
-        guard let sshAdd = ["/usr/bin/ssh-add", "/bin/ssh-add"].first(where: FileManager.default.isExecutableFile(atPath:)),
-              let sshAgent = ["/usr/bin/ssh-agent", "/bin/ssh-agent"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw BenchError("no ssh-add and ssh-agent to compare with")
+        guard let sshAdd = ["/usr/bin/ssh-add", "/bin/ssh-add"].first(where: FileManager.default.isExecutableFile(atPath:)) else {
+            throw BenchError("no ssh-add to compare with")
         }
         let folder = directory + "/cli"
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
@@ -35,18 +34,10 @@ enum CLIStartBench {
         defer { daemon.stop() }
 
         let agentSocket = folder + "/agent.sock"
-        let agent = Process()
-        agent.executableURL = URL(fileURLWithPath: sshAgent)
-        agent.arguments = ["-D", "-a", agentSocket]
-        agent.standardOutput = FileHandle.nullDevice
-        agent.standardError = FileHandle.nullDevice
-        try agent.run()
+        let agent = try await AgentConnection.startAgent(at: agentSocket)
         defer {
             kill(agent.processIdentifier, SIGKILL)
             agent.waitUntilExit()
-        }
-        guard try await poll(200, every: .milliseconds(25), until: { FileManager.default.fileExists(atPath: agentSocket) }) else {
-            throw BenchError("ssh-agent did not make its socket")
         }
 
         let read = [cli, "key", "get", "--account", "bench", "--raw", "hex", "--socket", daemon.socket]

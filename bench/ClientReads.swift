@@ -63,7 +63,7 @@ enum ClientReadsBench {
         var result = Result(raw: [], transport: [], client: [], fresh: [], agent: [], blocking: [])
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
         var round = 0
-        while round < 200 || ContinuousClock.now < deadline {
+        while round < 300 || ContinuousClock.now < deadline {  // 200 to warm up, then at least 100 of each
             round += 1
             // In a shuffled order each round, so none always follows another (a new client's close, say).
             for kind in [0, 1, 2, 3, 4, 5].shuffled() {

@@ -190,8 +190,9 @@ final class ConnectionLimiter: Sendable {
             let id = ObjectIdentifier(channel)
             guard state.entries[id] != nil else { return }
             state.entries[id]?.busy = busy
-            if busy { state.entries[id]?.served = true }
-            if !busy {
+            if busy {
+                state.entries[id]?.served = true
+            } else {
                 let now = state.nextTick()
                 state.entries[id]?.idleSince = now
             }

@@ -99,7 +99,7 @@ package struct Enrollments: Sendable {
             let parameters = policy.current.kdf
             let salt = Random.bytes(KDFParameters.saltByteCount)
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
-            let created = Millis.date(Millis.of(now()))  // to the millisecond, as the vault reads it back
+            let created = Millis.whole(now())  // to the millisecond, as the vault reads it back
             let keys = DeviceKeys(signing: identity.signing.publicKey, box: identity.box.publicKey, name: deviceName)
             let code = Pairing.drawCode()
             let started = try PairingRequest.make(account: id, device: keys, signer: identity.signing, code: code,

@@ -236,7 +236,7 @@ package final class KeyVaultService: Sendable {
             let kek = try await KDFRunner.deriveKEK(passphrase: passphrase, salt: salt, parameters: parameters)
             // To the millisecond, as the log and shares carry it: a finer time would read back
             // otherwise from the vault after a restart (its sub-millisecond part rounded through seconds).
-            let created = Millis.date(Millis.of(now()))
+            let created = Millis.whole(now())
             let identity = founding ? preparedIdentity(for: id) : DeviceIdentity.generate()
             // A new account starts with generation 1; an imported one with the kit's generations.
             let generated = SecretKey.generate()

@@ -92,7 +92,7 @@ package struct Rotations: Sendable {
 
     /// A new generation made now, its time to the millisecond (as the log and the vault keep it).
     private func newGeneration(_ number: Generation, of key: SecretKey) -> KeyGeneration {
-        KeyGeneration(number: number, keyID: KeyID(of: key), createdAt: Millis.date(Millis.of(now())), state: .active)
+        KeyGeneration(number: number, keyID: KeyID(of: key), createdAt: Millis.whole(now()), state: .active)
     }
 
     /// A rotation inside a job of the account (a revoke's, owed work's): read, appended and published in it.

@@ -19,6 +19,10 @@ package enum Millis {
 
     /// The date of a time in range.
     package static func date(_ ms: UInt64) -> Date { Date(timeIntervalSince1970: Double(Swift.min(ms, max)) / 1000) }
+
+    /// `date` to the whole millisecond (down), as records carry it: a time made so reads back the
+    /// same from the vault, the log and a share.
+    package static func whole(_ date: Date) -> Date { Self.date(of(date)) }
 }
 
 /// The canonical encoding every signed record uses (docs/PROTOCOL.md,

@@ -18,14 +18,14 @@ struct ParkedReadTests {
         let hub = WaitingHub(owners: owners)
         let owner = owners.owner(f.account)
         let locked = try f.loaded(accessibility: .afterFirstUnlock)
-        _ = owner.publish(locksAtStart: 0) { $0 = locked }
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = locked }
         let deadline = ContinuousClock.now + .seconds(30)
 
         // Woken by the unlock's publish: the read's answer is that state's, ready.
         let token = hub.arm(f.account)
         let parked = Task { await hub.wait(f.account, token, until: deadline) }
         await Task.yield()
-        _ = owner.publish(locksAtStart: 0) { $0 = try! f.unlocked(locked) }
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(locked) }
         owner.waiters.wakeAll(with: owner.current)
         let woken = try #require(await parked.value, "no state came with the wake")
         guard case .ready = woken.read(.current, withRelay: true).availability else {
@@ -37,7 +37,7 @@ struct ParkedReadTests {
         let overtaken = Task { await hub.wait(f.account, again, until: deadline) }
         await Task.yield()
         let stale = owner.current
-        _ = owner.lockAtOnce()
+        _ = owner.lockAtOnce(now: f.t0)
         owner.waiters.wakeAll(with: stale)
         #expect(await overtaken.value == nil, "a read was answered from a state a lock had replaced")
 

@@ -1,3 +1,4 @@
+import struct Foundation.Date
 import Synchronization
 import KeyVaultProtocol
 import KeyVaultAccount
@@ -399,11 +400,11 @@ final class AccountOwner: Sendable {
     /// A job that began before a lock made at once (`locksAtStart` behind the count) may
     /// still be working from the unlocked state it read: whatever it publishes is locked
     /// again here, so no key or KEK it held comes back into memory after that lock.
-    func publish(locksAtStart: UInt64, _ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
+    func publish(locksAtStart: UInt64, now: Date, _ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
         try published.withLock { published in
             let before = published.state
             try change(&published.state)
-            if published.lockedSince(locksAtStart) { _ = published.state?.lock() }
+            if published.lockedSince(locksAtStart) { published.state?.handle(.lock, now: now) }
             published.version += 1
             return (before, published.state)
         }
@@ -413,9 +414,9 @@ final class AccountOwner: Sendable {
     /// relay, a vault): the KEK, the identity and (for `whenUnlocked`) the keys leave memory
     /// here; a job already running cannot put them back (`publish`). Answers the lock's
     /// effects, or nil for an account this device does not hold.
-    func lockAtOnce() -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
+    func lockAtOnce(now: Date) -> (before: AccountState, after: AccountState, effects: [Locking.Effect])? {
         atOnce { state, published in
-            let effects = state.lock()
+            let effects = state.handle(.lock, now: now).locking
             published.locksAtOnce += 1
             return effects
         }

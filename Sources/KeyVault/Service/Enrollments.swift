@@ -122,8 +122,8 @@ package struct Enrollments: Sendable {
             // held in memory, ended: it asks again for a new code).
             try await vault.insert(snapshot, enqueue: [.request(request)])
             var state = AccountState(snapshot: snapshot)
-            state.opened(kek: kek, identity: identity)
-            state.requestedToJoin(request, code: code)
+            state.handle(.opened(kek: kek, identity: identity, keys: [:]), now: now())
+            state.handle(.requestedToJoin(request, code: code), now: now())
             pairings.keep(started.takeInitiator(), for: id)
             service.install(id, state)
             installed = true
@@ -145,10 +145,7 @@ package struct Enrollments: Sendable {
             logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
             try await vault.replaceLog(account: id, from: 0, entries: circle.entries.map { ($0.seq, $0.encoded) }, confirmed: circle.entries.count)
             try await service.relayAudit.restartReading(id)
-            service.update(id) { state in
-                state.setCircle(circle)
-                state.confirmLog(upTo: circle.entries.count)
-            }
+            service.update(id, .circleAdopted(circle, confirmed: circle.entries.count))
         }
         let code = Pairing.drawCode()
         let name = state.record.deviceName
@@ -158,10 +155,7 @@ package struct Enrollments: Sendable {
         let request = started.request
         try await vault.renewEnrollment(account: id, request: request.encoded, enqueue: .request(request))
         pairings.keep(started.takeInitiator(), for: id)
-        service.update(id) { state in
-            state.requestedToJoin(request, code: code)
-            state.keepPairingKey(nil)
-        }
+        service.update(id, .requestedToJoin(request, code: code))
         await service.publishing.publishQueued(id)
         logger.info("enrollment requested again", metadata: ["account": "\(id)", "device": "\(state.deviceID)"])
         return EnrollmentTicket(deviceID: state.deviceID, pairingCode: code, since: request.requestedDate)
@@ -242,7 +236,7 @@ package struct Enrollments: Sendable {
                                                    circle: state.circle)
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
-            service.update(id) { $0.responded(to: request) }
+            service.update(id, .responded(to: request))
             return response
         }
         // Sent once the job ends, outside the account's line, and before the wait's clock starts: the new
@@ -346,7 +340,7 @@ package struct Enrollments: Sendable {
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             guard state.mayDismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
             try await vault.dismissRequest(account: id, deviceID: deviceID)
-            service.update(id) { _ = $0.dismiss(deviceID) }
+            service.update(id, .dismissed(deviceID))
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }

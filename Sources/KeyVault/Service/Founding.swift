@@ -51,7 +51,7 @@ package struct Founding: Sendable {
             if state.circle.isEmpty {
                 let circle = try Self.foundingCircle(of: state, identity: identity, at: now())
                 try await vault.appendLog(account: id, entries: circle.entries.map { ($0.seq, $0.encoded) }, current: state.currentKey(after: circle))
-                service.update(id) { $0.setCircle(circle) }
+                service.update(id, .founded(circle))
             }
             relayCredentials?.present(identityToken: identityToken, for: id)
             defer { relayCredentials?.present(identityToken: nil, for: id) }
@@ -124,7 +124,7 @@ package struct Founding: Sendable {
             let state = try service.existing(id)
             let empty = CircleState(account: id)
             try await vault.replaceLog(account: id, from: .genesis, entries: [], confirmed: 0, current: state.record.currentKey)
-            service.update(id) { $0.circleAdopted(empty, confirmed: 0) }
+            service.update(id, .circleAdopted(empty, confirmed: 0))
         }
     }
 

@@ -61,7 +61,7 @@ package final class KeyVaultService: Sendable {
         hub = WaitingHub(owners: owners)
         pairings = PairingExchanges(owners: owners)
         for snapshot in try vault.loadAll() {
-            _ = owners.owner(snapshot.account.id).publish(locksAtStart: 0) { $0 = AccountState(snapshot: snapshot) }
+            _ = owners.owner(snapshot.account.id).publish(locksAtStart: 0, now: clock.now) { $0 = AccountState(snapshot: snapshot) }
         }
     }
 
@@ -287,7 +287,8 @@ package final class KeyVaultService: Sendable {
                 throw Refusal.invalid("the account \(id) already exists on this device")
             }
             var state = AccountState(snapshot: snapshot)
-            state.opened(kek: kek, identity: identity, keys: Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a }))
+            state.handle(.opened(kek: kek, identity: identity, keys: Dictionary(keys.map { ($0.keyID, $0.key) }, uniquingKeysWith: { a, _ in a })),
+                         now: now())
             install(id, state)
             if founding {
                 // An account that another device already founded on the relay is not founded twice;
@@ -362,7 +363,7 @@ package final class KeyVaultService: Sendable {
     /// Locks at once, not in the account's line (issue 34): a job waiting on the relay or
     /// the vault does not hold a lock back, and cannot undo it (`AccountOwner.lockAtOnce`).
     package func lock(_ id: AccountID) async throws {
-        guard let owner = owners.holding(id), let (before, after, effects) = owner.lockAtOnce() else { throw Refusal.unknownAccount(id) }
+        guard let owner = owners.holding(id), let (before, after, effects) = owner.lockAtOnce(now: now()) else { throw Refusal.unknownAccount(id) }
         didPublish(owner, before, after)
         logger.info("account locked", metadata: ["account": "\(id)"])
         for case .announce(let event) in effects { hub.announce(id, event) }
@@ -387,9 +388,8 @@ package final class KeyVaultService: Sendable {
                     return item
                 }
                 try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
-                var next = state
-                next.rewrapped(items, salt: salt, kdf: parameters)
-                try await install(unlocked: id, from: next, kek: kek, secrets: secrets)
+                update(id, .rewrapped(items: items, salt: salt, kdf: parameters), now: modified)
+                try await install(unlocked: id, kek: kek, secrets: secrets)
                 logger.info("passphrase changed", metadata: ["account": "\(id)"])
             }
         }
@@ -397,27 +397,27 @@ package final class KeyVaultService: Sendable {
 
     // MARK: Helpers
 
-    /// Changes an account's published state, all of the change or none of it
-    /// (a change that throws leaves the state as it was): only from one of its own jobs.
+    /// Hands `event` to the account's machine (at `at`, else the clock's time) and publishes
+    /// what it leaves: only from one of the account's own jobs. Answers the machine's effects,
+    /// or nil for an account this device does not hold; a refused event changes nothing.
     @discardableResult
-    func update<T>(_ id: AccountID, _ change: (inout AccountState) throws -> T) rethrows -> T? {
+    func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) -> [AccountState.Effect]? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
-        var result: T?
+        let time = at ?? now()
+        var effects: [AccountState.Effect]?
         let owner = owners.owner(id)
-        let (before, after) = try owner.publish(locksAtStart: AccountOwners.locksAtStart) { published in
-            guard var state = published else { return }
-            result = try change(&state)
-            published = state
+        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time) { published in
+            effects = published?.handle(event, now: time)
         }
         didPublish(owner, before, after)
-        return result
+        return effects
     }
 
     /// Publishes a new account's state (or forgets a deleted one): only from its own job.
     func install(_ id: AccountID, _ state: AccountState?) {
         precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
         let owner = owners.owner(id)
-        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart) { $0 = state }
+        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: now()) { $0 = state }
         didPublish(owner, before, after)
     }
 
@@ -459,10 +459,7 @@ package final class KeyVaultService: Sendable {
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number.value)))
         try await vault.addGeneration(account: id, generation: generation, item: item, makingCurrent: makingCurrent)
         // A lock that came first is not undone: its job ran to its end before this one began.
-        update(id) { state in
-            state.keyStored(generation, item: item, key: key)
-            if makingCurrent { state.madeCurrent(generation) }
-        }
+        update(id, .keyStored(generation, item: item, key: key, makingCurrent: makingCurrent))
     }
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).
@@ -488,11 +485,10 @@ package final class KeyVaultService: Sendable {
         } catch CryptoError.authenticationFailed {
             let backoff = policy.current.backoff
             // At once (an unlock does not wait in the line), from the back-off held now.
+            let at = now()
             let changed = owner.changeAtOnce { state -> (Locking, [Locking.Effect]) in
-                var locking = state.locking
-                let effects = locking.wrongPassphrase(at: now(), baseSeconds: backoff.baseSeconds, maxSeconds: backoff.maxSeconds)
-                state.throttled(locking)
-                return (locking, effects)
+                let effects = state.handle(.wrongPassphrase(baseSeconds: backoff.baseSeconds, maxSeconds: backoff.maxSeconds), now: at).locking
+                return (state.locking, effects)
             }
             guard let (before, after, (locking, effects)) = changed else { throw Refusal.unknownAccount(id) }
             didPublish(owner, before, after)
@@ -522,8 +518,9 @@ package final class KeyVaultService: Sendable {
         let id = owner.id
         let outcome: (before: AccountState, after: AccountState, effects: [Locking.Effect])?
         do {
+            let at = now()
             outcome = try owner.unlockAtOnce(locksBefore: locksBefore) { state in
-                try state.unlock(kek: kek, secrets: try state.unwrapAll(with: kek))
+                try state.handle(.unlock(kek: kek, secrets: try state.unwrapAll(with: kek)), now: at).orThrow().locking
             }
         } catch VaultError.corrupt(let why) {
             throw Refusal.damaged(id, why)
@@ -543,24 +540,23 @@ package final class KeyVaultService: Sendable {
         }
     }
 
-    /// Unlocks with secrets unwrapped under `kek`, in the account's line (a passphrase change): the
-    /// vault's back-off is cleared first, then memory changes.
-    private func install(unlocked id: AccountID, from state: AccountState, kek: SecretKey, secrets: [ItemSlot: SecureBytes]) async throws {
-        var next = state
+    /// Unlocks with secrets unwrapped under `kek`, in the account's line (a passphrase change):
+    /// memory changes, then the vault's back-off is cleared (as an unlock made at once does).
+    private func install(unlocked id: AccountID, kek: SecretKey, secrets: [ItemSlot: SecureBytes]) async throws {
+        guard let handled = update(id, .unlock(kek: kek, secrets: secrets)) else { throw Refusal.unknownAccount(id) }
         let effects: [Locking.Effect]
         do {
-            effects = try next.unlock(kek: kek, secrets: secrets)
+            effects = try handled.orThrow().locking
         } catch VaultError.corrupt(let why) {
             throw Refusal.damaged(id, why)
         }
+        for case .announce(let event) in effects { hub.announce(id, event) }
         do {
             try await persist(effects, for: id)
         } catch {
             // The back-off the vault still holds is stricter than the truth: it errs the safe way.
             logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
         }
-        update(id) { $0 = next }
-        for case .announce(let event) in effects { hub.announce(id, event) }
     }
 }
 

@@ -172,7 +172,7 @@ package struct Rotations: Sendable {
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
     func dropUnannounced(_ id: AccountID, keyID: KeyID) async throws {
         try await vault.removeGeneration(account: id, keyID: keyID)
-        service.update(id) { $0.dropGeneration(keyID: keyID) }
+        service.update(id, .generationDropped(keyID))
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
@@ -189,7 +189,7 @@ package struct Rotations: Sendable {
         for done in state.promotionClearing(keyID: keyID) {
             try await vault.clearPromotionDeadline(account: id, keyID: done)
         }
-        service.update(id) { $0.promoted(keyID: keyID) }
+        service.update(id, .promoted(keyID))
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }

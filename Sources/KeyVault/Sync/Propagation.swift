@@ -168,7 +168,7 @@ package struct Propagation: Sendable {
         let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + fresh.count
         let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
         if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
-        service.update(account) { $0.read(upTo: last.cursor, storedCursor: store, unstored: unstored) }
+        service.update(account, .read(upTo: last.cursor, storedCursor: store, unstored: unstored))
         return true
     }
 
@@ -177,7 +177,7 @@ package struct Propagation: Sendable {
     /// wait for an unlock are known again without reading the relay.
     func replayNotes(_ account: AccountID) async {
         await owners.run(account) {
-            let notes = service.update(account) { $0.takeNotesToReplay() } ?? []
+            let notes = service.update(account, .notesReplayed)?.replayed ?? []
             let me = owners.read(account, { $0.deviceID })
             // What belongs to requests that have expired is of no use any more: forgotten, not replayed.
             let lifetime = Double(policy.current.enrollment.requestLifetimeSeconds)
@@ -214,14 +214,13 @@ package struct Propagation: Sendable {
                     guard old.account == account else { throw ProtocolError.invalid("a request filed under another account") }
                     logger.notice("a pairing version 1 request: that device must update keyvaultd and enroll again",
                                   metadata: ["account": "\(account)", "device": "\(old.device.deviceID)"])
-                    let kept = service.update(account) {
-                        $0.retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate, at: seenAt)
-                    } ?? false
+                    let kept = service.update(account, .retiredRequestArrived(device: old.device, headHash: old.headHash, requestedAt: old.requestedDate),
+                                              now: seenAt)?.kept ?? false
                     return kept ? .request : nil
                 }
                 let request = try PairingRequest.decode(row.record.body)
                 guard request.account == account else { throw ProtocolError.invalid("a request filed under another account") }
-                let kept = service.update(account) { $0.requestArrived(request, at: seenAt) } ?? false
+                let kept = service.update(account, .requestArrived(request), now: seenAt)?.kept ?? false
                 return kept ? .request : nil
             case .challenge:
                 return try await noteChallenge(row.record.body, account: account) ? .challenge : nil
@@ -236,7 +235,7 @@ package struct Propagation: Sendable {
                     throw ProtocolError.invalid("a share of \(row.record.body.count) bytes; a share is \(KeyShare.minSealedByteCount) to \(KeyShare.maxSealedByteCount)")
                 }
                 func keptSealed() throws -> Bool {
-                    try service.update(account) { try $0.keepSealed(row.record.body, at: row.cursor, limit: Self.maxKeptShares) } ?? false
+                    try service.update(account, .shareArrived(sealed: row.record.body, cursor: row.cursor, limit: Self.maxKeptShares))?.orThrow().kept ?? false
                 }
                 if try keptSealed() { return .share }
                 // A lock is answered at once, not after this pass: one that came since the check above
@@ -249,7 +248,7 @@ package struct Propagation: Sendable {
                 let ack = try ShareAck.decode(row.record.body)
                 // The signature is checked on a snapshot; only the recording runs under the account's lock.
                 guard let verified = try owners.read(account, { try $0.verify(ack) }),
-                      let effects = try service.update(account, { try $0.acknowledged(verified, at: now()) }) else { return nil }
+                      let effects = try service.update(account, .acknowledged(verified))?.orThrow().promotions else { return nil }
                 // After this page: promoting appends to the log in a job of its own, and publishes after it,
                 // outside the line.
                 if !effects.isEmpty { owners.followUp { await self.service.rotations.promoteDue(account) } }
@@ -281,7 +280,7 @@ package struct Propagation: Sendable {
             guard state.enrollment.takes(response), let request = state.enrollment.ownRequest, let identity = state.identity,
                   let initiator = pairings.takeInitiator(for: account) else { return false }
             let answer = Pairing.answer(response, to: request, initiator: initiator, circle: state.circle, signer: identity.signing)
-            service.update(account) { $0.answered(answer) }
+            service.update(account, .answered(answer))
             switch answer {
             case .confirmed(let confirmation, let sessionKey):
                 logger.info("pairing confirmed; waiting for the approval", metadata: ["account": "\(account)"])
@@ -290,7 +289,7 @@ package struct Propagation: Sendable {
                     let wrapped = WrappedSecret.wrap(sessionKey.bytes, under: kek, context: WrapContext(account: account, kind: .pairingKey, generation: 0))
                     do {
                         try await vault.keepPairingKey(account: account, wrapped: wrapped)
-                        service.update(account) { $0.keepPairingKey(wrapped) }
+                        service.update(account, .pairingKeyKept(wrapped))
                     } catch {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
@@ -303,7 +302,7 @@ package struct Propagation: Sendable {
             }
         case Labels.pairingApproval:
             let approval = try PairingApproval.decode(body) { state.circle.isTrusted($0) ? state.circle.members[$0]?.keys.signing : nil }
-            service.update(account) { $0.approvalArrived(approval) }
+            service.update(account, .approvalArrived(approval))
             await authenticateApproval(account)
         default:
             throw ProtocolError.malformed("a pairing version 1 challenge: pairing is version 2 here")
@@ -314,7 +313,7 @@ package struct Propagation: Sendable {
     /// A joining device whose approval now verifies under the exchange's key takes
     /// the shares it kept sealed until then.
     func authenticateApproval(_ account: AccountID) async {
-        let check = service.update(account) { $0.authenticateApproval() } ?? .waiting
+        let check = service.update(account, .approvalChecked)?.approvalCheck ?? .waiting
         if case .refused(let count) = check {
             // PROTOCOL.md, "Outcomes": a rejected record changes nothing and is logged.
             logger.warning("refused relay record", metadata: [
@@ -333,7 +332,7 @@ package struct Propagation: Sendable {
         guard SignedEnvelope.label(of: body) == Labels.pairingConfirm else {
             throw ProtocolError.malformed("a pairing version 1 reveal: pairing is version 2 here")
         }
-        try service.update(account) { _ = try $0.confirmationArrived(body) }
+        _ = try service.update(account, .confirmationArrived(body))?.orThrow()
         // Kept only in memory: the approval that waits for it lives in this run.
         return false
     }
@@ -371,7 +370,7 @@ package struct Propagation: Sendable {
             } else {
                 try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
-            service.update(account) { $0.circleAdopted(circle, confirmed: confirmed) }
+            service.update(account, .circleAdopted(circle, confirmed: confirmed))
             if outcome.destroyed { try await shred(account) }
             for event in outcome.events { hub.announce(account, event) }
             if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }
@@ -381,7 +380,7 @@ package struct Propagation: Sendable {
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
     func shred(_ account: AccountID) async throws {
         try await vault.destroyKeys(account: account)
-        service.update(account) { $0.shredded() }
+        service.update(account, .shredded)
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.announce(account, AccountEvent(name: "destroyed", fields: [:]))
     }
@@ -421,7 +420,7 @@ package struct Propagation: Sendable {
         do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
             logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
-        service.update(account) { $0.sharesTaken(done) }
+        service.update(account, .sharesTaken(done))
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped
@@ -439,7 +438,7 @@ package struct Propagation: Sendable {
         if state.keys[header.keyID] != nil { return false }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await service.storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        let joinedNow = service.update(account) { $0.joinedIfApproved() } ?? false
+        let joinedNow = service.update(account, .keyTakenAsMember)?.contains(.joined) ?? false
         if joinedNow {
             do { try await vault.finishEnrollment(account: account) } catch {
                 logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])

@@ -54,11 +54,9 @@ package struct Publishing: Sendable {
             let current = state.currentKey(after: circle)
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
                                       promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
-            service.update(id) { state in
-                state.appended(circle, owing: deliveries)
-                // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
-                if let promotionDeadline { state.announcedPromotion(keyID: promotionDeadline.keyID, deadline: promotionDeadline.at) }
-            }
+            // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
+            service.update(id, .appended(circle, owing: deliveries,
+                                         promotion: promotionDeadline.map { AccountState.PromotionDeadline(keyID: $0.keyID, at: $0.at) }))
             if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await service.propagation.shred(id) }
             return entry
@@ -314,7 +312,7 @@ package struct Publishing: Sendable {
             try await vault.settle(account: id, deliveries: settled)
             // Once the relay holds this device's genesis the account stops founding, and reads
             // waiting for its keys get them (the read model changed).
-            service.update(id) { $0.relayConfirmed(through: count, settled: settled) }
+            service.update(id, .relayConfirmed(through: count, settled: settled))
         }
     }
 

@@ -92,6 +92,6 @@ package struct RelayAudit: Sendable {
     func restartReading(_ id: AccountID) async throws {
         let renumbered = try await vault.restartRelayReading(account: id)
         // Every kept share is a kept record of the vault's, so each has its new number.
-        service.update(id) { $0.restartReading(renumbered: renumbered) }
+        service.update(id, .readingRestarted(renumbered: renumbered))
     }
 }

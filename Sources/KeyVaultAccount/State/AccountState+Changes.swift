@@ -1,11 +1,11 @@
-package import KeyVaultCrypto
-package import KeyVaultProtocol
+import KeyVaultCrypto
+import KeyVaultProtocol
 
 // The account opened in memory as it is made (created here, or enrolling), and what the
 // engine changes of its log and pairing outside the machines.
 extension AccountState {
     /// A new account, unlocked from its start: its KEK, its identity and any keys made with it.
-    package mutating func opened(kek: SecretKey, identity: DeviceIdentity, keys: [KeyID: SecretKey] = [:]) {
+    mutating func opened(kek: SecretKey, identity: DeviceIdentity, keys: [KeyID: SecretKey] = [:]) {
         self.kek = kek
         _ = locking.unlocked()
         self.keys = keys
@@ -13,30 +13,30 @@ extension AccountState {
     }
 
     /// The relay holds the first `count` entries of the circle log.
-    package mutating func confirmLog(upTo count: Int) {
+    mutating func confirmLog(upTo count: Int) {
         logConfirmed = min(count, circle.entries.count)
     }
 
     /// The pairing key of a confirmed exchange, wrapped under the KEK (nil: none, a new exchange began).
-    package mutating func keepPairingKey(_ wrapped: [UInt8]?) {
+    mutating func keepPairingKey(_ wrapped: [UInt8]?) {
         wrappedPairingKey = wrapped
     }
 
     /// An entry of its own appended to the log: the verified circle it makes, and the shares it owes.
-    package mutating func appended(_ circle: CircleState, owing deliveries: [OwedDelivery]) {
+    mutating func appended(_ circle: CircleState, owing deliveries: [OwedDelivery]) {
         setCircle(circle)
         owedDeliveries.formUnion(deliveries)
     }
 
     /// The passphrase changed: every item wrapped again under the new KEK, with its salt and KDF.
-    package mutating func rewrapped(_ items: [StoredItem], salt: [UInt8], kdf: KDFParameters) {
+    mutating func rewrapped(_ items: [StoredItem], salt: [UInt8], kdf: KDFParameters) {
         self.items = items
         record.salt = salt
         record.kdf = kdf
     }
 
     /// A key stored but never announced, dropped with its item.
-    package mutating func dropGeneration(keyID: KeyID) {
+    mutating func dropGeneration(keyID: KeyID) {
         generations.removeAll { $0.keyID == keyID }
         items.removeAll { $0.attributes.kind == .generationKey && $0.attributes.keyID == keyID }
         keys[keyID] = nil

@@ -71,7 +71,7 @@ package struct AccountState: Sendable {
     }
 
     /// Takes a verified circle; requests from devices now in it are answered.
-    package mutating func setCircle(_ verified: CircleState) {
+    mutating func setCircle(_ verified: CircleState) {
         record.setCurrent(currentKey(after: verified))
         circle = verified
         enrollment.circleChanged(verified)
@@ -156,7 +156,7 @@ package struct AccountState: Sendable {
     package var snapshot: AccountSnapshot { AccountSnapshot(account: record, generations: generations, items: items) }
 
     /// Takes the back-off `Locking` decided, as the vault now holds it.
-    package mutating func take(_ locking: Locking) {
+    mutating func take(_ locking: Locking) {
         self.locking = locking
         record.failedUnlocks = locking.throttle.failures
         record.backoffUntil = locking.throttle.until
@@ -189,7 +189,7 @@ package struct AccountState: Sendable {
     }
 
     /// Locks; answers what `Locking` decided, for the caller to announce.
-    package mutating func lock() -> [Locking.Effect] {
+    mutating func lock() -> [Locking.Effect] {
         let effects = locking.lock()
         for effect in effects {
             switch effect {
@@ -205,7 +205,7 @@ package struct AccountState: Sendable {
 
     /// Installs the KEK and the unwrapped secrets; answers what `Locking`
     /// decided (a back-off to clear in the vault, a wake-up).
-    package mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
+    mutating func unlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes]) throws -> [Locking.Effect] {
         var keys: [KeyID: SecretKey] = [:]
         for (slot, bytes) in secrets where slot.kind == .generationKey {
             let key = try SecretKey(secureBytes: bytes)

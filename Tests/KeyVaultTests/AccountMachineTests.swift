@@ -56,7 +56,7 @@ struct AccountFixture {
 
     func unlocked(_ state: AccountState) throws -> AccountState {
         var state = state
-        try state.handle(.unlock(kek: kek, secrets: try state.unwrapAll(with: kek)), now: t0).orThrow()
+        _ = try state.handle(.unlock(kek: kek, secrets: try state.unwrapAll(with: kek)), now: t0).orThrow()
         return state
     }
 
@@ -181,7 +181,7 @@ enum StateTable {
         var text: String
         switch s.phase {
         case .founding: text = "founding"
-        case .joining(let failed): text = failed ? "joining (failed)" : "joining"
+        case .joining(_, let failed): text = failed ? "joining (failed)" : "joining"
         case .member: text = "member"
         case .revoked: text = "revoked"
         case .destroyed: text = "destroyed"
@@ -303,7 +303,7 @@ struct AccountMachineTests {
     @Test("1. founding, unlocked: a key read is pending awaiting-relay, and waits")
     func foundingWaits() throws {
         let (_, _, state) = try TableRow.row("1").run(f)
-        #expect(state.phase == .founding)
+        #expect(state.phase.name == "founding")
         let read = state.read(.current, withRelay: true)
         guard case .pending(.awaitingRelay, _) = read.availability else { Issue.record("\(read.availability)"); return }
         #expect(read.waits)
@@ -312,7 +312,7 @@ struct AccountMachineTests {
     @Test("2. founding + the relay confirms the genesis: member, the key is ready, the read model changed")
     func foundingConfirmed() throws {
         let (before, _, state) = try TableRow.row("2").run(f)
-        #expect(state.phase == .member)
+        #expect(state.phase.name == "member")
         guard case .ready(let released) = state.read(.current, withRelay: true).availability else { Issue.record("not ready"); return }
         #expect(KeyID(of: released.key) == KeyID(of: f.first))
         #expect(state.readModel != before.readModel)
@@ -322,7 +322,7 @@ struct AccountMachineTests {
     func foundedLaterServes() throws {
         let (_, _, state) = try TableRow.row("16").run(f)
         #expect(state.isFounding && !state.foundedAtCreation)
-        #expect(state.phase == .member)
+        #expect(state.phase.name == "member")
         guard case .ready = state.read(.current, withRelay: true).availability else { Issue.record("not ready"); return }
     }
 
@@ -440,7 +440,7 @@ struct AccountMachineTests {
     func joiningAwaits() throws {
         let (before, _, state) = try TableRow.row("12").run(f)
         guard case .locked = before.read(.current, withRelay: true).availability else { Issue.record("locked wins"); return }
-        #expect(state.phase == .joining(failed: false))
+        #expect(state.phase == .joining(since: f.t0, failed: false))
         let read = state.read(.current, withRelay: true)
         guard case .pending(.awaitingApproval, _) = read.availability else { Issue.record("\(read.availability)"); return }
         #expect(read.waits)
@@ -449,7 +449,7 @@ struct AccountMachineTests {
     @Test("13. joining after a restart ended the exchange: pending code-mismatch (enroll again)")
     func joiningEnded() throws {
         let (_, _, state) = try TableRow.row("13").run(f)
-        #expect(state.phase == .joining(failed: true))
+        #expect(state.phase == .joining(since: f.t0, failed: true))
         guard case .pending(.codeMismatch, _) = state.read(.current, withRelay: true).availability else { Issue.record("not code-mismatch"); return }
     }
 

@@ -43,9 +43,9 @@ struct ModelTests {
         let account = try AccountID(validating: "m")
         let key = SecretKey.generate()
         let held: (KeyGeneration) -> ReleasedKey? = { g in g.number == 1 ? ReleasedKey(account: account, generation: gens[0], key: key, isCurrent: true) : nil }
-        let member = KeyAvailability.Membership.member(since: Date(timeIntervalSince1970: 0))
-        func decide(_ selector: KeySelector, _ held: (KeyGeneration) -> ReleasedKey?, locked: Bool = true, membership: KeyAvailability.Membership = member) -> KeyAvailability {
-            KeyAvailability.decide(selector: selector, generations: gens, current: gens[0].keyID, isLocked: locked, membership: membership, held: held)
+        let member = AccountPhase.member(since: Date(timeIntervalSince1970: 0))
+        func decide(_ selector: KeySelector, _ held: (KeyGeneration) -> ReleasedKey?, locked: Bool = true, phase: AccountPhase = member) -> KeyAvailability {
+            KeyAvailability.decide(selector: selector, generations: gens, current: gens[0].keyID, isLocked: locked, phase: phase, held: held)
         }
         guard case .ready = decide(.current, held) else { Issue.record("not ready"); return }
         guard case .locked = decide(.generation(1), { _ in nil }) else { Issue.record("not locked"); return }
@@ -56,23 +56,23 @@ struct ModelTests {
         // Unlocked but not held: waiting for a share, since the generation's creation.
         guard case .pending(.awaitingDelivery, _) = decide(.generation(1), { _ in nil }, locked: false) else { Issue.record("awaiting delivery"); return }
         // Asked to join, not approved: pending with that reason, whatever is asked; locked still wins.
-        let asked = KeyAvailability.Membership.awaitingApproval(since: Date(timeIntervalSince1970: 5))
-        guard case .pending(.awaitingApproval, let since) = decide(.current, held, locked: false, membership: asked) else { Issue.record("awaiting approval"); return }
+        let asked = AccountPhase.joining(since: Date(timeIntervalSince1970: 5), failed: false)
+        guard case .pending(.awaitingApproval, let since) = decide(.current, held, locked: false, phase: asked) else { Issue.record("awaiting approval"); return }
         #expect(since == Date(timeIntervalSince1970: 5))
-        guard case .locked = decide(.current, held, locked: true, membership: asked) else { Issue.record("locked wins"); return }
+        guard case .locked = decide(.current, held, locked: true, phase: asked) else { Issue.record("locked wins"); return }
         // Founded here, genesis not on the relay yet: even a key held here waits for it; locked still wins.
-        let founding = KeyAvailability.Membership.founding(since: Date(timeIntervalSince1970: 7))
-        guard case .pending(.awaitingRelay, let created) = decide(.current, held, locked: false, membership: founding) else { Issue.record("awaiting relay"); return }
+        let founding = AccountPhase.founding(since: Date(timeIntervalSince1970: 7))
+        guard case .pending(.awaitingRelay, let created) = decide(.current, held, locked: false, phase: founding) else { Issue.record("awaiting relay"); return }
         #expect(created == Date(timeIntervalSince1970: 7))
-        guard case .locked = decide(.current, held, locked: true, membership: founding) else { Issue.record("locked wins over founding"); return }
-        guard case .revoked = decide(.current, { _ in nil }, locked: false, membership: .revoked) else { Issue.record("revoked"); return }
+        guard case .locked = decide(.current, held, locked: true, phase: founding) else { Issue.record("locked wins over founding"); return }
+        guard case .revoked = decide(.current, { _ in nil }, locked: false, phase: .revoked) else { Issue.record("revoked"); return }
         // A removed device still reads what it held, but not "current" (the circle rotated at its removal,
         // and it is told nothing after), nor a generation or key ID it never heard of.
-        guard case .ready = decide(.generation(1), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys"); return }
-        guard case .ready = decide(.keyID(KeyID(testHex: String(repeating: "a", count: 32))), held, locked: false, membership: .revoked) else { Issue.record("revoked keeps held keys by ID"); return }
-        guard case .revoked = decide(.current, held, locked: false, membership: .revoked) else { Issue.record("revoked: current"); return }
-        guard case .revoked = decide(.generation(3), held, locked: false, membership: .revoked) else { Issue.record("revoked: later generation"); return }
-        guard case .revoked = decide(.keyID(KeyID(testHex: String(repeating: "c", count: 32))), held, locked: false, membership: .revoked) else { Issue.record("revoked: unknown key ID"); return }
+        guard case .ready = decide(.generation(1), held, locked: false, phase: .revoked) else { Issue.record("revoked keeps held keys"); return }
+        guard case .ready = decide(.keyID(KeyID(testHex: String(repeating: "a", count: 32))), held, locked: false, phase: .revoked) else { Issue.record("revoked keeps held keys by ID"); return }
+        guard case .revoked = decide(.current, held, locked: false, phase: .revoked) else { Issue.record("revoked: current"); return }
+        guard case .revoked = decide(.generation(3), held, locked: false, phase: .revoked) else { Issue.record("revoked: later generation"); return }
+        guard case .revoked = decide(.keyID(KeyID(testHex: String(repeating: "c", count: 32))), held, locked: false, phase: .revoked) else { Issue.record("revoked: unknown key ID"); return }
     }
 
     @Test("durations as people write them")

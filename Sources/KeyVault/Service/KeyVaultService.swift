@@ -577,16 +577,6 @@ extension AccountStatus {
         self.init(account: state.record.id.rawValue, deviceId: state.record.deviceID, locked: state.isLocked,
                   accessibility: state.record.accessibility.rawValue,
                   currentGeneration: state.currentGeneration?.value ?? 0, generations: state.generations.count,
-                  membership: Self.membership(state.phase))
-    }
-
-    static func membership(_ phase: AccountPhase) -> String {
-        switch phase {
-        case .founding: "founding"
-        case .joining: "joining"
-        case .member: "member"
-        case .revoked: "revoked"
-        case .destroyed: "destroyed"
-        }
+                  membership: state.phase.name)
     }
 }

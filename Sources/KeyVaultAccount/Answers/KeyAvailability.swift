@@ -27,33 +27,20 @@ package enum KeyAvailability: Sendable {
         case awaitingRelay = "awaiting-relay"
     }
 
-    /// Where this device stands in the account's circle.
-    package enum Membership: Sendable, Equatable {
-        /// In the circle since this time (or the only device, without a relay).
-        case member(since: Date)
-        case awaitingApproval(since: Date)
-        /// Its pairing exchange failed or ended: nothing will approve it until it asks again.
-        case pairingFailed(since: Date)
-        /// It founded the account (since then) and the relay has not taken the genesis yet.
-        case founding(since: Date)
-        case revoked
-    }
-
     /// Decides a read. `generations` are in the agreed order; `current` is the
     /// current key's ID; `held` gives the key if this device holds it readable right now.
     package static func decide(
         selector: KeySelector, generations: [KeyGeneration], current: KeyID?, isLocked: Bool,
-        membership: Membership, held: (KeyGeneration) -> ReleasedKey?
+        phase: AccountPhase, held: (KeyGeneration) -> ReleasedKey?
     ) -> KeyAvailability {
         var since = Date.distantPast
-        switch membership {
-        case .revoked:
+        switch phase {
+        case .revoked, .destroyed:
+            // A destroyed account's generations are all `destroyed`: a read of one says so.
             break
-        case .awaitingApproval(let requested):
+        case .joining(let requested, let failed):
             // Before approval this device cannot know the circle; locked still wins.
-            return isLocked ? .locked : .pending(.awaitingApproval, since: requested)
-        case .pairingFailed(let requested):
-            return isLocked ? .locked : .pending(.codeMismatch, since: requested)
+            return isLocked ? .locked : .pending(failed ? .codeMismatch : .awaitingApproval, since: requested)
         case .founding(let created):
             return isLocked ? .locked : .pending(.awaitingRelay, since: created)
         case .member(let joined):
@@ -62,7 +49,7 @@ package enum KeyAvailability: Sendable {
         // A removed device is told nothing after its removal (the relay stops answering it at its
         // revocation, and the circle rotates there): the account's current key, and any key it
         // never held, are later than what it may know.
-        if membership == .revoked, case .current = selector { return .revoked }
+        if phase == .revoked, case .current = selector { return .revoked }
         let target: KeyGeneration?
         switch selector {
         case .current:
@@ -74,7 +61,7 @@ package enum KeyAvailability: Sendable {
             target = generations.first { $0.keyID == id }
         }
         guard let target else {
-            if membership == .revoked { return .revoked }
+            if phase == .revoked { return .revoked }
             switch selector {
             case .current: return .unknown("the account has no current key")
             case .generation(let n): return .unknown("generation \(n) has never been announced for this account")
@@ -86,7 +73,7 @@ package enum KeyAvailability: Sendable {
         case .active:
             if let key = held(target) { return .ready(key) }
             // A removed device keeps what it held, and gets nothing after.
-            if membership == .revoked { return .revoked }
+            if phase == .revoked { return .revoked }
             if isLocked { return .locked }
             return .pending(.awaitingDelivery, since: max(since, target.createdAt))
         }

@@ -50,31 +50,3 @@ extension AccountState {
         return true
     }
 }
-
-/// Where an account stands on this device. Derived from the state, never
-/// kept beside it: each phase is a fact the vault already holds.
-package enum AccountPhase: Sendable, Equatable {
-    /// Its genesis is this device's and the relay does not hold it yet.
-    case founding
-    /// It asked to join and no approval is authenticated yet; `failed` once its exchange failed or ended.
-    case joining(failed: Bool)
-    /// In the circle (or a device on its own, without a relay).
-    case member
-    /// Removed from the circle: it keeps what it held and gets nothing after.
-    case revoked
-    /// The circle destroyed the account: its keys are shredded.
-    case destroyed
-}
-
-extension AccountState {
-    package var phase: AccountPhase {
-        if circle.destroyed { return .destroyed }
-        switch membership {
-        case .founding: return .founding
-        case .awaitingApproval: return .joining(failed: false)
-        case .pairingFailed: return .joining(failed: true)
-        case .revoked: return .revoked
-        case .member: return .member
-        }
-    }
-}

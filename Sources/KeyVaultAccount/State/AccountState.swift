@@ -99,12 +99,14 @@ package struct AccountState: Sendable {
         return first.createdAt == keyCreatedAt
     }
 
-    package var membership: KeyAvailability.Membership {
+    /// Where the account stands (`AccountPhase`), from its log, what the relay holds of it and its enrollment.
+    package var phase: AccountPhase {
+        if circle.destroyed { return .destroyed }
         if enrollment.isJoining {
             switch enrollment.progress {
             case .approved: break
-            case .failed: return .pairingFailed(since: enrollment.joiningSince)
-            case .awaitingResponse, .confirmed: return .awaitingApproval(since: enrollment.joiningSince)
+            case .failed: return .joining(since: enrollment.joiningSince, failed: true)
+            case .awaitingResponse, .confirmed: return .joining(since: enrollment.joiningSince, failed: false)
             }
         }
         // Its own genesis, not yet on the relay (a creation in progress, or interrupted and not
@@ -164,7 +166,7 @@ package struct AccountState: Sendable {
 
     package func availability(of selector: KeySelector) -> KeyAvailability {
         let current = currentKeyID
-        return KeyAvailability.decide(selector: selector, generations: knownGenerations, current: current, isLocked: isLocked, membership: membership) { generation in
+        return KeyAvailability.decide(selector: selector, generations: knownGenerations, current: current, isLocked: isLocked, phase: phase) { generation in
             heldKey(generation.keyID).map { ReleasedKey(account: record.id, generation: generation, key: $0, isCurrent: generation.keyID == current) }
         }
     }

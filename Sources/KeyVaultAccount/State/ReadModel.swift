@@ -8,7 +8,7 @@ package import KeyVaultProtocol
 /// does not, nothing a read would answer changed and none is woken.
 package struct ReadModel: Equatable {
     package var isLocked: Bool
-    package var membership: KeyAvailability.Membership
+    package var phase: AccountPhase
     package var generations: [KeyGeneration]
     package var current: KeyID?
     package var held: Set<KeyID>
@@ -28,7 +28,7 @@ package struct KeyRead {
 extension AccountState {
     package var readModel: ReadModel {
         let generations = knownGenerations
-        return ReadModel(isLocked: isLocked, membership: membership, generations: generations, current: currentKeyID,
+        return ReadModel(isLocked: isLocked, phase: phase, generations: generations, current: currentKeyID,
                          held: Set(generations.lazy.map(\.keyID).filter { heldKey($0) != nil }),
                          confirmations: enrollment.confirmationCount)
     }

@@ -74,7 +74,8 @@ struct HostileNumbersTests {
             try await relay.publish(batch: [.request(request)])
         }
         await relay.shutdown()
-        try await Task.sleep(for: .milliseconds(300))
+        // Both read and refused (each logged once), before anything is asked.
+        try await eventually { a.logText().components(separatedBy: "refused relay record").count - 1 >= 2 }
         for _ in 0..<2 {
             let listed = try await a.request("GET", "/v1/accounts/late/enrollments")
             #expect(listed.status == 200, "\(listed.object)")

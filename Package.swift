@@ -116,12 +116,29 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        // The daemon: policy, the account owners, propagation, the socket API and the process.
+        // Who may do what over the socket, and the daemon's settings: the policy folder's TOML.
+        .target(
+            name: "KeyVaultPolicy",
+            dependencies: ["KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultAccount"],
+            swiftSettings: strict
+        ),
+        // The engine: the account owners, their jobs, propagation and publishing. No HTTP, no event
+        // loop: it stands on the account machine, the vault and the relay interface.
+        .target(
+            name: "KeyVaultEngine",
+            dependencies: [
+                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultPolicy", "KeyVaultVault", "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
+                .product(name: "HeapModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The daemon: the socket API (Hummingbird over the Unix socket) and the process.
         .target(
             name: "KeyVault",
             dependencies: [
-                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultUnixSocket", "KeyVaultWipedBuffers", "CLinux",
-                .product(name: "HeapModule", package: "swift-collections"),
+                "KeyVaultIDs", "KeyVaultAccount", "KeyVaultPolicy", "KeyVaultEngine", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultProtocol", "KeyVaultCrypto", "KeyVaultUnixSocket", "KeyVaultWipedBuffers", "CLinux",
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -188,7 +205,7 @@ let package = Package(
         .executableTarget(
             name: "keyvaultd",
             dependencies: [
-                "KeyVault", "KeyVaultUnixSocket", "KeyVaultLogging",
+                "KeyVault", "KeyVaultEngine", "KeyVaultPolicy", "KeyVaultUnixSocket", "KeyVaultLogging",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -205,7 +222,7 @@ let package = Package(
         .executableTarget(
             name: "keyvault-bench",
             dependencies: [
-                "KeyVault", "KeyVaultAccount", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultTestSupport",
+                "KeyVault", "KeyVaultEngine", "KeyVaultPolicy", "KeyVaultAccount", "KeyVaultClient", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultTestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
@@ -234,7 +251,7 @@ let package = Package(
         ),
         .testTarget(
             name: "KeyVaultTests",
-            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultSQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService", "KeyVaultWipedBuffers",
+            dependencies: ["KeyVault", "KeyVaultEngine", "KeyVaultPolicy", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultSQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultRelayService", "KeyVaultWipedBuffers",
                            .product(name: "GRDB", package: "GRDB.swift"),
                            .product(name: "Logging", package: "swift-log"),
                            .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -245,7 +262,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["KeyVault", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultSQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
+            dependencies: ["KeyVault", "KeyVaultEngine", "KeyVaultPolicy", "KeyVaultIDs", "KeyVaultAccount", "KeyVaultVault", "KeyVaultRelay", "KeyVaultRelaySQLite", "KeyVaultSQLite", "KeyVaultRelayClient", "KeyVaultRelayStore", "KeyVaultProtocol", "KeyVaultRelayWire", "KeyVaultCrypto", "KeyVaultClient", "keyvaultd", "keyvault",
                            "KeyVaultTestSupport", "KeyVaultWipedBuffers", "keyvault-relay", "example-sync-engine",
                            .product(name: "AsyncHTTPClient", package: "async-http-client"),
                            .product(name: "JWTKit", package: "jwt-kit"),

@@ -1,5 +1,7 @@
 import Foundation
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultClient
 import KeyVaultTestSupport
 import Logging
@@ -41,9 +43,9 @@ struct Bench {
             case "--device":  // one device of a bench circle, in its own process (see ChildDevice)
                 let vault = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? "", relay = arguments.popFirst() ?? ""
                 try await ChildDevice.serve(vault: vault, socket: socket, relay: relay)
-            case "--daemon":  // the client bench's daemon, in its own process (see ClientReadsBench)
+            case "--daemon":  // the client and reads benches' daemon, in its own process (see ClientReadsBench)
                 let data = arguments.popFirst() ?? "", socket = arguments.popFirst() ?? ""
-                try await ClientReadsBench.serve(data: data, socket: socket)
+                try await ClientReadsBench.serve(data: data, socket: socket, helloRoute: arguments.first == "--hello")
             case "--output": output = arguments.popFirst() ?? output
             case "--seconds": seconds = Double(arguments.popFirst() ?? "") ?? seconds
             case "--drills": drills = Int(arguments.popFirst() ?? "") ?? drills
@@ -82,11 +84,18 @@ struct Bench {
 
         var report = Report(seconds: seconds)
         func runs(_ section: String) -> Bool { only?.contains(section) ?? true }
-        for connections in [1, 8, 64] where runs("reads") {
-            let hello = try await Load.run(socket: socket, path: "/hello", connections: connections, seconds: seconds)
-            let key = try await Load.run(socket: socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
-            report.reads.append((connections, hello, key))
-            say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+        if runs("reads") {
+            // A daemon in a process of its own, as an app's is: its event loops are not the load's.
+            let folder = dir + "/reads"
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+            let daemon = try await ClientReadsBench.startDaemon(in: folder, helloRoute: true)
+            defer { daemon.stop() }
+            for connections in [1, 8, 64] {
+                let hello = try await Load.run(socket: daemon.socket, path: "/hello", connections: connections, seconds: seconds)
+                let key = try await Load.run(socket: daemon.socket, path: "/v1/accounts/bench/keys/current", connections: connections, seconds: seconds)
+                report.reads.append((connections, hello, key))
+                say("connections \(connections): hello \(Int(hello.rate))/s, key \(Int(key.rate))/s, ratio \(String(format: "%.2f", key.rate / hello.rate))")
+            }
         }
 
         if runs("cli") {
@@ -274,7 +283,8 @@ struct Report {
             once per connection. `GET /hello` returns a constant string and skips the policy; \
             `GET /v1/accounts/bench/keys/current` checks the policy, answers from memory, encodes the JSON answer and writes \
             one audit line (to a file). Closed loop: each keep-alive connection sends its next request when the last is \
-            answered, for \(Int(seconds)) s per row; client and server share the machine's cores.
+            answered, for \(Int(seconds)) s per row; the daemon runs in a process of its own (as an app's does, so its event \
+            loops are not the load's), and client and server share the machine's cores.
 
             | connections | hello req/s | key req/s | key / hello | hello p50 ms | hello p99 ms | key p50 ms | key p99 ms |
             |---:|---:|---:|---:|---:|---:|---:|---:|

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

@@ -1,5 +1,7 @@
 import Foundation
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultClient
 import KeyVaultTestSupport
 import Logging
@@ -113,11 +115,11 @@ enum ClientReadsBench {
         }
     }
 
-    static func startDaemon(in folder: String) async throws -> ChildDaemon {
+    static func startDaemon(in folder: String, helloRoute: Bool = false) async throws -> ChildDaemon {
         let socket = folder + "/kv.sock"
         let daemon = Process()
         daemon.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        daemon.arguments = ["--daemon", folder + "/data", socket]
+        daemon.arguments = ["--daemon", folder + "/data", socket] + (helloRoute ? ["--hello"] : [])
         let input = Pipe()
         daemon.standardInput = input
         try daemon.run()
@@ -135,14 +137,16 @@ enum ClientReadsBench {
     }
 
     /// The child's side: one daemon (the shipped default policy, its audit log in a file) until standard input closes.
-    static func serve(data: String, socket: String) async throws -> Never {
+    static func serve(data: String, socket: String, helloRoute: Bool = false) async throws -> Never {
         _ = FileManager.default.createFile(atPath: data + ".log", contents: nil)
         let logFile = FileHandle(forWritingAtPath: data + ".log")!
         LoggingSystem.bootstrap { label in FileLogHandler(label: label, file: logFile) }
         let logger = Logger(label: "keyvaultd")
         let service = try KeyVaultService(vault: try Vault(directory: data), policy: PolicyStore(policy: Policy.builtInDefault(selfUID: geteuid()), directory: nil),
                                           logger: logger)
-        let app = KeyVaultServer.makeApplication(service: service, options: KeyVaultServer.Options(socketPath: socket), logger: logger)
+        var options = KeyVaultServer.Options(socketPath: socket)
+        options.benchmarkHelloRoute = helloRoute  // `GET /hello`, for the reads section's bare route
+        let app = KeyVaultServer.makeApplication(service: service, options: options, logger: logger)
         let server = Task { try await app.run() }
         // A thread of its own blocks on standard input (empty data at end of file), not a task.
         Thread.detachNewThread {

@@ -1,5 +1,7 @@
 import Foundation
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultClient
 import KeyVaultTestSupport
 import Logging

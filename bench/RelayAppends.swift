@@ -1,5 +1,7 @@
 import Foundation
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

@@ -294,8 +294,8 @@ package final class Vault: Sendable {
         }
     }
 
-    package func outbox(account: AccountID) throws -> [OutboxRecord] {
-        try pool.read { db in try Self.outbox(account, db: db) }
+    package func outbox(account: AccountID) async throws -> [OutboxRecord] {
+        try await pool.read { db in try Self.outbox(account, db: db) }
     }
 
     private static func outbox(_ account: AccountID, db: Database) throws -> [OutboxRecord] {

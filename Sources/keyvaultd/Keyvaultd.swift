@@ -1,5 +1,6 @@
 import ArgumentParser
 import KeyVault
+import KeyVaultPolicy
 import Logging
 import KeyVaultCrypto
 import KeyVaultUnixSocket

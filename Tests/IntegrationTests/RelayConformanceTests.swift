@@ -1,5 +1,7 @@
 import Foundation
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import Synchronization
 import Testing
 import KeyVaultCrypto

@@ -4,6 +4,8 @@ import KeyVaultTestSupport
 import Glibc
 #endif
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultAccount
 import KeyVaultCrypto
 import KeyVaultProtocol

@@ -1,5 +1,7 @@
 import Testing
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultAccount
 
 /// What a resuming event stream is owed (`Last-Event-ID`), one outcome per case.

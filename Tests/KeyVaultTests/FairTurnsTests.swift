@@ -2,6 +2,8 @@ import Foundation
 import Synchronization
 import Testing
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// KDF runs are taken in turn between callers (issue 32, item 5): one caller's
 /// many runs delay another's by at most the runs already under way.

@@ -1,5 +1,7 @@
 import Foundation
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol

@@ -1,4 +1,6 @@
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import NIOHTTP1
 import Testing
 

@@ -3,6 +3,8 @@ import NIOCore
 import Synchronization
 import Testing
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultVault

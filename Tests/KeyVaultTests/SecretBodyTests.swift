@@ -1,4 +1,6 @@
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

@@ -1,6 +1,8 @@
 import Foundation
 import GRDB
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol

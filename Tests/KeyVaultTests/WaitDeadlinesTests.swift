@@ -1,9 +1,9 @@
 import Foundation
-import NIOCore
-import NIOPosix
 import Synchronization
 import Testing
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultProtocol
 import KeyVaultAccount
 
@@ -18,11 +18,11 @@ struct WaitDeadlinesTests {
 
     @Test("each deadline ends its wait, earliest first, an earlier one added later included; a removed wait is never ended")
     func endsInOrder() async throws {
-        let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
-        let ended = Mutex<[(id: UUID, at: NIODeadline)]>([])
-        deadlines.onExpiry { waiter in ended.withLock { $0.append((waiter.id, .now())) } }
+        let deadlines = WaitDeadlines()
+        let ended = Mutex<[(id: UUID, at: ContinuousClock.Instant)]>([])
+        deadlines.onExpiry { waiter in ended.withLock { $0.append((waiter.id, ContinuousClock.now)) } }
         let late = waiter(), early = waiter(), removed = waiter(), last = waiter()
-        let now = NIODeadline.now()
+        let now = ContinuousClock.now
         let due = [late.id: now + .milliseconds(120), early.id: now + .milliseconds(30), last.id: now + .milliseconds(200)]
         deadlines.add(late, at: due[late.id]!)
         deadlines.add(removed, at: now + .milliseconds(60))
@@ -42,14 +42,14 @@ struct WaitDeadlinesTests {
 
     @Test("10,000 waits ended early leave nothing behind, and the one left still ends at its deadline")
     func earlyEndsDoNotPileUp() async throws {
-        let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+        let deadlines = WaitDeadlines()
         let ended = Mutex<[UUID]>([])
         deadlines.onExpiry { waiter in ended.withLock { $0.append(waiter.id) } }
-        let now = NIODeadline.now()
+        let now = ContinuousClock.now
         let abandoned = (0..<10_000).map { _ in waiter() }
-        for (i, waiter) in abandoned.enumerated() { deadlines.add(waiter, at: now + .seconds(300) + .nanoseconds(Int64(i))) }
+        for (i, waiter) in abandoned.enumerated() { deadlines.add(waiter, at: now + .seconds(300) + .nanoseconds(i)) }
         let kept = waiter()
-        deadlines.add(kept, at: .now() + .seconds(2))
+        deadlines.add(kept, at: .now + .seconds(2))
         for waiter in abandoned { deadlines.remove(waiter) }
         #expect(deadlines.count == 1)
         #expect(deadlines.queuedCount <= 2 * 1 + 64, "removed deadlines are compacted away")

@@ -2,6 +2,8 @@ import NIOCore
 import Synchronization
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// One client connection as the requests on it see it: who is calling (read
 /// once, when it was accepted) and the requests it holds open. Its guard

@@ -3,6 +3,8 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// Thrown into a request whose body had not arrived by its deadline, so it
 /// fails before it acts.

@@ -1,5 +1,7 @@
 import NIOCore
 import Synchronization
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The server's connections, bounded, and shared fairly between callers.
 ///

@@ -5,6 +5,8 @@ import NIOCore
 import NIOHTTP1
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The outermost layer: reads the whole body (every route, within the
 /// limit), refuses browsers and unidentified callers before any routing, and

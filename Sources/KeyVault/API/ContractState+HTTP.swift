@@ -1,4 +1,6 @@
 package import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 extension ContractState {
     package var httpStatus: Int {

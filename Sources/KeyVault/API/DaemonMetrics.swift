@@ -1,6 +1,8 @@
 import Prometheus
 import Synchronization
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The daemon's counters as Prometheus text (`GET /v1/metrics`, docs/API.md),
 /// in a registry of this daemon's own. What `GET /v1/server` shows is read at

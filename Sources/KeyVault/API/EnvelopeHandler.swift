@@ -4,6 +4,8 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// `seal` and `open`: batches of AES-256-GCM envelopes under the account's
 /// keys. Checks the batch, hands it to the service, and leaves one audit line

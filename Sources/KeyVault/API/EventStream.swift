@@ -3,6 +3,8 @@ import Hummingbird
 import HTTPTypes
 import NIOCore
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// `text/event-stream` of an account's events (`key-ready`, `device-enrolled`,
 /// `locked`, `unlocked`…), each `id: EPOCH-N`, `event: NAME` and one JSON

@@ -4,6 +4,8 @@ import HTTPTypes
 import KeyVaultIDs
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// Every route is registered with the permission it needs, so no handler can
 /// forget the policy check. Routes under `/v1/accounts/{user}` get the account

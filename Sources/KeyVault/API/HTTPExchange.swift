@@ -1,4 +1,6 @@
 import NIOHTTP1
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// One HTTP/1 connection's requests and answers, as its guard
 /// (`ConnectionGuard`) sees them: a value with one method per event, each

@@ -1,6 +1,8 @@
 import Synchronization
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// A request the daemon holds open: a waiting key read (`?wait=`) or an event
 /// stream. It is filed under its connection so that the connection's close,

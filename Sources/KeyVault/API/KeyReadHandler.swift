@@ -5,6 +5,8 @@ import NIOCore
 import KeyVaultProtocol
 import KeyVaultAccount
 import KeyVaultWipedBuffers
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The key reads: `keys/current`, `keys/N`, `keys/id/ID`, with `?wait=`.
 /// Every key released leaves one audit line (who, which account and

@@ -1,4 +1,6 @@
 import KeyVaultCrypto
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// `lockedMemory` in `GET /v1/status`: the process's secret memory, in bytes.
 struct LockedMemoryStatus: Encodable {

@@ -2,6 +2,8 @@ import KeyVaultUnixSocket
 import NIOCore
 #if canImport(Glibc)
 import Glibc
+import KeyVaultEngine
+import KeyVaultPolicy
 #endif
 
 /// Reads the peer's credentials once, when the connection is accepted: the

@@ -2,6 +2,8 @@ import Foundation
 import Hummingbird
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The JSON bodies the API takes. Decoding failures become `invalid` with a
 /// sentence that names the expected shape, never the received values.

@@ -1,4 +1,6 @@
 import Synchronization
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// Requests a route is handling now, counted where they enter and leave the
 /// contract middleware: what `GET /v1/server` shows so that a request whose

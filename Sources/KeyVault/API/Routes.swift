@@ -4,6 +4,8 @@ import Logging
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The `/v1` API (docs/API.md): one route per endpoint, each with its permission.
 enum Routes {

@@ -2,6 +2,8 @@ import Hummingbird
 import NIOCore
 import KeyVaultCrypto
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// A JSON request body that carries passphrases, read so that no copy of a
 /// passphrase is left in ordinary (swappable, never wiped) memory.

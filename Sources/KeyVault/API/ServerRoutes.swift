@@ -1,6 +1,8 @@
 import Hummingbird
 import NIOCore
 import KeyVaultAccount
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// `GET /v1/server`: the HTTP layer's limits and what clients hold now
 /// (connections, requests in progress, waiting reads, event streams, waiters

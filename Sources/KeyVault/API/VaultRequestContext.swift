@@ -1,4 +1,6 @@
 package import Hummingbird
+import KeyVaultEngine
+package import KeyVaultPolicy
 
 /// The request context: the connection it came on, who is calling (from the
 /// connection's peer credentials) and the body limit.

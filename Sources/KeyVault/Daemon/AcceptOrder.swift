@@ -1,4 +1,6 @@
 import NIOCore
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// On the server channel, ahead of NIO's accept handler: tells the limiter
 /// each connection as it is accepted, so connections are ranked by when they

@@ -1,6 +1,8 @@
 import Foundation
 import KeyVaultUnixSocket
 import KeyVaultVault
+import KeyVaultEngine
+import KeyVaultPolicy
 
 package enum DefaultPaths {
     /// `$XDG_DATA_HOME/keyvaultd`, else `~/.local/share/keyvaultd`.

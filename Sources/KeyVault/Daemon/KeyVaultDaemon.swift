@@ -9,6 +9,8 @@ import KeyVaultVault
 import KeyVaultRelay
 import KeyVaultRelayClient
 import KeyVaultRelaySQLite
+import KeyVaultEngine
+import KeyVaultPolicy
 #endif
 
 /// What `keyvaultd` is started with.

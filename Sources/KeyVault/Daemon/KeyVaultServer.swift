@@ -4,6 +4,8 @@ package import Logging
 import NIOCore
 import NIOHTTP1
 import KeyVaultUnixSocket
+package import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The HTTP server over the Unix socket: Hummingbird's HTTP/1.1 with the peer
 /// credentials read per connection, bounded connections, headers, bodies and

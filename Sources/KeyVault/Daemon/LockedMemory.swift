@@ -3,6 +3,8 @@ import Foundation
 import Logging
 import Synchronization
 import KeyVaultCrypto
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// RLIMIT_MEMLOCK against what the daemon's secrets need.
 ///

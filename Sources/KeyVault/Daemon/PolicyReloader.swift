@@ -1,6 +1,8 @@
 import Logging
 import ServiceLifecycle
 import UnixSignals
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// SIGHUP reloads the policy; a policy that does not load is refused, logged
 /// with its file and line, and the one in force stays.

@@ -2,6 +2,8 @@ import KeyVaultVault
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultEngine
+import KeyVaultPolicy
 #endif
 
 /// The folder the socket lives in, made or checked before the socket is bound.

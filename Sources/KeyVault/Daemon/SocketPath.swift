@@ -3,6 +3,8 @@ package import Foundation
 import Glibc
 #endif
 import KeyVaultUnixSocket
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The socket file: its default place, the refusal to start over a live
 /// daemon, and its permissions once bound.

@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+import KeyVaultEngine
+import KeyVaultPolicy
 #endif
 
 /// `sd_notify` without libsystemd: one datagram to `$NOTIFY_SOCKET`.

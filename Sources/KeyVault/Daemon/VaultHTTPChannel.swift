@@ -5,6 +5,8 @@ import NIOHTTP1
 import NIOHTTPTypes
 import NIOHTTPTypesHTTP1
 import KeyVaultWipedBuffers
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// Hummingbird's HTTP/1 child channel with keyvaultd's guard in the pipeline:
 ///

@@ -1,6 +1,8 @@
 import Foundation
 import Logging
 @testable import KeyVault
+@testable import KeyVaultEngine
+@testable import KeyVaultPolicy
 import KeyVaultCrypto
 import KeyVaultProtocol
 import KeyVaultAccount

@@ -1,6 +1,8 @@
 import Foundation
 import Synchronization
 import KeyVault
+import KeyVaultEngine
+import KeyVaultPolicy
 
 /// The engine's clock as a test moves it: time stands still until `advance`, which wakes
 /// every sleeper whose deadline it passed. A back-off, a promotion deadline or a key's

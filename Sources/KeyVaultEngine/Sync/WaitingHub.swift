@@ -1,9 +1,8 @@
-import Foundation
-import NIOCore
-import NIOPosix
+package import Foundation
+import KeyVaultPolicy
 import Synchronization
-import KeyVaultProtocol
-import KeyVaultAccount
+package import KeyVaultProtocol
+package import KeyVaultAccount
 
 /// Where key reads wait and event streams listen, each on its account's owner
 /// (`AccountWaiters`): no account's waits share a lock with another's. A
@@ -13,17 +12,17 @@ import KeyVaultAccount
 package final class WaitingHub: Sendable {
     private let owners: AccountOwners
 
-    /// When the waits run out: one timer on an event loop for all of them, so a
-    /// wait that ends early (a wake-up, a client gone) runs nothing and searches nothing.
-    private let deadlines = WaitDeadlines(on: MultiThreadedEventLoopGroup.singleton.next())
+    /// When the waits run out: one timer for all of them, so a wait that ends
+    /// early (a wake-up, a client gone) runs nothing and searches nothing.
+    private let deadlines = WaitDeadlines()
 
-    init(owners: AccountOwners) {
+    package init(owners: AccountOwners) {
         self.owners = owners
         deadlines.onExpiry { [weak self] in self?.fire($0.account, $0.id) }
     }
 
     /// Step 1: arm a waiter before checking the state.
-    func arm(_ account: AccountID) -> UUID {
+    package func arm(_ account: AccountID) -> UUID {
         // An account this device does not hold has nothing to wake it: its read is answered at once.
         owners.holding(account)?.waiters.arm() ?? UUID()
     }
@@ -31,22 +30,22 @@ package final class WaitingHub: Sendable {
     /// Step 2: wait until the account's read model changes or `deadline` passes. Answers the
     /// state the change published, while nothing else has been published since: the read's
     /// answer is worked out from it, with no new slot and no second read. nil: decide again.
-    func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async -> AccountState? {
+    package func wait(_ account: AccountID, _ id: UUID, until deadline: ContinuousClock.Instant) async -> AccountState? {
         guard let owner = owners.existing(account) else { return nil }
         let waiter = WaitDeadlines.Waiter(account: account, id: id)
-        deadlines.add(waiter, at: .now() + TimeAmount(deadline - .now))
+        deadlines.add(waiter, at: deadline)
         let wake = await owner.waiters.wait(id)
         deadlines.remove(waiter)
         guard let wake, owner.isCurrent(wake.version) else { return nil }
         return wake.state
     }
 
-    func disarm(_ account: AccountID, _ id: UUID) {
+    package func disarm(_ account: AccountID, _ id: UUID) {
         owners.existing(account)?.waiters.disarm(id)
     }
 
     /// Ends one waiter's wait now (its timer ran out, or its request ended).
-    func fire(_ account: AccountID, _ id: UUID) {
+    package func fire(_ account: AccountID, _ id: UUID) {
         owners.existing(account)?.waiters.fire(id)
     }
 
@@ -56,7 +55,7 @@ package final class WaitingHub: Sendable {
     }
 
     /// Waiters armed or waiting, and event listeners, across all accounts (`GET /v1/server`).
-    var counts: (waiters: Int, listeners: Int) {
+    package var counts: (waiters: Int, listeners: Int) {
         owners.held.reduce((0, 0)) { total, owner in
             let counts = owner.waiters.counts
             return (total.0 + counts.waiters, total.1 + counts.listeners)
@@ -65,7 +64,7 @@ package final class WaitingHub: Sendable {
 
     /// The account's events until the stream is dropped, after those a
     /// resuming stream missed (`Last-Event-ID`; see `EventBacklog`).
-    func events(_ account: AccountID, after lastEventID: String?) -> AsyncStream<NumberedEvent> {
+    package func events(_ account: AccountID, after lastEventID: String?) -> AsyncStream<NumberedEvent> {
         owners.withOwner(account) { $0.waiters.listen(after: lastEventID) }
     }
 }
@@ -95,13 +94,13 @@ final class AccountWaiters: Sendable {
 
     private let streams = Mutex(Streams())
 
-    func arm() -> UUID {
+    package func arm() -> UUID {
         let id = UUID()
         slots.withLock { $0[id] = .armed }
         return id
     }
 
-    func wait(_ id: UUID) async -> Wake? {
+    package func wait(_ id: UUID) async -> Wake? {
         await withCheckedContinuation { (continuation: CheckedContinuation<Wake?, Never>) in
             let resumeNow = slots.withLock { slots -> Wake?? in
                 switch slots[id] {
@@ -120,11 +119,11 @@ final class AccountWaiters: Sendable {
         }
     }
 
-    func disarm(_ id: UUID) {
+    package func disarm(_ id: UUID) {
         slots.withLock { _ = $0.removeValue(forKey: id) }
     }
 
-    func fire(_ id: UUID) {
+    package func fire(_ id: UUID) {
         let continuation = slots.withLock { slots -> CheckedContinuation<Wake?, Never>? in
             switch slots[id] {
             case .waiting(let c):
@@ -178,7 +177,7 @@ final class AccountWaiters: Sendable {
         return stream
     }
 
-    var counts: (waiters: Int, listeners: Int) {
+    package var counts: (waiters: Int, listeners: Int) {
         (slots.withLock { $0.count }, streams.withLock { $0.listeners.count })
     }
 

@@ -18,7 +18,7 @@ package final class PolicyStore: Sendable {
 
     /// Called after each reload that succeeds, with the policy now in force
     /// (the server re-checks the requests it holds open).
-    func onReload(_ observer: @escaping @Sendable (Policy) -> Void) {
+    package func onReload(_ observer: @escaping @Sendable (Policy) -> Void) {
         observers.withLock { $0.append(observer) }
     }
 

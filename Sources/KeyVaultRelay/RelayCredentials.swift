@@ -48,13 +48,13 @@ package final class RelayCredentials: Sendable {
 
     package func signer(for account: AccountID) -> Signer? { state.withLock { $0.signers[account] } }
 
-    func identityToken(for account: AccountID) -> String? { state.withLock { $0.tokens[account] } }
+    package func identityToken(for account: AccountID) -> String? { state.withLock { $0.tokens[account] } }
 
     /// The accounts this device can sign for now.
     package var accounts: Set<AccountID> { state.withLock { Set($0.signers.keys) } }
 
     /// Yields once at once, then whenever the set of signable accounts changes.
-    func changes() -> AsyncStream<Void> {
+    package func changes() -> AsyncStream<Void> {
         let (stream, continuation) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
         let id = state.withLock { state -> Int in
             state.nextWatcher += 1

@@ -4,11 +4,11 @@
 /// (`service.rotations.promoteDue(id)`), so a call says where it goes.
 extension KeyVaultService {
     package var propagation: Propagation { Propagation(service: self) }
-    var publishing: Publishing { Publishing(service: self) }
+    package var publishing: Publishing { Publishing(service: self) }
     var relayAudit: RelayAudit { RelayAudit(service: self) }
     package var enrolling: Enrollments { Enrollments(service: self) }
     package var rotations: Rotations { Rotations(service: self) }
-    var envelopes: Envelopes { Envelopes(service: self) }
+    package var envelopes: Envelopes { Envelopes(service: self) }
     package var exports: Exports { Exports(service: self) }
-    var founding: Founding { Founding(service: self) }
+    package var founding: Founding { Founding(service: self) }
 }

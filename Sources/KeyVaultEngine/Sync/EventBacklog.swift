@@ -1,11 +1,11 @@
 import KeyVaultCrypto
-import KeyVaultAccount
+package import KeyVaultAccount
 
 /// An event as an account's stream sends it: with the SSE `id` a client hands
 /// back as `Last-Event-ID` to resume after a dropped connection.
-struct NumberedEvent: Sendable, Equatable {
-    var id: String
-    var event: AccountEvent
+package struct NumberedEvent: Sendable, Equatable {
+    package var id: String
+    package var event: AccountEvent
 }
 
 /// The last events of one account, numbered, so a stream that reconnects
@@ -16,9 +16,9 @@ struct NumberedEvent: Sendable, Equatable {
 /// counts the account's events from 1. A pure value: its owner holds it
 /// under the lock that also registers listeners, so an event is either
 /// replayed to a new listener or sent to it live, never both, never neither.
-struct EventBacklog: Sendable {
+package struct EventBacklog: Sendable {
     /// How many events a reconnecting stream can be given again.
-    static let capacity = 64
+    package static let capacity = 64
 
     let epoch: String
     private(set) var lastNumber: UInt64 = 0

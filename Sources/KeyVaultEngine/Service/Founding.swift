@@ -2,7 +2,6 @@ package import Foundation
 import Logging
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultRelayClient
 import KeyVaultRelay
 import KeyVaultVault
 
@@ -15,7 +14,7 @@ package struct Founding: Sendable {
     let vault: Vault
     let logger: Logger
     let now: @Sendable () -> Date
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let relay: (any Relay)?
     let relayCredentials: RelayCredentials?
 

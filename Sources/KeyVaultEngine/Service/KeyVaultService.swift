@@ -1,13 +1,12 @@
 import Foundation
+package import KeyVaultPolicy
 package import Logging
 import Synchronization
-import NIOPosix
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 package import KeyVaultAccount
 package import KeyVaultVault
 package import KeyVaultRelay
-package import KeyVaultRelayClient
 
 /// The daemon's core, below the HTTP layer: accounts, locking, and key
 /// availability. Every change to an account is a job of its owner
@@ -22,7 +21,7 @@ package final class KeyVaultService: Sendable {
     var now: @Sendable () -> Date { { [clock] in clock.now } }
     /// Each account's owner: its jobs, and the state they last published. Read
     /// anywhere; written only by the account's own jobs (`update`, `install`).
-    let owners = AccountOwners()
+    package let owners = AccountOwners()
     /// The CPace states of pairing exchanges under way (memory only).
     let pairings: PairingExchanges
     /// nil: a device on its own, with no relay (no enrollment or propagation).
@@ -73,12 +72,12 @@ package final class KeyVaultService: Sendable {
     }
 
     /// A key read's answer and whether it should wait for the next change (`AccountState.read`).
-    func read(_ account: AccountID, _ selector: KeySelector) -> KeyRead? {
+    package func read(_ account: AccountID, _ selector: KeySelector) -> KeyRead? {
         owners.read(account, { read($0, selector) })
     }
 
     /// A key read's answer from `state` (one a waiting read was woken with).
-    func read(_ state: AccountState, _ selector: KeySelector) -> KeyRead {
+    package func read(_ state: AccountState, _ selector: KeySelector) -> KeyRead {
         state.read(selector, withRelay: relay != nil)
     }
 
@@ -440,7 +439,7 @@ package final class KeyVaultService: Sendable {
         })
     }
 
-    func existing(_ id: AccountID) throws -> AccountState {
+    package func existing(_ id: AccountID) throws -> AccountState {
         guard let state = owners.state(id) else { throw Refusal.unknownAccount(id) }
         return state
     }
@@ -463,7 +462,7 @@ package final class KeyVaultService: Sendable {
     }
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).
-    func statusOf(_ id: AccountID) -> AccountStatus? {
+    package func statusOf(_ id: AccountID) -> AccountStatus? {
         owners.read(id, AccountStatus.init)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultPolicy
 import Logging
 import KeyVaultCrypto
 package import KeyVaultProtocol
@@ -14,7 +15,7 @@ package struct Rotations: Sendable {
     let logger: Logger
     let now: @Sendable () -> Date
     let clock: any EngineClock
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let relay: (any Relay)?
     let hub: WaitingHub
 

@@ -22,7 +22,7 @@ package struct Publishing: Sendable {
     let vault: Vault
     let logger: Logger
     let now: @Sendable () -> Date
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let relay: (any Relay)?
     let hub: WaitingHub
 
@@ -90,7 +90,7 @@ package struct Publishing: Sendable {
             guard owners.existing(id)?.written.withLock({ $0 == nil }) == true,
                   let (batch, confirmedThrough, settled) = queuedBatch(id), !batch.isEmpty else { return .job }
             do {
-                let riding = batch.contains(where: { $0.kind == .log }) ? try vault.outbox(account: id).filter(\.isPairingApproval) : []
+                let riding = batch.contains(where: { $0.kind == .log }) ? try await vault.outbox(account: id).filter(\.isPairingApproval) : []
                 try await relay.publish(batch: batch + riding.map(\.record))
                 owners.existing(id)?.written.withLock {
                     $0 = AccountOwner.WrittenBatch(through: confirmedThrough, settled: settled, riders: riding.map(\.id))
@@ -169,7 +169,7 @@ package struct Publishing: Sendable {
                 guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
                 var riding: [OutboxRecord] = []
                 if batch.contains(where: { $0.kind == .log }) {
-                    riding = try riders ?? vault.outbox(account: id).filter(\.isPairingApproval)
+                    if let riders { riding = riders } else { riding = try await vault.outbox(account: id).filter(\.isPairingApproval) }
                     riders = riding
                 }
                 do {
@@ -351,7 +351,7 @@ package struct Publishing: Sendable {
     /// Sends what waits in the account's outbox: its pairing records now (answers whether there were
     /// any), its acknowledgements by the writer outside the line (one it holds already is not handed twice).
     private func sendOutbox(_ id: AccountID, relay: any Relay) async throws -> Bool {
-        let queued = try vault.outbox(account: id)
+        let queued = try await vault.outbox(account: id)
         handOutsideLine(queued.filter { $0.record.kind == .ack }.map { OwedRecord(record: $0.record, outboxID: $0.id) }, account: id)
         let now = queued.filter { $0.record.kind != .ack }
         guard !now.isEmpty else { return false }

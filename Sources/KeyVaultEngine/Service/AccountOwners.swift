@@ -1,7 +1,7 @@
 import struct Foundation.Date
 import Synchronization
-import KeyVaultProtocol
-import KeyVaultAccount
+package import KeyVaultProtocol
+package import KeyVaultAccount
 
 /// The directory from an account to its owner. Each owner runs its account's
 /// jobs one at a time, in the order they were queued, each to its end (vault
@@ -18,7 +18,7 @@ import KeyVaultAccount
 /// hold is forgotten as soon as nothing needs it (no job, record being sent, waiter, listener,
 /// exchange, timer or prepared identity), and prepared identities are bounded,
 /// so a caller naming accounts that do not exist cannot grow memory (issue 32).
-final class AccountOwners: Sendable {
+package final class AccountOwners: Sendable {
     /// The account whose job the current task is running, if any.
     @TaskLocal static var running: AccountID?
     /// How many times the account was locked at once (`AccountOwner.lockAtOnce`) when the
@@ -54,7 +54,7 @@ final class AccountOwners: Sendable {
     }
 
     /// The account's owner if one was made, without making one.
-    func existing(_ account: AccountID) -> AccountOwner? {
+    package func existing(_ account: AccountID) -> AccountOwner? {
         owners.withLock { $0[account] }
     }
 
@@ -66,7 +66,7 @@ final class AccountOwners: Sendable {
     var heldIDs: [AccountID] { held.map(\.id) }
 
     /// Every account's timers are cancelled: the engine is stopping.
-    func cancelTimers() {
+    package func cancelTimers() {
         for owner in owners.withLock({ Array($0.values) }) { owner.timers.cancelAll() }
     }
 
@@ -76,7 +76,7 @@ final class AccountOwners: Sendable {
     }
 
     /// Reads one value of the published state without copying the rest.
-    func read<T>(_ account: AccountID, _ body: (AccountState) throws -> T) rethrows -> T? {
+    package func read<T>(_ account: AccountID, _ body: (AccountState) throws -> T) rethrows -> T? {
         guard let owner = owners.withLock({ $0[account] }) else { return nil }
         return try owner.read(body)
     }
@@ -279,8 +279,8 @@ final class AccountOwners: Sendable {
 
 /// One account's owner: its line of jobs, the state they last published, the
 /// reads and streams waiting on it, and an identity made before sign-in.
-final class AccountOwner: Sendable {
-    let id: AccountID
+package final class AccountOwner: Sendable {
+    package let id: AccountID
     let jobs = JobQueue()
     /// Passphrase checks (unlocks, passphrase changes), one at a time and outside the line
     /// of jobs: each sees the back-off the one before it left, whatever the jobs wait on.
@@ -390,7 +390,7 @@ final class AccountOwner: Sendable {
 
     /// Applies `body` to a copy taken under the lock (the state's storage is
     /// shared, not copied), so no reader holds the lock while it works.
-    func read<T>(_ body: (AccountState) throws -> T) rethrows -> T? {
+    package func read<T>(_ body: (AccountState) throws -> T) rethrows -> T? {
         try state.map(body)
     }
 
@@ -479,7 +479,7 @@ final class JobQueue: Sendable {
         }
     }
 
-    func wait(for ticket: UInt64) async {
+    package func wait(for ticket: UInt64) async {
         await withCheckedContinuation { continuation in
             let now = state.withLock { state -> Bool in
                 if state.serving == ticket { return true }

@@ -1,4 +1,5 @@
 import Foundation
+import KeyVaultPolicy
 import Logging
 import ServiceLifecycle
 import KeyVaultCrypto
@@ -16,7 +17,7 @@ package struct Propagation: Sendable {
     let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let pairings: PairingExchanges
     let relay: (any Relay)?
     let hub: WaitingHub

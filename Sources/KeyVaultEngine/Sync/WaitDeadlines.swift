@@ -1,22 +1,20 @@
 import Foundation
 import HeapModule
-import NIOCore
 import Synchronization
 import KeyVaultProtocol
 
-/// When the hub's waits run out: one event-loop timer, for the earliest
-/// deadline, stands for all of them. A wait that ends early (a key arrived,
-/// its client went away) only leaves the table. Had each wait its own NIO
-/// timer, cancelling one would search the loop's whole timer heap for it:
-/// 10,000 waits ended together were 10,000 searches of 10,000 entries.
+/// When the hub's waits run out: one timer (a task asleep until the earliest
+/// deadline) stands for all of them. A wait that ends early (a key arrived,
+/// its client went away) only leaves the table. Had each wait its own timer,
+/// 10,000 waits ended together would be 10,000 timers to cancel.
 final class WaitDeadlines: Sendable {
     struct Waiter: Hashable, Sendable {
         let account: AccountID
-        let id: UUID
+        package let id: UUID
     }
 
     private struct Due: Comparable {
-        let deadline: NIODeadline
+        let deadline: ContinuousClock.Instant
         let waiter: Waiter
 
         static func < (a: Due, b: Due) -> Bool { a.deadline < b.deadline }
@@ -29,16 +27,13 @@ final class WaitDeadlines: Sendable {
         /// reached or the heap is compacted (past twice the live count).
         var queue = Heap<Due>()
         /// The timer for the earliest deadline, if one is set.
-        var timer: (at: NIODeadline, scheduled: Scheduled<Void>)?
+        var timer: (at: ContinuousClock.Instant, task: Task<Void, Never>)?
     }
 
-    private let loop: any EventLoop
     private let expired = Mutex<(@Sendable (Waiter) -> Void)?>(nil)
     private let state = Mutex(State())
 
-    init(on loop: any EventLoop) {
-        self.loop = loop
-    }
+    init() {}
 
     /// What ends a wait whose deadline has passed (set once, by the hub that owns it).
     func onExpiry(_ handler: @escaping @Sendable (Waiter) -> Void) {
@@ -46,12 +41,12 @@ final class WaitDeadlines: Sendable {
     }
 
     /// Ends `waiter` at `deadline` unless it is removed first.
-    func add(_ waiter: Waiter, at deadline: NIODeadline) {
-        let replaced = state.withLock { state -> Scheduled<Void>? in
+    func add(_ waiter: Waiter, at deadline: ContinuousClock.Instant) {
+        let replaced = state.withLock { state -> Task<Void, Never>? in
             state.live.insert(waiter)
             state.queue.insert(Due(deadline: deadline, waiter: waiter))
             guard state.timer.map({ deadline < $0.at }) ?? true else { return nil }
-            let replaced = state.timer?.scheduled
+            let replaced = state.timer?.task
             state.timer = (deadline, schedule(at: deadline))
             return replaced
         }
@@ -75,14 +70,18 @@ final class WaitDeadlines: Sendable {
     /// Deadlines kept, those of waits ended early included.
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
-    private func schedule(at deadline: NIODeadline) -> Scheduled<Void> {
-        loop.scheduleTask(deadline: deadline) { [weak self] in self?.reached() }
+    /// A task asleep until `deadline`; cancelled, it ends without a look at the table.
+    private func schedule(at deadline: ContinuousClock.Instant) -> Task<Void, Never> {
+        Task { [weak self] in
+            guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
+            self?.reached()
+        }
     }
 
     /// The timer went off: every wait whose deadline has passed ends; the timer is set for the next.
     private func reached() {
         let ended = state.withLock { state -> [Waiter] in
-            let now = NIODeadline.now()
+            let now = ContinuousClock.now
             var ended: [Waiter] = []
             while let first = state.queue.min, first.deadline <= now || !state.live.contains(first.waiter) {
                 state.queue.removeMin()

@@ -1,9 +1,9 @@
 package import Foundation
+import KeyVaultPolicy
 import Logging
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 import KeyVaultAccount
-import KeyVaultRelayClient
 import KeyVaultVault
 import KeyVaultRelay
 
@@ -15,7 +15,7 @@ package struct Enrollments: Sendable {
     let policy: PolicyStore
     let logger: Logger
     let now: @Sendable () -> Date
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let pairings: PairingExchanges
     let relay: (any Relay)?
     let hub: WaitingHub

@@ -11,7 +11,7 @@ package struct Exports: Sendable {
     package let service: KeyVaultService
     let vault: Vault
     let logger: Logger
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let relay: (any Relay)?
 
     init(service: KeyVaultService) {

@@ -15,7 +15,7 @@ package struct RelayAudit: Sendable {
     let vault: Vault
     let logger: Logger
     let now: @Sendable () -> Date
-    let owners: AccountOwners
+    package let owners: AccountOwners
     let relay: (any Relay)?
 
     init(service: KeyVaultService) {

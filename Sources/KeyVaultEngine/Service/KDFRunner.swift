@@ -1,33 +1,34 @@
-import NIOCore
-import NIOPosix
+import Foundation
 import Synchronization
 import KeyVaultCrypto
 
-/// Argon2id takes its cost in time and memory; it runs on NIO's blocking
-/// thread pool (one thread per core) so it never stalls the event loops or the
-/// cooperative pool, and at most one run per core is under way, which bounds
-/// the memory in use at once.
+/// Argon2id takes its cost in time and memory; each run has a thread of its own
+/// (at most one run per core is under way, so at most that many threads), so it
+/// never stalls the event loops or the cooperative pool, and the memory in use
+/// at once is bounded.
 ///
 /// Runs are taken in turn between callers (the uid a request came from,
 /// `KDFRunner.caller`), not in arrival order: one uid with many unlocks,
 /// passphrase changes or kit imports in flight delays another caller's by at
 /// most the one run each core has under way (issue 32).
-enum KDFRunner {
+package enum KDFRunner {
     /// Who is asking, for fairness: set by the socket API for each request (its peer's uid).
-    @TaskLocal static var caller: UInt32?
+    @TaskLocal package static var caller: UInt32?
 
-    static let turns = FairTurns(slots: System.coreCount)
+    static let turns = FairTurns(slots: ProcessInfo.processInfo.activeProcessorCount)
 
     static func deriveKEK(passphrase: SecureBytes, salt: [UInt8], parameters: KDFParameters) async throws -> SecretKey {
         try await run { try PasswordKDF.deriveKey(passphrase: passphrase, salt: salt, parameters: parameters) }
     }
 
-    /// Runs `body` on the blocking pool when its caller's turn comes.
+    /// Runs `body` on a thread of its own when its caller's turn comes.
     static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         let caller = Self.caller ?? UInt32.max
         await turns.enter(caller)
         defer { turns.leave() }
-        return try await NIOThreadPool.singleton.runIfActive(body)
+        return try await withCheckedThrowingContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
+        }
     }
 }
 

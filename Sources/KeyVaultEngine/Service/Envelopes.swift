@@ -1,7 +1,7 @@
-import Foundation
+package import Foundation
 import KeyVaultCrypto
-import KeyVaultProtocol
-import KeyVaultAccount
+package import KeyVaultProtocol
+package import KeyVaultAccount
 
 /// Seal and open: AES-256-GCM envelopes under the account's keys, in batches,
 /// so a sync engine never holds a key. Keys are found exactly as a key read
@@ -15,31 +15,36 @@ package struct Envelopes: Sendable {
     }
 
     /// One item of a batch: a plaintext to seal or an envelope to open, and the caller's AAD.
-    struct BatchItem: Sendable {
-        var bytes: [UInt8]
-        var aad: [UInt8]
+    package struct BatchItem: Sendable {
+        package var bytes: [UInt8]
+        package var aad: [UInt8]
+
+        package init(bytes: [UInt8], aad: [UInt8]) {
+            self.bytes = bytes
+            self.aad = aad
+        }
     }
 
     /// A batch is answered, or waits for a key that is expected here but has not arrived.
-    enum BatchOutcome<Value: Sendable>: Sendable {
+    package enum BatchOutcome<Value: Sendable>: Sendable {
         case done(Value)
         case pending(KeyAvailability.PendingReason, since: Date)
     }
 
-    struct SealedBatch: Sendable {
-        var generation: Generation
-        var keyID: KeyID
-        var envelopes: [[UInt8]]
+    package struct SealedBatch: Sendable {
+        package var generation: Generation
+        package var keyID: KeyID
+        package var envelopes: [[UInt8]]
     }
 
-    struct OpenedBatch: Sendable {
-        var plaintexts: [[UInt8]]
+    package struct OpenedBatch: Sendable {
+        package var plaintexts: [[UInt8]]
         /// The key IDs the batch used, in order of first use (for the audit line).
-        var keyIDs: [KeyID]
+        package var keyIDs: [KeyID]
     }
 
     /// Seals every item under one key: the current one, or the generation with `keyID`.
-    func seal(_ account: AccountID, keyID: KeyID?, items: [BatchItem]) throws -> BatchOutcome<SealedBatch> {
+    package func seal(_ account: AccountID, keyID: KeyID?, items: [BatchItem]) throws -> BatchOutcome<SealedBatch> {
         let released: ReleasedKey
         switch try envelopeKey(account, keyID.map { .keyID($0) } ?? .current, item: nil) {
         case .done(let key): released = key
@@ -51,7 +56,7 @@ package struct Envelopes: Sendable {
 
     /// Opens every item, each under the generation its envelope names. All or
     /// nothing: the first item that fails decides the answer, and names itself.
-    func open(_ account: AccountID, items: [BatchItem]) throws -> BatchOutcome<OpenedBatch> {
+    package func open(_ account: AccountID, items: [BatchItem]) throws -> BatchOutcome<OpenedBatch> {
         // Every item must be an envelope before any key is looked up.
         let envelopes = try items.enumerated().map { index, item in
             do throws(Envelope.FormatError) {

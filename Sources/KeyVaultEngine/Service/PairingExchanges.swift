@@ -9,7 +9,7 @@ import KeyVaultAccount
 /// are non-copyable, so they live here, beside the account's `Enrollment`
 /// value, and each is taken out once, by the account's own job.
 struct PairingExchanges: Sendable {
-    let owners: AccountOwners
+    package let owners: AccountOwners
 
     /// Keeps the new device's initiator for its request (replacing an earlier one).
     func keep(_ initiator: consuming CPace.Initiator, for account: AccountID) {

@@ -395,7 +395,7 @@ package final class AccountOwner: Sendable {
     }
 
     /// Publishes what a job of this account leaves (nil: the account is gone);
-    /// answers the state it replaced. Only `KeyVaultService.publish` calls it.
+    /// answers the state it replaced. Only `KeyVaultService.update` and `install` call it.
     ///
     /// A job that began before a lock made at once (`locksAtStart` behind the count) may
     /// still be working from the unlocked state it read: whatever it publishes is locked

@@ -8,7 +8,7 @@ package import KeyVaultAccount
 /// (`AccountWaiters`): no account's waits share a lock with another's. A
 /// waiter registers before it checks, so a change between its check and its
 /// wait is never lost. Waiters are woken in one place only: when an account's
-/// owner publishes a state whose read model changed (`KeyVaultService.publish`).
+/// owner publishes a state whose read model changed (`KeyVaultService.didPublish`).
 package final class WaitingHub: Sendable {
     private let owners: AccountOwners
 

@@ -19,8 +19,8 @@
 # `swiftc -sanitize=fuzzer,address` (coverage and AddressSanitizer, nothing
 # rebuilt for the package's dependencies) from the sources as they are:
 # KeyVaultCrypto, KeyVaultProtocol, KeyVaultAccount whole; of KeyVaultVault
-# RecoveryKit.swift; of KeyVault the policy parser, the request-body parsers,
-# HTTPExchange and EventBacklog, beside stand-ins (Fuzz/Stubs/) for the few Hummingbird and NIO
+# RecoveryKit.swift; the policy parser (KeyVaultPolicy), EventBacklog (KeyVaultEngine), and of
+# KeyVault the request-body parsers and HTTPExchange, beside stand-ins (Fuzz/Stubs/) for the few Hummingbird and NIO
 # types they name. A module is compiled again only when a source of it or of a
 # module it imports changed. Everything lands in .build-fuzz/ (FUZZ_BUILD).
 # Crashes a run finds are in .build-fuzz/artifacts/T/.
@@ -72,14 +72,18 @@ module() {
 
 swift_files() { find "$@" -name '*.swift' | LC_ALL=C sort; }
 
-# The daemon's files the targets compile; the rest of Sources/KeyVault needs Hummingbird and NIO.
+# The daemon's files the targets compile: the policy's parser (KeyVaultPolicy), the engine's
+# event backlog (KeyVaultEngine), and of the socket API (KeyVault) the request-body parsers and
+# HTTPExchange; the rest of Sources/KeyVault needs Hummingbird and NIO.
+policy_files=(
+    Sources/KeyVaultPolicy/TOMLParser.swift Sources/KeyVaultPolicy/TOMLDocument.swift
+    Sources/KeyVaultPolicy/PolicyError.swift Sources/KeyVaultPolicy/PolicyLoader.swift
+    Sources/KeyVaultPolicy/Policy.swift Sources/KeyVaultPolicy/Permission.swift
+    Sources/KeyVaultPolicy/PeerCredentials.swift
+)
 daemon_files=(
-    Sources/KeyVault/Policy/TOMLParser.swift Sources/KeyVault/Policy/TOMLDocument.swift
-    Sources/KeyVault/Policy/PolicyError.swift Sources/KeyVault/Policy/PolicyLoader.swift
-    Sources/KeyVault/Policy/Policy.swift Sources/KeyVault/Policy/Permission.swift
-    Sources/KeyVault/Policy/PeerCredentials.swift
     Sources/KeyVault/API/SecretBody.swift Sources/KeyVault/API/RequestBodies.swift
-    Sources/KeyVault/API/HTTPExchange.swift Sources/KeyVault/Sync/EventBacklog.swift
+    Sources/KeyVault/API/HTTPExchange.swift
     Fuzz/Stubs/KeyVaultDaemon.swift
 )
 
@@ -107,7 +111,9 @@ build() {
     module Hummingbird "NIOCore" -- Fuzz/Stubs/Hummingbird.swift
     module KeyVaultRelay "" -- Fuzz/Stubs/Empty.swift
     module KeyVaultRelayClient "" -- Fuzz/Stubs/Empty.swift
-    module KeyVault "KeyVaultVault Hummingbird NIOHTTP1 KeyVaultRelay KeyVaultRelayClient" -- "${daemon_files[@]}"
+    module KeyVaultPolicy "KeyVaultAccount" -- "${policy_files[@]}"
+    module KeyVaultEngine "KeyVaultAccount" -- Sources/KeyVaultEngine/Sync/EventBacklog.swift
+    module KeyVault "KeyVaultVault KeyVaultPolicy KeyVaultEngine Hummingbird NIOHTTP1 KeyVaultRelay KeyVaultRelayClient" -- "${daemon_files[@]}"
     # shellcheck disable=SC2046
     module FuzzSupport "KeyVaultAccount" -- $(swift_files Fuzz/Support)
     local objects=("$out"/obj/*.o)

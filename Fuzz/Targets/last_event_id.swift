@@ -1,11 +1,11 @@
 // Fuzz target `last_event_id`: the `Last-Event-ID` header a local caller sends
 // to resume an account's event stream, against the daemon's backlog of
-// numbered events (Sources/KeyVault/Sync/EventBacklog.swift).
+// numbered events (Sources/KeyVaultEngine/Sync/EventBacklog.swift).
 //
 // Input: `u8 events` (that many events are numbered first), then the header's
 // value. Checked beside "never traps": a replay is a `resync` alone, or the
 // events after the one named, in order, ending at the last.
-@testable import KeyVault
+@testable import KeyVaultEngine
 import KeyVaultAccount
 import FuzzSupport
 

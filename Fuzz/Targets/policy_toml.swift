@@ -1,9 +1,9 @@
 // Fuzz target `policy_toml`: the daemon's policy files (docs/POLICY.md), through
-// its strict TOML parser (Sources/KeyVault/Policy/TOMLParser.swift) and the
+// its strict TOML parser (Sources/KeyVaultPolicy/TOMLParser.swift) and the
 // builder that checks every table, name and number (PolicyLoader.swift).
 //
 // Input: the text of one policy file.
-import KeyVault
+import KeyVaultPolicy
 import FuzzSupport
 
 @_cdecl("LLVMFuzzerTestOneInput")

@@ -300,6 +300,35 @@ struct AccountMachineTests {
         #expect(throws: VaultError.self) { try damaged.orThrow() }
     }
 
+    @Test("a destroy entry decides nothing for a device that cannot trust its circle yet (joining) or hears nothing after its removal (revoked)")
+    func destroyOutranksNothingUntrusted() throws {
+        // Joining: a relay shows a circle of its own making, ending in a destroy. Not approved, the device
+        // trusts none of it: still joining, still awaiting approval (not a final `destroyed`).
+        var circle = CircleState(account: f.account)
+        try circle.apply(LogEntry.make(account: f.account, seq: 0, previousHash: LogHash.zero, signer: f.other.signing, signerID: f.other.deviceID,
+                                       body: .genesis(device: f.otherKeys, generation: 1, keyID: KeyID(of: f.first), keyCreatedAt: 0), at: f.t0))
+        let started = try PairingRequest.make(account: f.account, device: f.myKeys, signer: f.me.signing, code: "042917", headHash: circle.headHash, at: f.t0)
+        var joining = f.adopted(try f.loaded(founded: false, confirmed: 0, joining: started.request.encoded), circle)
+        joining.handle(.requestedToJoin(started.request, code: "042917"), now: f.t0)
+        try circle.apply(circle.nextEntry(.destroy, signer: f.other.signing, signerID: f.other.deviceID, at: f.t0))
+        joining = try f.unlocked(f.adopted(joining, circle))
+        #expect(joining.circle.destroyed)
+        #expect(joining.phase == .joining(since: f.t0, failed: false))
+        guard case .pending(.awaitingApproval, _) = joining.read(.current, withRelay: true).availability else { Issue.record("joining"); return }
+
+        // Revoked, then a destroy: it still answers `revoked` for the current key, and keeps what it held.
+        var revoked = f.withOther(try f.unlocked(try f.loaded()))
+        revoked = f.adopted(revoked, f.next(revoked, by: f.other, .revoke(deviceID: f.me.deviceID)))
+        revoked = f.adopted(revoked, f.next(revoked, by: f.other, .destroy))
+        #expect(revoked.phase == .revoked)
+        guard case .revoked = revoked.read(.current, withRelay: true).availability else { Issue.record("revoked"); return }
+
+        // A member: destroyed.
+        var member = f.withOther(try f.unlocked(try f.loaded()))
+        member = f.adopted(member, f.next(member, by: f.other, .destroy))
+        #expect(member.phase == .destroyed)
+    }
+
     @Test("1. founding, unlocked: a key read is pending awaiting-relay, and waits")
     func foundingWaits() throws {
         let (_, _, state) = try TableRow.row("1").run(f)

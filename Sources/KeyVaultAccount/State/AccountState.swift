@@ -101,7 +101,9 @@ package struct AccountState: Sendable {
 
     /// Where the account stands (`AccountPhase`), from its log, what the relay holds of it and its enrollment.
     package var phase: AccountPhase {
-        if circle.destroyed { return .destroyed }
+        // Before its approval is authentic a joining device trusts nothing of the circle it was
+        // shown, a destroy entry included; a founding one has not seen another's; a revoked one
+        // hears nothing after its removal. Only then does a destroy decide.
         if enrollment.isJoining {
             switch enrollment.progress {
             case .approved: break
@@ -113,10 +115,10 @@ package struct AccountState: Sendable {
         // completed yet): its keys wait until the relay has taken it.
         // A circle founded later holds keys the device served before: they stay readable meanwhile.
         if isFounding && foundedAtCreation { return .founding(since: record.createdAt) }
-        if let member = circle.members[deviceID] {
-            return member.revoked ? .revoked : .member(since: Millis.date(member.joinedAt))
-        }
-        return .member(since: record.createdAt)
+        let member = circle.members[deviceID]
+        if member?.revoked == true { return .revoked }
+        if circle.destroyed { return .destroyed }
+        return .member(since: member.map { Millis.date($0.joinedAt) } ?? record.createdAt)
     }
 
     /// Generations this device knows of, in the agreed order. With a circle,

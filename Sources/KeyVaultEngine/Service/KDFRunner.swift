@@ -26,9 +26,7 @@ package enum KDFRunner {
         let caller = Self.caller ?? UInt32.max
         await turns.enter(caller)
         defer { turns.leave() }
-        return try await withCheckedThrowingContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(with: Result { try body() }) }
-        }
+        return try await OwnThread.run(body)
     }
 }
 

@@ -27,7 +27,9 @@ final class WaitDeadlines: Sendable {
         /// reached or the heap is compacted (past twice the live count).
         var queue = Heap<Due>()
         /// The timer for the earliest deadline, if one is set.
-        var timer: (at: ContinuousClock.Instant, task: Task<Void, Never>)?
+        var timer: (at: ContinuousClock.Instant, task: Task<Void, Never>, id: UInt64)?
+        /// Numbers the timers, so a timer that woke as it was replaced does not set another beside its successor.
+        var timersMade: UInt64 = 0
     }
 
     private let expired = Mutex<(@Sendable (Waiter) -> Void)?>(nil)
@@ -47,7 +49,7 @@ final class WaitDeadlines: Sendable {
             state.queue.insert(Due(deadline: deadline, waiter: waiter))
             guard state.timer.map({ deadline < $0.at }) ?? true else { return nil }
             let replaced = state.timer?.task
-            state.timer = (deadline, schedule(at: deadline))
+            state.timer = schedule(at: deadline, &state)
             return replaced
         }
         replaced?.cancel()
@@ -71,15 +73,19 @@ final class WaitDeadlines: Sendable {
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
     /// A task asleep until `deadline`; cancelled, it ends without a look at the table.
-    private func schedule(at deadline: ContinuousClock.Instant) -> Task<Void, Never> {
-        Task { [weak self] in
+    private func schedule(at deadline: ContinuousClock.Instant, _ state: inout State) -> (at: ContinuousClock.Instant, task: Task<Void, Never>, id: UInt64) {
+        state.timersMade += 1
+        let id = state.timersMade
+        let task = Task { [weak self] in
             guard (try? await Task.sleep(until: deadline, clock: .continuous)) != nil else { return }
-            self?.reached()
+            self?.reached(timer: id)
         }
+        return (deadline, task, id)
     }
 
-    /// The timer went off: every wait whose deadline has passed ends; the timer is set for the next.
-    private func reached() {
+    /// The timer went off: every wait whose deadline has passed ends; the timer is set for the next,
+    /// unless another timer replaced this one meanwhile (it stands for the earliest deadline then).
+    private func reached(timer id: UInt64) {
         let ended = state.withLock { state -> [Waiter] in
             let now = ContinuousClock.now
             var ended: [Waiter] = []
@@ -87,7 +93,10 @@ final class WaitDeadlines: Sendable {
                 state.queue.removeMin()
                 if state.live.remove(first.waiter) != nil { ended.append(first.waiter) }
             }
-            state.timer = state.queue.min.map { ($0.deadline, schedule(at: $0.deadline)) }
+            if state.timer?.id == id {
+                state.timer = nil
+                if let next = state.queue.min { state.timer = schedule(at: next.deadline, &state) }
+            }
             return ended
         }
         guard !ended.isEmpty, let expired = expired.withLock({ $0 }) else { return }

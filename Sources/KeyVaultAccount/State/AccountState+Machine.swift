@@ -1,4 +1,5 @@
 package import Foundation
+package import KeyVaultCrypto
 
 extension AccountState {
     package typealias Event = AccountMachine.Event
@@ -13,6 +14,13 @@ extension AccountState {
         let effects = next.step(event, now: now)
         if !effects.contains(where: \.isFailure) { self = next }
         return effects
+    }
+
+    /// Throws what an `unlock` with `secrets` would find damaged (`VaultError.corrupt`), changing
+    /// nothing: a passphrase change asks before anything is wrapped again.
+    package func checkUnlock(kek: SecretKey, secrets: [ItemSlot: SecureBytes], now: Date) throws {
+        var copy = self
+        _ = try copy.handle(.unlock(kek: kek, secrets: secrets), now: now).orThrow()
     }
 
     private mutating func step(_ event: Event, now: Date) -> [Effect] {

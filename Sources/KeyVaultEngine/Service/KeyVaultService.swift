@@ -376,12 +376,8 @@ package final class KeyVaultService: Sendable {
             try await checkingPassphrases(owners.owner(id)) {
                 let state = try existing(id)
                 let (oldKEK, secrets) = try await verify(old, for: state, owner: owners.owner(id))
-                // The secrets must unlock (each key its key ID's) before anything is wrapped again: damage
-                // found after the vault took the new wrapping would leave the old KEK in memory for new keys.
-                var probe = state
-                do { _ = try probe.handle(.unlock(kek: oldKEK, secrets: secrets), now: now()).orThrow() } catch VaultError.corrupt(let why) {
-                    throw Refusal.damaged(id, why)
-                }
+                // Damage found after the vault took the new wrapping would leave the old KEK in memory for new keys.
+                do { try state.checkUnlock(kek: oldKEK, secrets: secrets, now: now()) } catch VaultError.corrupt(let why) { throw Refusal.damaged(id, why) }
                 let parameters = policy.current.kdf
                 let salt = Random.bytes(KDFParameters.saltByteCount)
                 let kek = try await KDFRunner.deriveKEK(passphrase: new, salt: salt, parameters: parameters)

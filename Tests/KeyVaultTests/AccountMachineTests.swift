@@ -71,6 +71,12 @@ struct AccountFixture {
         adopted(state, next(state, by: me, .approve(device: otherKeys, requestHash: RequestHash(computed: Array(repeating: 1, count: 32)))))
     }
 
+    /// The event of the next entry of `state`'s log, signed by `signer`, adopted from the relay (which holds all of it).
+    func adoptingNext(_ state: AccountState, by signer: DeviceIdentity, _ body: LogEntry.Body) -> AccountState.Event {
+        let circle = next(state, by: signer, body)
+        return .circleAdopted(circle, confirmed: circle.entries.count)
+    }
+
     /// `state` with `circle` adopted from the relay, which holds all of it.
     func adopted(_ state: AccountState, _ circle: CircleState) -> AccountState {
         var state = state
@@ -122,8 +128,7 @@ extension TableRow {
         TableRow(number: "5", start: { f in try f.loaded() }, event: { f, state in .unlock(kek: f.kek, secrets: try state.unwrapAll(with: f.kek)) }),
         TableRow(number: "6", start: { f in try f.loaded() }, event: { _, _ in .wrongPassphrase(baseSeconds: 1, maxSeconds: 60) }),
         TableRow(number: "7", start: { f in f.withOther(try f.unlocked(try f.loaded())) },
-                 event: { f, state in let c = f.next(state, by: f.other, .announce(generation: 2, keyID: KeyID(of: f.second), keyCreatedAt: 0))
-                          return .circleAdopted(c, confirmed: c.entries.count) },
+                 event: { f, state in f.adoptingNext(state, by: f.other, .announce(generation: 2, keyID: KeyID(of: f.second), keyCreatedAt: 0)) },
                  selector: .generation(2)),
         TableRow(number: "8", start: { f in f.announcedSecond(f.withOther(try f.unlocked(try f.loaded()))) }, event: { f, _ in f.secondStored },
                  selector: .generation(2)),
@@ -136,7 +141,7 @@ extension TableRow {
                      return state
                  }, event: { f, state in .unlock(kek: f.kek, secrets: try state.unwrapAll(with: f.kek)) }, selector: .generation(2)),
         TableRow(number: "10", start: { f in f.withOther(try f.unlocked(try f.loaded())) },
-                 event: { f, state in let c = f.next(state, by: f.other, .revoke(deviceID: f.me.deviceID)); return .circleAdopted(c, confirmed: c.entries.count) }),
+                 event: { f, state in f.adoptingNext(state, by: f.other, .revoke(deviceID: f.me.deviceID)) }),
         TableRow(number: "11", start: { f in let state = f.withOther(try f.unlocked(try f.loaded())); return f.adopted(state, f.next(state, by: f.other, .destroy)) },
                  event: { _, _ in .shredded }),
         TableRow(number: "12", start: { f in
@@ -151,7 +156,7 @@ extension TableRow {
         TableRow(number: "13", start: { f in try f.unlocked(try f.loaded(founded: false, confirmed: 0, joining: [1, 2, 3])) }, event: nil),
         TableRow(number: "14", start: { f in try f.unlocked(try f.loaded()) }, event: nil, selector: .generation(9)),
         TableRow(number: "15", start: { f in f.withOther(try f.unlocked(try f.loaded())) },
-                 event: { f, state in let c = f.next(state, by: f.me, .revoke(deviceID: f.other.deviceID)); return .circleAdopted(c, confirmed: c.entries.count) }),
+                 event: { f, state in f.adoptingNext(state, by: f.me, .revoke(deviceID: f.other.deviceID)) }),
     ]
 
     static func row(_ number: String) -> TableRow { all.first { $0.number == number }! }

@@ -40,7 +40,7 @@ package enum AccountMachine {
         case circleAdopted(CircleState, confirmed: Int)
         /// This device appended an entry: the circle it makes, the shares it owes, and the
         /// promotion deadline kept with an announce.
-        case appended(CircleState, owing: [OwedDelivery], promotion: PromotionDeadline?)
+        case appended(CircleState, owing: [OwedDelivery], promotion: (keyID: KeyID, at: Date)?)
         /// The relay holds the log through `through`, and took the `settled` shares.
         case relayConfirmed(through: Int, settled: [OwedDelivery])
 
@@ -85,16 +85,6 @@ package enum AccountMachine {
         case acknowledged(Promotions.VerifiedAck)
         /// The key was promoted and the vault no longer keeps its deadline.
         case promoted(KeyID)
-    }
-
-    /// A promotion deadline, kept in the vault with the announce that sets it.
-    package struct PromotionDeadline: Sendable, Equatable {
-        package var keyID: KeyID
-        package var at: Date
-        package init(keyID: KeyID, at: Date) {
-            self.keyID = keyID
-            self.at = at
-        }
     }
 
     package enum Effect: Sendable, Equatable {

@@ -4,7 +4,6 @@ package import KeyVaultCrypto
 extension AccountState {
     package typealias Event = AccountMachine.Event
     package typealias Effect = AccountMachine.Effect
-    package typealias PromotionDeadline = AccountMachine.PromotionDeadline
 
     /// Steps the machine: applies `event` at `now` and answers what the owner is to do.
     /// A refused or damaged event leaves the value as it was.

@@ -531,14 +531,7 @@ package final class KeyVaultService: Sendable {
         }
         guard let (before, after, effects) = outcome else { throw Refusal.unknownAccount(id) }
         didPublish(owner, before, after)
-        // Announced before anything is awaited: a lock made after this unlock is announced after it.
-        for case .announce(let event) in effects { hub.announce(id, event) }
-        do {
-            try await persist(effects, for: id)
-        } catch {
-            // The back-off the vault still holds is stricter than the truth: it errs the safe way.
-            logger.error("could not clear the unlock back-off in the vault", metadata: ["account": "\(id)", "problem": "\(error)"])
-        }
+        await unlocked(id, effects)
     }
 
     /// Unlocks with secrets unwrapped under `kek`, in the account's line (a passphrase change):
@@ -551,6 +544,12 @@ package final class KeyVaultService: Sendable {
         } catch VaultError.corrupt(let why) {
             throw Refusal.damaged(id, why)
         }
+        await unlocked(id, effects)
+    }
+
+    /// What follows an unlock published in memory: announced before anything is awaited (a lock
+    /// made after it is announced after it), then the vault's back-off cleared.
+    private func unlocked(_ id: AccountID, _ effects: [Locking.Effect]) async {
         for case .announce(let event) in effects { hub.announce(id, event) }
         do {
             try await persist(effects, for: id)

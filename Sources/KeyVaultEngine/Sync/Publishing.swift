@@ -55,8 +55,7 @@ package struct Publishing: Sendable {
             try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
                                       promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
             // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
-            service.update(id, .appended(circle, owing: deliveries,
-                                         promotion: promotionDeadline.map { AccountState.PromotionDeadline(keyID: $0.keyID, at: $0.at) }))
+            service.update(id, .appended(circle, owing: deliveries, promotion: promotionDeadline))
             if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await service.propagation.shred(id) }
             return entry

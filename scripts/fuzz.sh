@@ -19,7 +19,7 @@
 # `swiftc -sanitize=fuzzer,address` (coverage and AddressSanitizer, nothing
 # rebuilt for the package's dependencies) from the sources as they are:
 # KeyVaultCrypto, KeyVaultProtocol, KeyVaultAccount whole; of KeyVaultVault
-# RecoveryKit.swift; the policy parser (KeyVaultPolicy), EventBacklog (KeyVaultEngine), and of
+# RecoveryKit.swift; of KeyVaultRelay the store's wake-up (RelayWake.swift); the policy parser (KeyVaultPolicy), EventBacklog (KeyVaultEngine), and of
 # KeyVault the request-body parsers and HTTPExchange, beside stand-ins (Fuzz/Stubs/) for the few Hummingbird and NIO
 # types they name. A module is compiled again only when a source of it or of a
 # module it imports changed. Everything lands in .build-fuzz/ (FUZZ_BUILD).
@@ -109,7 +109,7 @@ build() {
     module NIOCore "" -- Fuzz/Stubs/NIOCore.swift
     module NIOHTTP1 "" -- Fuzz/Stubs/NIOHTTP1.swift
     module Hummingbird "NIOCore" -- Fuzz/Stubs/Hummingbird.swift
-    module KeyVaultRelay "" -- Fuzz/Stubs/Empty.swift
+    module KeyVaultRelay "KeyVaultProtocol" -- Sources/KeyVaultRelay/RelayWake.swift
     module KeyVaultRelayClient "" -- Fuzz/Stubs/Empty.swift
     module KeyVaultPolicy "KeyVaultAccount" -- "${policy_files[@]}"
     module KeyVaultEngine "KeyVaultAccount" -- Sources/KeyVaultEngine/Sync/EventBacklog.swift

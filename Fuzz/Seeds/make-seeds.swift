@@ -32,6 +32,7 @@ struct MakeSeeds {
         try seeds.secretBody()
         try seeds.httpExchange()
         try seeds.lastEventID()
+        try seeds.relayWake()
     }
 }
 
@@ -324,6 +325,15 @@ struct Seeds {
         try write("http_exchange", "parse-error", [0, 0, 1 | 16, 3, 4, 6 | 8, 7, 7])
         try write("http_exchange", "deadline", [0, 0, 1 | 16, 2, 5, 6 | 8, 7])
         try write("http_exchange", "refused", [1, 0, 1 | 16, 5, 6, 7])
+    }
+
+    // MARK: relay_wake
+
+    func relayWake() throws {
+        try write("relay_wake", "landed", Array("account-1 42".utf8))
+        try write("relay_wake", "account-alone", Array("account-1".utf8))
+        try write("relay_wake", "zero", Array("account-1 0".utf8))
+        try write("relay_wake", "three-parts", Array("a 1 2".utf8))
     }
 
     // MARK: last_event_id

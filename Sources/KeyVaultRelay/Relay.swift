@@ -1,25 +1,6 @@
 package import Foundation
 package import KeyVaultProtocol
 
-/// What a wake-up says landed: records of these accounts, or of any account
-/// (a store that cannot tell, or a connection that was away and may have missed some).
-package enum RelayWake: Sendable, Equatable {
-    case any
-    case accounts(Set<AccountID>)
-    /// The store was opened, or opened again after a failure: it may not be the
-    /// store read before (a relay file deleted and made anew), so a device checks
-    /// that it still holds what this device knows it held.
-    case opened
-
-    /// Whether a device holding `account` should read it again.
-    package func concerns(_ account: AccountID) -> Bool {
-        switch self {
-        case .any, .opened: return true
-        case .accounts(let touched): return touched.contains(account)
-        }
-    }
-}
-
 /// The untrusted relay, whatever stores it (SQLite file, PostgreSQL): append,
 /// read one account's records after that account's cursor, and be woken when
 /// something lands. A device reads only its own accounts: what other accounts

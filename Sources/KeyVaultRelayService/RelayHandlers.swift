@@ -192,6 +192,9 @@ final class RelayHandlers: Sendable {
                 turn = lane
             }
             let mark = waiters.mark(account)
+            // Rows past this the read may pass over as not the reader's to see, and one of them may
+            // change what it may see: only a wake-up at or before it is one the read need not take.
+            let readFrom = scanned
             let rows: [RelayRow]
             (rows, scanned) = try await visibleRows(account: account, after: scanned, limit: limit, reader: signed.keyID, standing: standing)
             // A cursor no store of this account handed out: the store went back (a restore). Said, so the
@@ -215,7 +218,7 @@ final class RelayHandlers: Sendable {
             // A held read holds no turn: the account's other requests go on meanwhile.
             if let held = turn { work.give(account, held) }
             turn = nil
-            let woke = await waiters.wait(account, after: mark, until: deadline)
+            let woke = await waiters.wait(account, after: mark, readThrough: readFrom, until: deadline)
             // Woken by a write on this instance that began where the reader had read to: its rows are
             // all that came since, and when the reader's standing after them is known here, they answer.
             if case .stored(let batch) = woke, batch.after <= scanned,

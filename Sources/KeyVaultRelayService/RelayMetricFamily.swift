@@ -29,6 +29,8 @@ struct RelayMetricFamily: Sendable {
                                 help: "Requests waiting now for a turn of their account's (one of an account's members' requests, and one of its guests', is worked on at a time).")
     static let viewEntriesApplied = Self(name: "keyvault_relay_view_entries_applied_total",
                                          help: "Log entries applied building accounts' verified views.")
+    static let storeWakeups = Self(name: "keyvault_relay_store_wakeups_total",
+                                   help: "Wake-ups the store sent this instance (PostgreSQL's NOTIFY, the SQLite file's doorbell): a write on any instance, this one's included.")
     static let buildInfo = Self(name: "keyvault_relay_build_info",
                                 help: "This keyvault-relay's version, as a label; the value is always 1.")
     static let reloads = Self(name: "keyvault_relay_reloads_total",

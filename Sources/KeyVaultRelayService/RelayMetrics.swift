@@ -46,6 +46,7 @@ package final class RelayMetrics: Sendable {
     /// Log entries applied building accounts' verified views: what only a member's or a candidate's
     /// request costs (a stranger's is refused from the signer index before any log is read).
     let viewEntriesApplied: Counter
+    let storeWakeups: Counter
     /// What the process uses (memory, files, CPU), read from /proc at each scrape.
     private let process: ProcessMetrics
 
@@ -57,6 +58,7 @@ package final class RelayMetrics: Sendable {
         breakerTrips = registry.makeCounter(descriptor: RelayMetricFamily.breakerTrips.descriptor)
         pruneRowsRead = registry.makeCounter(descriptor: RelayMetricFamily.pruneRowsRead.descriptor)
         viewEntriesApplied = registry.makeCounter(descriptor: RelayMetricFamily.viewEntriesApplied.descriptor)
+        storeWakeups = registry.makeCounter(descriptor: RelayMetricFamily.storeWakeups.descriptor)
         registry.makeGauge(descriptor: RelayMetricFamily.buildInfo.descriptor, labels: [("version", KeyVaultVersion.string)]).set(to: 1)
         process = ProcessMetrics(registry: registry)
     }

@@ -13,6 +13,10 @@ import Synchronization
 /// (`Wake.stored`), from which a read that had read everything before them answers
 /// without asking the store again; any other wake-up says only that something may
 /// have landed.
+///
+/// A store's wake-up that says through which cursor its commit stored (`RelayWake.landed`,
+/// another instance's write or the echo of this one's) wakes only the reads that had not
+/// read that far: the echo of a write whose rows a read already answered costs it nothing.
 final class Waiters: Sendable {
     /// What ended a wait.
     enum Wake: Sendable {
@@ -25,20 +29,45 @@ final class Waiters: Sendable {
     struct Mark: Sendable, Equatable {
         var epoch: UInt64
         var generation: UInt64
+        /// Wake-ups of the account that said through which cursor (`landed`).
+        var landed: UInt64
+    }
+
+    /// An account's `landed` wake-ups: how many, and the highest cursor one named.
+    private struct Landed {
+        var count: UInt64 = 0
+        var through = RelayCursor.start
+    }
+
+    private struct Waiting {
+        let continuation: CheckedContinuation<Wake, Never>
+        /// What the read has read through: a `landed` wake-up at or before it does not concern it.
+        let readThrough: RelayCursor
     }
 
     private struct State {
         /// Bumped by a wake-up of every account (`any`, `opened`) and by draining.
         var epoch: UInt64 = 0
         var generations: [AccountID: UInt64] = [:]
-        var waiting: [AccountID: [UInt64: CheckedContinuation<Wake, Never>]] = [:]
+        var landed: [AccountID: Landed] = [:]
+        var waiting: [AccountID: [UInt64: Waiting]] = [:]
         /// Waits not yet registered, and those among them cancelled before they were.
         var pending: Set<UInt64> = []
         var cancelled: Set<UInt64> = []
         var nextID: UInt64 = 0
         var draining = false
 
-        func mark(_ account: AccountID) -> Mark { Mark(epoch: epoch, generation: generations[account] ?? 0) }
+        func mark(_ account: AccountID) -> Mark {
+            Mark(epoch: epoch, generation: generations[account] ?? 0, landed: landed[account]?.count ?? 0)
+        }
+
+        /// Whether a wake-up since `mark` concerns a read that saw every row through `readThrough`: any
+        /// wake-up but a `landed` one does; a `landed` one does if it may have named a later cursor.
+        func changed(_ account: AccountID, since mark: Mark, readThrough: RelayCursor) -> Bool {
+            let now = self.mark(account)
+            if now.epoch != mark.epoch || now.generation != mark.generation { return true }
+            return now.landed != mark.landed && landed[account].map { $0.through > readThrough } ?? false
+        }
     }
 
     private let state = Mutex(State())
@@ -73,6 +102,9 @@ final class Waiters: Sendable {
 
     var isDraining: Bool { state.withLock { $0.draining } }
 
+    /// The account's held reads now.
+    func waiting(_ account: AccountID) -> Int { state.withLock { $0.waiting[account]?.count ?? 0 } }
+
     /// Records of these accounts landed.
     /// The one place held reads are woken: the store changed, by a publish on this
     /// instance or as the store's wake-up says (which covers other instances').
@@ -81,10 +113,13 @@ final class Waiters: Sendable {
         let woken: Int
         switch change {
         case .accounts(let accounts): woken = wake(accounts)
+        case .landed(let account, let through): woken = wake(account, through: through)
         case .any, .opened: woken = wakeAll()
         }
         let latency = ContinuousClock.now - known
         for _ in 0..<woken { metrics.pushed(path, after: latency) }
+        // Counted once the reads it concerns are woken: a scrape that sees it sees them woken.
+        if path == .store { metrics.storeWakeups.increment() }
     }
 
     /// A write on this instance stored `batch` (committed): its account's held reads wake with its rows.
@@ -105,11 +140,27 @@ final class Waiters: Sendable {
             var out: [CheckedContinuation<Wake, Never>] = []
             for account in accounts {
                 state.generations[account, default: 0] += 1
-                if let waiting = state.waiting.removeValue(forKey: account) { out += waiting.values }
+                if let waiting = state.waiting.removeValue(forKey: account) { out += waiting.values.map(\.continuation) }
             }
             return out
         }
         resumed.forEach { $0.resume(returning: wake) }
+        return resumed.count
+    }
+
+    /// The account's commit stored rows through `through`: the reads that had not read that far wake.
+    private func wake(_ account: AccountID, through: RelayCursor) -> Int {
+        let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
+            state.landed[account, default: Landed()].count += 1
+            state.landed[account]!.through = max(state.landed[account]!.through, through)
+            guard let waiting = state.waiting[account] else { return [] }
+            let concerned = waiting.filter { $0.value.readThrough < through }
+            guard !concerned.isEmpty else { return [] }
+            let left = waiting.filter { $0.value.readThrough >= through }
+            state.waiting[account] = left.isEmpty ? nil : left
+            return concerned.values.map(\.continuation)
+        }
+        resumed.forEach { $0.resume(returning: .other) }
         return resumed.count
     }
 
@@ -119,7 +170,7 @@ final class Waiters: Sendable {
         let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
             state.epoch += 1
             if draining { state.draining = true }
-            let out = state.waiting.values.flatMap(\.values)
+            let out = state.waiting.values.flatMap { $0.values.map(\.continuation) }
             state.waiting = [:]
             return out
         }
@@ -127,10 +178,11 @@ final class Waiters: Sendable {
         return resumed.count
     }
 
-    /// Returns when a wake-up for `account` came after `mark` (what it was), at `deadline`, or when the task is cancelled.
-    func wait(_ account: AccountID, after mark: Mark, until deadline: ContinuousClock.Instant) async -> Wake {
+    /// Returns when a wake-up for `account` that concerns a read that saw every row through `readThrough`
+    /// came after `mark` (what it was), at `deadline`, or when the task is cancelled.
+    func wait(_ account: AccountID, after mark: Mark, readThrough: RelayCursor, until deadline: ContinuousClock.Instant) async -> Wake {
         await withTaskGroup(of: Wake.self) { group in
-            group.addTask { await self.signal(account, after: mark) }
+            group.addTask { await self.signal(account, after: mark, readThrough: readThrough) }
             group.addTask {
                 try? await Task.sleep(until: deadline, clock: .continuous)
                 return .other
@@ -141,7 +193,7 @@ final class Waiters: Sendable {
         }
     }
 
-    private func signal(_ account: AccountID, after mark: Mark) async -> Wake {
+    private func signal(_ account: AccountID, after mark: Mark, readThrough: RelayCursor) async -> Wake {
         let id = state.withLock { state -> UInt64 in
             state.nextID += 1
             state.pending.insert(state.nextID)
@@ -154,8 +206,10 @@ final class Waiters: Sendable {
             await withCheckedContinuation { (continuation: CheckedContinuation<Wake, Never>) in
                 let now = state.withLock { state -> Bool in
                     state.pending.remove(id)
-                    if state.cancelled.remove(id) != nil || state.draining || state.mark(account) != mark { return true }
-                    state.waiting[account, default: [:]][id] = continuation
+                    if state.cancelled.remove(id) != nil || state.draining || state.changed(account, since: mark, readThrough: readThrough) {
+                        return true
+                    }
+                    state.waiting[account, default: [:]][id] = Waiting(continuation: continuation, readThrough: readThrough)
                     metrics.heldReads.increment()
                     return false
                 }
@@ -164,9 +218,9 @@ final class Waiters: Sendable {
             }
         } onCancel: {
             let continuation = state.withLock { state -> CheckedContinuation<Wake, Never>? in
-                if let continuation = state.waiting[account]?.removeValue(forKey: id) {
+                if let waiting = state.waiting[account]?.removeValue(forKey: id) {
                     if state.waiting[account]?.isEmpty == true { state.waiting[account] = nil }
-                    return continuation
+                    return waiting.continuation
                 }
                 if state.pending.contains(id) { state.cancelled.insert(id) }
                 return nil

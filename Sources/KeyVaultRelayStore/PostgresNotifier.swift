@@ -2,9 +2,10 @@ import Logging
 import PostgresNIO
 import Synchronization
 import KeyVaultProtocol
+import KeyVaultRelay
 
-/// Sends the store's wake-ups (`pg_notify` with each account a commit touched)
-/// after the commit, from one task per relay, a batch at a time in one
+/// Sends the store's wake-ups (`pg_notify` with each account a commit touched and
+/// the last cursor it stored, `account cursor`) after the commit, from one task per relay, a batch at a time in one
 /// transaction: never in a write's own transaction.
 ///
 /// PostgreSQL serializes the commits of every transaction that notified (one
@@ -15,7 +16,8 @@ import KeyVaultProtocol
 /// wake-up, not the rows: a held read on another instance answers them when
 /// it next reads (at its hold's end at the latest, 30 s for a device).
 package final class PostgresNotifier: Sendable {
-    private let pending = Mutex<[AccountID]>([])
+    /// The accounts owed a wake-up, in the order first named, each with the last cursor stored.
+    private let pending = Mutex<(order: [AccountID], through: [AccountID: RelayCursor])>(([], [:]))
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
@@ -23,11 +25,20 @@ package final class PostgresNotifier: Sendable {
         (signals, signal) = AsyncStream<Void>.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Queues a wake-up for each account (once per batch however often it is named).
-    func notify(_ accounts: [AccountID]) {
-        guard !accounts.isEmpty else { return }
+    /// Queues a wake-up for each batch's account (once per send however often it is named), with
+    /// the last cursor stored for it: a held read that has read that far is not woken by it.
+    func notify(_ batches: [StoredBatch]) {
+        let stored = batches.filter { !$0.rows.isEmpty }
+        guard !stored.isEmpty else { return }
         pending.withLock { queued in
-            for account in accounts where !queued.contains(account) { queued.append(account) }
+            for batch in stored {
+                if let known = queued.through[batch.account] {
+                    queued.through[batch.account] = max(known, batch.through)
+                } else {
+                    queued.order.append(batch.account)
+                    queued.through[batch.account] = batch.through
+                }
+            }
         }
         signal.yield()
     }
@@ -43,9 +54,9 @@ package final class PostgresNotifier: Sendable {
     }
 
     private func send(client: PostgresClient, logger: Logger) async {
-        let batch = pending.withLock { queued -> [AccountID] in
-            defer { queued.removeAll() }
-            return queued
+        let batch = pending.withLock { queued -> [(AccountID, RelayCursor)] in
+            defer { queued = ([], [:]) }
+            return queued.order.map { ($0, queued.through[$0]!) }
         }
         guard !batch.isEmpty else { return }
         do {
@@ -53,9 +64,10 @@ package final class PostgresNotifier: Sendable {
                 try await connection.query("BEGIN", logger: logger)
                 do {
                     // One statement per account, as every statement here names one.
-                    for account in batch {
+                    for (account, through) in batch {
                         for try await _ in try await connection.query(
-                            "SELECT pg_notify(\(PostgresRelaySchema.channel), \(account.rawValue))", logger: logger) {}
+                            "SELECT pg_notify(\(PostgresRelaySchema.channel), \(RelayWake.payload(account, through: through)))",
+                            logger: logger) {}
                     }
                     try await connection.query("COMMIT", logger: logger)
                 } catch {

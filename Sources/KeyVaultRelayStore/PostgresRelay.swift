@@ -118,7 +118,7 @@ package final class PostgresRelay: RelayStore {
     }
 
     package func announce(_ batch: StoredBatch) {
-        if !batch.rows.isEmpty { notifier.notify([batch.account]) }
+        notifier.notify([batch])
     }
 
     /// What each account's part stored, in the order the parts were sent. A write without a nonce
@@ -139,7 +139,7 @@ package final class PostgresRelay: RelayStore {
                 return stored
             }
         }
-        if nonce == nil { notifier.notify(stored.filter { !$0.rows.isEmpty }.map(\.account)) }
+        if nonce == nil { notifier.notify(stored) }
         return stored
     }
 

@@ -1,6 +1,7 @@
 import Logging
 import PostgresNIO
 import KeyVaultProtocol
+import KeyVaultRelay
 
 /// One connection that LISTENs on the relay's channel and rings every
 /// `wakeups()` stream on each NOTIFY. When the connection is lost it
@@ -38,12 +39,8 @@ package struct PostgresRelayListener: Sendable {
                         // What landed while it was away may be for any account.
                         state.ring(.any)
                         for try await notification in notifications {
-                            // The payload is the account a commit touched.
-                            if let account = try? AccountID(validating: notification.payload) {
-                                state.ring(.accounts([account]))
-                            } else {
-                                state.ring(.any)
-                            }
+                            // The payload is the account a commit touched and its last cursor.
+                            state.ring(RelayWake(payload: notification.payload))
                         }
                     }
                 } onCancel: {

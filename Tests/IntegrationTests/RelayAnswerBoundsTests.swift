@@ -118,7 +118,9 @@ struct RelayAnswerBoundsTests {
     /// store's wake-up goes out, so its held read, a member's, asks the store nothing (neither the
     /// rows nor the circle: the write's entries are in the instance's view already); the other
     /// instance, woken by the store, reads the same rows from it. On SQLite the file's own wake-up
-    /// may come first: the answer is the same either way. Rounds with and without a log entry.
+    /// may come first: the answer is the same either way. Rounds with and without a log entry. The
+    /// store's wake-up for a write, which comes back to the instance that took it, wakes no read held
+    /// after its rows (it names the write's last cursor).
     @Test("a held read woken by a write on its own instance answers with the rows the write stored, without reading the store",
           arguments: RelayKind.allCases)
     func heldReadAnsweredFromItsWrite(_ kind: RelayKind) async throws {
@@ -149,6 +151,7 @@ struct RelayAnswerBoundsTests {
                     try circle.apply(entry)
                     batch.insert(.log(entry), at: 0)
                 }
+                let wakeups = try await f.a.metric(Self.storeWakeups) ?? 0
                 #expect(try await f.a.publish("woken", batch, as: owner).status == 200)
                 let (fromA, fromB) = (try await onA.value, try await onB.value)
                 #expect(fromA.map(\.record) == batch)
@@ -163,6 +166,23 @@ struct RelayAnswerBoundsTests {
                 // Nothing else landed: the next round's readers wait after these rows.
                 last = try #require(fromA.last?.cursor)
                 #expect(try await f.a.rows("woken", after: last, as: owner).isEmpty)
+                if kind == .service && round == 4 {
+                    // The store's wake-up for this write comes back to instance a too (it LISTENs), and so
+                    // may another NOTIFY naming the same rows: a read held after them has seen every row
+                    // either names, so it stays held and asks the store nothing.
+                    try await eventually { try await f.a.metric(Self.storeWakeups) == wakeups + 1 }
+                    let since = last
+                    let echoed = Task { try await f.a.rows("woken", after: since, wait: 3, as: owner) }
+                    try await eventually { try await f.a.metric(held) == 1 }
+                    let armed = try #require(try await f.a.metric(asked[0]))
+                    let notify = try await run("/usr/bin/psql", [f.storeAddress, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c",
+                                                                 "SELECT pg_notify('keyvault_relay', 'woken \(last.value)')"])
+                    #expect(notify.status == 0, "psql: \(notify.err)")
+                    try await eventually { try await f.a.metric(Self.storeWakeups) == wakeups + 2 }
+                    #expect(try await f.a.metric(held) == 1, "a wake-up naming rows the read had seen woke it")
+                    #expect(try await f.a.metric(asked[0]) == armed, "a wake-up naming rows the read had seen made it read the store")
+                    #expect(try await echoed.value.isEmpty)
+                }
             }
         }
     }
@@ -221,6 +241,7 @@ struct RelayAnswerBoundsTests {
     }
 
     /// The store uses a held read could make, by operation.
+    static let storeWakeups = "keyvault_relay_store_wakeups_total"
     static let storeUses = ["rows", "circle", "candidates", "signers"].map { "keyvault_relay_store_latency_seconds_count{operation=\"\($0)\"}" }
 
     /// Each series' value in one scrape each.

@@ -172,7 +172,7 @@ struct RelayAnswerBoundsTests {
                     // either names, so it stays held and asks the store nothing.
                     try await eventually { try await f.a.metric(Self.storeWakeups) == wakeups + 1 }
                     let since = last
-                    let echoed = Task { try await f.a.rows("woken", after: since, wait: 3, as: owner) }
+                    let echoed = Task { try await f.a.rows("woken", after: since, wait: 20, as: owner) }
                     try await eventually { try await f.a.metric(held) == 1 }
                     let armed = try #require(try await f.a.metric(asked[0]))
                     let notify = try await run("/usr/bin/psql", [f.storeAddress, "-X", "-qAt", "-v", "ON_ERROR_STOP=1", "-c",
@@ -181,7 +181,10 @@ struct RelayAnswerBoundsTests {
                     try await eventually { try await f.a.metric(Self.storeWakeups) == wakeups + 2 }
                     #expect(try await f.a.metric(held) == 1, "a wake-up naming rows the read had seen woke it")
                     #expect(try await f.a.metric(asked[0]) == armed, "a wake-up naming rows the read had seen made it read the store")
-                    #expect(try await echoed.value.isEmpty)
+                    // Still held: the next write answers it.
+                    let next = RelayRecord.share(account: circle.account, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(120))
+                    #expect(try await f.a.publish("woken", [next], as: owner).status == 200)
+                    #expect(try await echoed.value.map(\.record) == [next])
                 }
             }
         }

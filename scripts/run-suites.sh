@@ -11,7 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bundle="$(swift build --show-bin-path)/keyvaultdPackageTests.xctest"
-workers=2
+workers=${KEYVAULT_SUITE_WORKERS:-2}
 # Run alone, after the rest: their assertions bound a time.
 alone=(
     IntegrationTests.LockAtOnceTests

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 import KeyVaultCrypto
 import KeyVaultProtocol
@@ -38,19 +39,22 @@ struct TenantBulkheadTests {
             let port = try await f.a.metricsPort()
             let trips = try await RelayAnswerBoundsTests.counter("keyvault_relay_store_breaker_trips_total", at: port)
             let heavyID = try AccountID(validating: "heavy")
+            let answered = AnsweredCount()
             let writes = (0..<40).map { _ in
                 Task { () -> Int in
                     let share = RelayRecord.share(account: heavyID, recipient: DeviceID(Random.bytes(16)), sealed: Random.bytes(64))
                     let body = JSONBody.encode(RelayWire.Publish(records: [RelayWire.Record(share)]))
+                    defer { answered.count.withLock { $0 += 1 } }
                     return (try? await Self.request(f.a.port, "POST", "/v1/accounts/heavy/records", body: body, as: heavy)) ?? -1
                 }
             }
             try await Task.sleep(for: .milliseconds(500))
-            // Meanwhile the other tenant reads, again and again, through the same instance.
+            // Meanwhile the other tenant reads, again and again, through the same instance, until
+            // the heavy tenant's writes are all answered (two take 3 s each; the rest are refused).
             var slowest: Duration = .zero
             var statuses: [Int] = []
-            let until = ContinuousClock.now + .seconds(8)
-            while ContinuousClock.now < until {
+            let until = ContinuousClock.now + .seconds(20)
+            while ContinuousClock.now < until, answered.count.withLock({ $0 }) < writes.count {
                 let started = ContinuousClock.now
                 statuses.append(try await Self.request(f.a.port, "GET", "/v1/accounts/other/records", query: "after=0&limit=1000", as: other))
                 slowest = max(slowest, ContinuousClock.now - started)
@@ -166,4 +170,9 @@ struct TenantBulkheadTests {
             #expect(try await waits() == 0)
         }
     }
+}
+
+/// How many of a test's requests have been answered, counted from the tasks that sent them.
+private final class AnsweredCount: Sendable {
+    let count = Mutex(0)
 }

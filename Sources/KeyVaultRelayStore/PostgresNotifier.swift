@@ -5,8 +5,9 @@ import KeyVaultProtocol
 import KeyVaultRelay
 
 /// Sends the store's wake-ups (`pg_notify` with each account a commit touched and
-/// the last cursor it stored, `account cursor`) after the commit, from one task per relay, a batch at a time in one
-/// transaction: never in a write's own transaction.
+/// the last cursor it stored, `account cursor`) after the commit, from one task
+/// per relay, a batch at a time in one statement (one transaction, one round
+/// trip): never in a write's own transaction.
 ///
 /// PostgreSQL serializes the commits of every transaction that notified (one
 /// lock on the database, taken at commit): in a write's transaction it would
@@ -43,6 +44,22 @@ package final class PostgresNotifier: Sendable {
         signal.yield()
     }
 
+    /// The most wake-ups one statement sends (each is a parameter; PostgreSQL takes 65,535).
+    static let perStatement = 256
+
+    /// `SELECT pg_notify($1, $2), pg_notify($1, $3), …`: the channel, then each account's payload.
+    static func notifying(_ wakeups: ArraySlice<(AccountID, RelayCursor)>) -> PostgresQuery {
+        var bindings = PostgresBindings(capacity: wakeups.count + 1)
+        bindings.append(PostgresRelaySchema.channel)
+        var calls: [String] = []
+        calls.reserveCapacity(wakeups.count)
+        for (index, (account, through)) in wakeups.enumerated() {
+            bindings.append(RelayWake.payload(account, through: through))
+            calls.append("pg_notify($1, $\(index + 2))")
+        }
+        return PostgresQuery(unsafeSQL: "SELECT " + calls.joined(separator: ", "), binds: bindings)
+    }
+
     /// Ends `run` once what is queued has been sent.
     func finish() { signal.finish() }
 
@@ -60,20 +77,13 @@ package final class PostgresNotifier: Sendable {
         }
         guard !batch.isEmpty else { return }
         do {
-            try await client.withConnection { connection in
-                try await connection.query("BEGIN", logger: logger)
-                do {
-                    // One statement per account, as every statement here names one.
-                    for (account, through) in batch {
-                        for try await _ in try await connection.query(
-                            "SELECT pg_notify(\(PostgresRelaySchema.channel), \(RelayWake.payload(account, through: through)))",
-                            logger: logger) {}
-                    }
-                    try await connection.query("COMMIT", logger: logger)
-                } catch {
-                    _ = try? await connection.query("ROLLBACK", logger: logger)
-                    throw error
-                }
+            // One statement, so one round trip and one commit (the notify lock taken once), for up to
+            // `perStatement` accounts; each payload a parameter of its own, naming one account.
+            var start = batch.startIndex
+            while start < batch.endIndex {
+                let part = batch[start..<min(start + Self.perStatement, batch.endIndex)]
+                for try await _ in try await client.query(Self.notifying(part), logger: logger) {}
+                start = part.endIndex
             }
         } catch {
             // The rows are stored; readers elsewhere see them at their next read.

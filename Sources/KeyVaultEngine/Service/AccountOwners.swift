@@ -395,19 +395,51 @@ package final class AccountOwner: Sendable {
     }
 
     /// Publishes what a job of this account leaves (nil: the account is gone);
-    /// answers the state it replaced. Only `KeyVaultService.update` and `install` call it.
+    /// answers the state it replaced, the state published, and what `change` answered.
+    /// Only `KeyVaultService.update` and `install` call it.
+    ///
+    /// `change` runs on a copy of the state published now, outside the lock: the lock is
+    /// held only to swap the result in, so no reader ever waits on a step of the machine
+    /// (an append that copies a long log, say). The account's jobs take turns, so the only
+    /// other writers are a lock, an unlock or a back-off made at once: if one published
+    /// meanwhile, `change` runs again on what it left (a step is a pure function of the
+    /// state and the time), and the first answer is dropped. After `optimisticTries` such
+    /// turns (a caller locking again and again) it runs under the lock, as a lock's does, so
+    /// no stream of locks can hold a job back for ever.
     ///
     /// A job that began before a lock made at once (`locksAtStart` behind the count) may
     /// still be working from the unlocked state it read: whatever it publishes is locked
     /// again here, so no key or KEK it held comes back into memory after that lock.
-    func publish(locksAtStart: UInt64, now: Date, _ change: (inout AccountState?) throws -> Void) rethrows -> (before: AccountState?, after: AccountState?) {
-        try published.withLock { published in
-            let before = published.state
-            try change(&published.state)
-            if published.lockedSince(locksAtStart) { published.state?.handle(.lock, now: now) }
-            published.version += 1
-            return (before, published.state)
+    func publish<T>(locksAtStart: UInt64, now: Date, _ change: (inout AccountState?) throws -> T) rethrows
+        -> (before: AccountState?, after: AccountState?, answer: T) {
+        for _ in 0..<Self.optimisticTries {
+            let (before, version) = published.withLock { ($0.state, $0.version) }
+            var next = before
+            let answer = try change(&next)
+            let after = published.withLock { published -> AccountState?? in
+                guard published.version == version else { return nil }
+                published.state = next
+                Self.relockIfLockedSince(locksAtStart, &published, now: now)
+                return .some(published.state)
+            }
+            // `before` is released here, outside the lock, if it was the last reference to the old state.
+            if let after { return (before, after, answer) }
         }
+        return try published.withLock { published in
+            let before = published.state
+            let answer = try change(&published.state)
+            Self.relockIfLockedSince(locksAtStart, &published, now: now)
+            return (before, published.state, answer)
+        }
+    }
+
+    /// How many times a job's step runs outside the lock before it runs under it (`publish`).
+    static let optimisticTries = 3
+
+    /// Ends a publish: locked again if a lock made at once came after the job began, and counted.
+    private static func relockIfLockedSince(_ locksAtStart: UInt64, _ published: inout Published, now: Date) {
+        if published.lockedSince(locksAtStart) { published.state?.handle(.lock, now: now) }
+        published.version += 1
     }
 
     /// Locks the account now, outside its line of jobs, whatever they are waiting on (a

@@ -405,10 +405,9 @@ package final class KeyVaultService: Sendable {
     func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) -> [AccountState.Effect]? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
         let time = at ?? now()
-        var effects: [AccountState.Effect]?
         let owner = owners.owner(id)
-        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time) { published in
-            effects = published?.handle(event, now: time)
+        let (before, after, effects) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time) { published in
+            published?.handle(event, now: time)
         }
         didPublish(owner, before, after)
         return effects
@@ -418,7 +417,7 @@ package final class KeyVaultService: Sendable {
     func install(_ id: AccountID, _ state: AccountState?) {
         precondition(AccountOwners.running == id, "account \(id) installed outside its owner")
         let owner = owners.owner(id)
-        let (before, after) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: now()) { $0 = state }
+        let (before, after, _) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: now()) { $0 = state }
         didPublish(owner, before, after)
     }
 

@@ -1,0 +1,67 @@
+import Dispatch
+import Foundation
+@testable import KeyVaultEngine
+import KeyVaultAccount
+import Synchronization
+import Testing
+
+/// A job's step of the machine runs on a copy outside the account's lock; the lock is held only to
+/// swap the result in (`AccountOwner.publish`). A lock made at once meanwhile makes the step run
+/// again on what it left; a stream of them cannot hold the job back past a few tries.
+@Suite("A job's publish: the step outside the lock")
+struct PublishOutsideTheLockTests {
+    let f = AccountFixture()
+
+    @Test("a reader on another thread reads the published state while a job's step runs")
+    func readersDoNotWaitOnAStep() throws {
+        let owner = AccountOwners().owner(f.account)
+        let unlocked = try f.unlocked(try f.loaded())
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = unlocked }
+        let read = DispatchSemaphore(value: 0)
+        let sawLocked = Mutex<Bool?>(nil)
+        let (_, after, answered) = owner.publish(locksAtStart: 0, now: f.t0) { state -> Bool in
+            _ = state?.handle(.lock, now: f.t0)
+            // Mid-step: a reader elsewhere gets the state published before it, at once.
+            Thread.detachNewThread {
+                sawLocked.withLock { $0 = owner.state?.isLocked }
+                read.signal()
+            }
+            return read.wait(timeout: .now() + 5) == .success
+        }
+        #expect(answered, "a reader waited on the step")
+        #expect(sawLocked.withLock { $0 } == false, "the reader saw the step's state before it was published")
+        #expect(after?.isLocked == true)
+    }
+
+    @Test("a lock made at once during a step makes it run again on the locked state")
+    func lockDuringAStep() throws {
+        let owner = AccountOwners().owner(f.account)
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        var runs: [Bool] = []
+        let (_, after, answer) = owner.publish(locksAtStart: 0, now: f.t0) { state -> Int in
+            runs.append(state?.isLocked ?? false)
+            if runs.count == 1 { _ = owner.lockAtOnce(now: f.t0) }
+            return runs.count
+        }
+        #expect(runs == [false, true], "the step ran on \(runs)")
+        #expect(answer == 2, "the answer of a step whose state was replaced came back")
+        #expect(after?.isLocked == true)
+        #expect(owner.state?.isLocked == true)
+    }
+
+    @Test("locks made at once during every step: after a few tries the step runs under the lock, once")
+    func streamOfLocks() throws {
+        let owner = AccountOwners().owner(f.account)
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        var runs = 0
+        let (_, after, answer) = owner.publish(locksAtStart: 0, now: f.t0) { _ -> Int in
+            runs += 1
+            // Under the lock (the last try) a lock at once would wait on it: none is made there.
+            if runs <= AccountOwner.optimisticTries { _ = owner.lockAtOnce(now: f.t0) }
+            return runs
+        }
+        #expect(runs == AccountOwner.optimisticTries + 1)
+        #expect(answer == runs)
+        #expect(after?.isLocked == true)
+    }
+}

@@ -40,6 +40,28 @@ struct WaitDeadlinesTests {
         #expect(deadlines.count == 0)
     }
 
+    /// A timer can wake in the moment a nearer deadline replaces it (its sleep ended before the cancel
+    /// reached it): it ends what is due, but sets no timer beside its successor's, which stands for the
+    /// earliest deadline now. Played here by calling the replaced timer's wake-up by hand.
+    @Test("a timer that wakes as a nearer deadline replaces it sets no second timer")
+    func replacedTimerSetsNoSecondChain() async throws {
+        let deadlines = WaitDeadlines()
+        let now = ContinuousClock.now
+        deadlines.add(waiter(), at: now + .seconds(60))
+        let first = try #require(deadlines.timers.current)
+        deadlines.add(waiter(), at: now + .seconds(30))
+        let second = try #require(deadlines.timers.current)
+        #expect(second != first)
+        deadlines.reached(timer: first)
+        #expect(deadlines.timers.current == second, "the replaced timer's wake-up set a timer of its own")
+        #expect(deadlines.timers.made == 2)
+        #expect(deadlines.count == 2, "a wake-up before any deadline ended a wait")
+        // The current timer's own wake-up (here before its deadline: nothing due) sets the next one.
+        deadlines.reached(timer: second)
+        #expect(deadlines.timers.made == 3)
+        #expect(deadlines.count == 2)
+    }
+
     @Test("10,000 waits ended early leave nothing behind, and the one left still ends at its deadline")
     func earlyEndsDoNotPileUp() async throws {
         let deadlines = WaitDeadlines()

@@ -72,6 +72,9 @@ final class WaitDeadlines: Sendable {
     /// Deadlines kept, those of waits ended early included.
     var queuedCount: Int { state.withLock { $0.queue.count } }
 
+    /// The number of the timer set now, and how many were ever made.
+    var timers: (current: UInt64?, made: UInt64) { state.withLock { ($0.timer?.id, $0.timersMade) } }
+
     /// A task asleep until `deadline`; cancelled, it ends without a look at the table.
     private func schedule(at deadline: ContinuousClock.Instant, _ state: inout State) -> (at: ContinuousClock.Instant, task: Task<Void, Never>, id: UInt64) {
         state.timersMade += 1
@@ -85,7 +88,7 @@ final class WaitDeadlines: Sendable {
 
     /// The timer went off: every wait whose deadline has passed ends; the timer is set for the next,
     /// unless another timer replaced this one meanwhile (it stands for the earliest deadline then).
-    private func reached(timer id: UInt64) {
+    func reached(timer id: UInt64) {
         let ended = state.withLock { state -> [Waiter] in
             let now = ContinuousClock.now
             var ended: [Waiter] = []

@@ -10,14 +10,22 @@ enum OwnThread {
         init(_ run: @escaping () -> Void) { self.run = run }
     }
 
-    static func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    /// `stackBytes`: the thread's stack, if not the system's default (a test asks for one no system
+    /// can give, to see the failure answered).
+    static func run<T: Sendable>(stackBytes: Int? = nil, _ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
             let work = Unmanaged.passRetained(Work { continuation.resume(with: Result { try body() }) })
             var thread = pthread_t()
-            let status = pthread_create(&thread, nil, { context in
-                Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().run()
-                return nil
-            }, work.toOpaque())
+            var attributes = pthread_attr_t()
+            pthread_attr_init(&attributes)
+            defer { pthread_attr_destroy(&attributes) }
+            var status = stackBytes.map { pthread_attr_setstacksize(&attributes, $0) } ?? 0
+            if status == 0 {
+                status = pthread_create(&thread, &attributes, { context in
+                    Unmanaged<Work>.fromOpaque(context!).takeRetainedValue().run()
+                    return nil
+                }, work.toOpaque())
+            }
             if status == 0 {
                 pthread_detach(thread)
             } else {

@@ -145,13 +145,14 @@ struct ClientConnectionTests {
     }
 
     static let scriptedPeer = """
-        import socket, sys, signal
+        import os, socket, sys, signal
         path, out, last = sys.argv[1], sys.argv[2], int(sys.argv[3])
         connections = requests = 0
         def done(*_):
             open(out, "w").write(f"{connections} connections, {requests} requests"); sys.exit(0)
         signal.signal(signal.SIGTERM, done)
-        s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(8)
+        # Bound under another name and moved into place once listening: a client that sees the path can connect.
+        s = socket.socket(socket.AF_UNIX); s.bind(path + ".new"); s.listen(8); os.rename(path + ".new", path)
         while True:
             c, _ = s.accept()
             connections += 1
@@ -172,14 +173,14 @@ struct ClientConnectionTests {
     /// Answers one request, then shuts its reading side of that connection (writes to it fail at
     /// once, and nothing shows to the writer before it writes); answers one request on the next.
     static let halfClosingPeer = """
-        import socket, sys, time
+        import os, socket, sys, time
         answer = b'HTTP/1.1 200 OK\\r\\nContent-Type: application/json\\r\\nContent-Length: 35\\r\\n\\r\\n{"state":"ready","version":"0.1.0"}'
         def answer_one(c):
             pending = b""
             while b"\\r\\n\\r\\n" not in pending:
                 pending += c.recv(65536)
             c.sendall(answer)
-        s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(8)
+        s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1] + ".new"); s.listen(8); os.rename(sys.argv[1] + ".new", sys.argv[1])
         first, _ = s.accept()
         answer_one(first)
         first.shutdown(socket.SHUT_RD)

@@ -337,13 +337,13 @@ struct ClientLibraryTests {
 
     /// A listener that answers every request with a health answer, and writes how many bytes it heard when it ends.
     static let countingListener = """
-        import socket, sys, signal
+        import os, socket, sys, signal
         path, out = sys.argv[1], sys.argv[2]
         total = 0
         def done(*_):
             open(out, "w").write(str(total)); sys.exit(0)
         signal.signal(signal.SIGTERM, done)
-        s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(8); s.settimeout(5)
+        s = socket.socket(socket.AF_UNIX); s.bind(path + ".new"); s.listen(8); os.rename(path + ".new", path); s.settimeout(5)
         try:
             while True:
                 c, _ = s.accept(); c.settimeout(2)

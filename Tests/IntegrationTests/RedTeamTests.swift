@@ -81,9 +81,9 @@ struct RedTeamTests {
         let socket = folder + "/keyvaultd.sock", heard = folder + "/heard"
         // The impostor: answers "ready" to anything and counts the bytes it was sent.
         let impostor = try Self.asNobody("""
-            import socket, sys
+            import os, socket, sys
             path, out = sys.argv[1], sys.argv[2]
-            s = socket.socket(socket.AF_UNIX); s.bind(path); s.listen(8); s.settimeout(30)
+            s = socket.socket(socket.AF_UNIX); s.bind(path + ".new"); s.listen(8); os.rename(path + ".new", path); s.settimeout(30)
             total = 0
             try:
                 c, _ = s.accept(); c.settimeout(3)

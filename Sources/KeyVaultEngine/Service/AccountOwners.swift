@@ -85,20 +85,27 @@ package final class AccountOwners: Sendable {
 
     /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result:
     /// the job goes into the account's inbox, and the account's one task runs it in its turn.
+    /// The caller's cancellation reaches the job (`JobCaller`): queued, it runs cancelled; running, it is cancelled.
     func run<T: Sendable>(_ account: AccountID, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         if Self.running == account { return try await body() }
-        return try await withCheckedThrowingContinuation { continuation in
-            post(account) {
-                do { continuation.resume(returning: try await body()) } catch { continuation.resume(throwing: error) }
+        let caller = JobCaller()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                post(account, for: caller) {
+                    do { continuation.resume(returning: try await body()) } catch { continuation.resume(throwing: error) }
+                }
             }
-        }
+        } onCancel: { caller.cancel() }
     }
 
     func run<T: Sendable>(_ account: AccountID, _ body: @escaping @Sendable () async -> T) async -> T {
         if Self.running == account { return await body() }
-        return await withCheckedContinuation { continuation in
-            post(account) { continuation.resume(returning: await body()) }
-        }
+        let caller = JobCaller()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                post(account, for: caller) { continuation.resume(returning: await body()) }
+            }
+        } onCancel: { caller.cancel() }
     }
 
     /// Queues a follow-up: its place is taken now (after every job queued so
@@ -112,15 +119,15 @@ package final class AccountOwners: Sendable {
     /// running, the count of locks made at once so far (what the job may not undo), and the caller
     /// whose turn an Argon2id run inside it takes (`KDFRunner.caller`). The account's task starts
     /// if none is draining the inbox.
-    private func post(_ account: AccountID, _ job: @escaping @Sendable () async -> Void) {
+    private func post(_ account: AccountID, for waiting: JobCaller? = nil, _ job: @escaping @Sendable () async -> Void) {
         let caller = KDFRunner.caller
         let start = withOwner(account) { owner -> AccountOwner? in
             let locks = owner.locksAtOnce
-            let first = owner.inbox.push {
+            let first = owner.inbox.push({
                 await KDFRunner.$caller.withValue(caller) {
                     await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await job() } }
                 }
-            }
+            }, for: waiting)
             return first ? owner : nil
         }
         if let start { drain(start) }
@@ -131,7 +138,9 @@ package final class AccountOwners: Sendable {
     /// daemon waits for it, and cancels it past its limit (`finishFollowUps`).
     private func drain(_ owner: AccountOwner) {
         track {
-            while let job = owner.inbox.next() { await job() }
+            while let (job, caller) = owner.inbox.next() {
+                if let caller { await caller.run(job) } else { await job() }
+            }
             self.forgetIfIdle(owner.id)
         }
     }

@@ -68,6 +68,8 @@ package struct Publishing: Sendable {
     @discardableResult
     func publishQueued(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
+        // A turn held outside the line never waits for a job: the job would wait for that turn.
+        assert(AccountOwners.running == id || Self.publishTurnHeld != id, "a job's publish asked for from inside a publish turn held outside the line")
         return await owners.run(id) { await inPublishTurn(id) { await publishInJob(id, relay: relay) } }
     }
 

@@ -7,7 +7,7 @@ deps:
 build: deps
 	swift build
 
-# Suites start real daemons; scripts/run-suites.sh runs two at a time, each in a test
+# Suites start real daemons; scripts/run-suites.sh runs three at a time, each in a test
 # process of its own (most of a suite's time is spent waiting on its daemons), then the
 # suites that bound a time one at a time with nothing beside them.
 # The daemons, CLIs and relay servers they start are the release build's executables

@@ -27,7 +27,7 @@ own_cluster=(
     IntegrationTests.RelayServiceTests
     IntegrationTests.PostgresShardingTests
 )
-# The longest, started first so that neither worker is left with one at the end.
+# The longest, started first so that no worker is left with one at the end.
 longest=(
     IntegrationTests.RotationCrashTests
     IntegrationTests.HalfDoneTests

@@ -226,7 +226,7 @@ package final class KeyVaultService: Sendable {
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
                        restoring: [RecoveryKit.KeptKey]?, rejoining: Founding.Rejoin? = nil, identityToken: String? = nil) async throws -> AccountStatus {
-        try await owners.run(id) { [self] in
+        try await owners.run(id) {
             if (owners.holding(id) != nil) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let founding = relay != nil && restoring == nil
             if founding { try requireIdentityToken(identityToken, for: "creating an account") }
@@ -371,7 +371,7 @@ package final class KeyVaultService: Sendable {
     /// Re-wraps every secret under a KEK from the new passphrase, in one vault
     /// transaction. Leaves the account unlocked.
     package func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
-        try await owners.run(id) { [self] in
+        try await owners.run(id) {
             // In the passphrase checks' turn too: no unlock checks the old passphrase against items being re-wrapped.
             try await checkingPassphrases(owners.owner(id)) {
                 let state = try existing(id)
@@ -425,13 +425,9 @@ package final class KeyVaultService: Sendable {
     /// kept in step with the identity held, and, if what a read would answer changed,
     /// the reads waiting on the account decide again. The one place that wakes them.
     private func didPublish(_ owner: AccountOwner, _ before: AccountState?, _ after: AccountState?) {
-        // The identity held now (a lock made at once may have published since), set again while a publish came
-        // between the read and the set: no earlier identity outlasts a lock's set, keeping its signing key in memory.
-        while let current = owner.current {
-            signRelayRequests(owner.id, as: current.state.identity)
-            if owner.isCurrent(current.version) { break }
-        }
-        if owner.current == nil { signRelayRequests(owner.id, as: nil) }
+        // The identity held now, not `after`'s: a lock or unlock made at once on another thread may have
+        // published since, and the last of these calls must leave the signer the state's.
+        signRelayRequests(owner.id, as: owner.state?.identity)
         // Woken with the state as published now (a lock made at once may have followed `after`).
         if before?.readModel != after?.readModel { owner.waiters.wakeAll(with: owner.current) }
     }

@@ -64,4 +64,26 @@ struct PublishOutsideTheLockTests {
         #expect(answer == runs)
         #expect(after?.isLocked == true)
     }
+
+    @Test("a lock's signer set, made between a job's read of the identity and its set, is not overwritten by the earlier identity")
+    func lockBetweenReadAndSet() throws {
+        let owner = AccountOwners().owner(f.account)
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        // What the relay signer holds: the identity of the last set.
+        var signer: DeviceIdentity?
+        var sets = 0
+        owner.keepInStep { state in
+            sets += 1
+            if sets == 1 {
+                // The job read the unlocked state; a lock on another thread publishes and sets its signer first.
+                _ = owner.lockAtOnce(now: f.t0)
+                owner.keepInStep { signer = $0?.identity }
+                #expect(signer == nil)
+            }
+            signer = state?.identity
+        }
+        #expect(owner.state?.isLocked == true)
+        #expect(signer == nil, "the signing key outlived the lock")
+        #expect(sets == 2, "the earlier identity was not set again from the state published now")
+    }
 }

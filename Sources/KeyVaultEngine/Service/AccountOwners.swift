@@ -380,6 +380,18 @@ package final class AccountOwner: Sendable {
     /// Whether nothing was published since the publish numbered `version`.
     func isCurrent(_ version: UInt64) -> Bool { published.withLock { $0.version == version } }
     var isHeld: Bool { published.withLock { $0.state != nil } }
+
+    /// Hands `apply` the state published now, and again while another publish came between
+    /// that read and `apply`'s end, so that of calls made at once on several threads the last
+    /// to end leaves the latest state applied: a lock's `apply(locked)` cannot be overwritten
+    /// by a job's earlier read (a relay signer keeping a locked account's signing key).
+    func keepInStep(_ apply: (AccountState?) -> Void) {
+        while true {
+            let (state, version) = published.withLock { ($0.state, $0.version) }
+            apply(state)
+            if isCurrent(version) { return }
+        }
+    }
     var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 
     /// Nothing needs this owner: no account is held, and no job, record being sent, waiter,

@@ -425,9 +425,9 @@ package final class KeyVaultService: Sendable {
     /// kept in step with the identity held, and, if what a read would answer changed,
     /// the reads waiting on the account decide again. The one place that wakes them.
     private func didPublish(_ owner: AccountOwner, _ before: AccountState?, _ after: AccountState?) {
-        // The identity held now, not `after`'s: a lock or unlock made at once on another thread may have
-        // published since, and the last of these calls must leave the signer the state's.
-        signRelayRequests(owner.id, as: owner.state?.identity)
+        // The identity held now, not `after`'s (a lock made at once on another thread may have published
+        // since), set again if a publish came between the read and the set: an earlier identity never outlasts a lock.
+        owner.keepInStep { signRelayRequests(owner.id, as: $0?.identity) }
         // Woken with the state as published now (a lock made at once may have followed `after`).
         if before?.readModel != after?.readModel { owner.waiters.wakeAll(with: owner.current) }
     }

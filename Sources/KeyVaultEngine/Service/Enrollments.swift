@@ -73,6 +73,10 @@ package struct Enrollments: Sendable {
     /// ended it), asking again makes a new request with a new code.
     package func enroll(_ id: AccountID, passphrase: SecureBytes, deviceName: String, identityToken: String? = nil) async throws -> EnrollmentTicket {
         guard let relay else { throw Refusal.invalid("this daemon has no relay (--relay): a device can only join an account through one") }
+        // Asked again: the relay is read first (outside the line), so a response that landed while the
+        // passes were behind (the trusted device answered, then crashed) is taken, and the same code is
+        // answered only while nothing has answered it.
+        if owners.read(id, { $0.enrollment.isJoining }) == true { await service.propagation.sync(id) }
         return try await owners.run(id) {
             if let state = owners.state(id) {
                 guard state.enrollment.isJoining else { throw Refusal.invalid("the account \(id) is already on this device") }

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import Synchronization
 @testable import KeyVault
 @testable import KeyVaultEngine
 @testable import KeyVaultPolicy
@@ -36,12 +37,15 @@ final class EngineHarness: Sendable {
 
     /// A device on the harness's relay, started: its vault is `root/name` (kept across `stop`,
     /// so the same name starts it again as a restarted daemon would, its accounts locked).
-    func device(_ name: String, policy: Policy = EngineHarness.policy()) async throws -> HarnessDevice {
+    /// `propagating` false: its propagation waits for `startPropagation` (a device whose passes are behind).
+    func device(_ name: String, policy: Policy = EngineHarness.policy(), propagating: Bool = true) async throws -> HarnessDevice {
         let relay = try SQLiteRelay(path: relayPath)
         let service = try KeyVaultService(vault: try Vault(directory: root + "/" + name), policy: PolicyStore(policy: policy, directory: nil),
                                           logger: Logger(label: "harness.\(name)", factory: { _ in SwiftLogNoOpLogHandler() }),
                                           relay: relay, clock: clock)
-        return HarnessDevice(service: service, relay: relay)
+        let device = HarnessDevice(service: service, relay: relay)
+        if propagating { device.startPropagation() }
+        return device
     }
 
     func remove() {
@@ -53,19 +57,26 @@ final class EngineHarness: Sendable {
 final class HarnessDevice: Sendable {
     let service: KeyVaultService
     let relay: any Relay
-    private let propagation: Task<Void, any Error>
+    private let propagation = Mutex<Task<Void, any Error>?>(nil)
 
     fileprivate init(service: KeyVaultService, relay: any Relay) {
         self.service = service
         self.relay = relay
-        propagation = Task { try await PropagationService(service: service).run() }
+    }
+
+    /// Starts the propagation beside the engine, as the daemon does at its start.
+    func startPropagation() {
+        let service = service
+        propagation.withLock { $0 = $0 ?? Task { try await PropagationService(service: service).run() } }
     }
 
     /// Stops as the daemon stops: propagation ends (and the timers with it), the follow-ups
     /// end, then the relay closes. The vault stays.
     func stop() async {
-        propagation.cancel()
-        _ = await propagation.result
+        if let propagation = propagation.withLock({ $0 }) {
+            propagation.cancel()
+            _ = await propagation.result
+        }
         await service.finishFollowUps()
         await relay.shutdown()
     }

@@ -1,0 +1,54 @@
+import Foundation
+import Testing
+@testable import KeyVault
+@testable import KeyVaultEngine
+import KeyVaultAccount
+import KeyVaultCrypto
+import KeyVaultIDs
+import KeyVaultProtocol
+import KeyVaultRelay
+
+/// A trusted device answered a new device's request and crashed before the confirmation came back,
+/// while the new device's passes were behind: the response is on the relay, unseen. Asked again, the
+/// new device must not show the code that response spent (the trusted device, restarted, would answer
+/// it a second time, and the new device takes only the first response: its approval would wait its
+/// 30 s out). It reads the relay first, takes the response, and asks again with a new code, which works.
+@Suite("Enrollment asked again after a response landed unseen (the engine in process)")
+struct AnsweredWhileBehindTests {
+    let alice = try! AccountID(validating: "alice")
+
+    @Test("the new device asked again reads the relay first: a response it had not seen spends its code, and the new code joins it")
+    func responseLandedWhileBehind() async throws {
+        let harness = try EngineHarness()
+        defer { harness.remove() }
+        let a = try await harness.device("a")
+        let b = try await harness.device("b", propagating: false)
+        try await a.create(alice)
+        let passphrase = SecureBytes(copying: Array(HarnessDevice.passphrase.utf8))
+        let first = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        let code = try #require(first.pairingCode)
+        try await eventually("A reads the request") { (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == first.deviceID } == true }
+
+        // A answers with the code and dies before the confirmation: its response is on the relay,
+        // and nothing of the exchange is left on A (it was in memory).
+        let state = try #require(a.service.owners.state(alice))
+        let request = try #require(state.enrollment.requests[first.deviceID])
+        let identity = try #require(state.identity)
+        let response = try PairingResponse.make(to: request, code: code, responder: state.deviceID, signer: identity.signing, circle: state.circle).response
+        try await a.relay.publish(batch: [.challenge(response)])
+
+        let again = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        #expect(again.deviceID == first.deviceID)
+        try #require(again.pairingCode != nil && again.pairingCode != code, "asked again, B showed the code the response on the relay had spent")
+
+        b.startPropagation()
+        try await eventually("A reads the new request") {
+            (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == again.deviceID && $0.requestedAt == again.since } == true
+        }
+        _ = try await a.service.enrolling.approve(alice, deviceID: again.deviceID, pairingCode: again.pairingCode!)
+        try await eventually("B holds the key") { b.key(alice) != nil }
+        #expect(b.key(alice)?.generation.keyID == a.key(alice)?.generation.keyID)
+        await b.stop()
+        await a.stop()
+    }
+}

@@ -128,6 +128,7 @@ let package = Package(
             name: "KeyVaultEngine",
             dependencies: [
                 "KeyVaultIDs", "KeyVaultAccount", "KeyVaultPolicy", "KeyVaultVault", "KeyVaultRelay", "KeyVaultProtocol", "KeyVaultCrypto",
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HeapModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -54,6 +54,8 @@ struct FollowUpsTests {
         try await waitFor { writes.withLock { $0.count } == 1 }
         // The write waits; the account's line does not.
         #expect(await owners.run(account) { "a job" } == "a job")
+        // The account's task, which ran the job, ends once its inbox is empty; the sender's stays.
+        try await waitFor { owners.followUpsRunning == 1 }
         owners.sendOutsideLine(account, records(1..<3), by: send)
         owners.sendOutsideLine(account, records(3..<250), by: send)
         #expect(owners.followUpsRunning == 1, "a second task started while one was sending")

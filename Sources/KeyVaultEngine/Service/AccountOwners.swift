@@ -3,16 +3,18 @@ import Synchronization
 package import KeyVaultProtocol
 package import KeyVaultAccount
 
-/// The directory from an account to its owner. Each owner runs its account's
-/// jobs one at a time, in the order they were queued, each to its end (vault
-/// first, then memory) before the next begins, and publishes the state they
-/// leave. API calls, relay passes, promotion timers and the follow-ups a job
-/// queues are all jobs; nothing else writes an account's state
-/// (`KeyVaultService.update` checks). The directory's own lock covers only the
-/// lookup: no account's job, read or wait ever waits on another account's.
+/// The directory from an account to its owner. Each owner has an inbox of jobs
+/// and one task that runs them (started by a job posted to an empty inbox, ended
+/// when it is empty again): one at a time, in the order they were posted, each to
+/// its end (vault first, then memory) before the next begins, publishing the
+/// state they leave. API calls, relay passes, promotion timers and the follow-ups
+/// a job queues are all jobs; nothing else writes an account's state but a lock,
+/// an unlock or a back-off made at once (`KeyVaultService.update` checks). The
+/// directory's own lock covers only the lookup: no account's job, read or wait
+/// ever waits on another account's.
 ///
 /// A job's own steps may ask for the same account again (a rotation runs a
-/// relay pass): that runs inline, as part of the job, never queued behind it.
+/// relay pass): that runs inline, on the account's task, never queued behind it.
 ///
 /// A name used once keeps nothing: the owner of an account this device does not
 /// hold is forgotten as soon as nothing needs it (no job, record being sent, waiter, listener,
@@ -81,31 +83,65 @@ package final class AccountOwners: Sendable {
         return try owner.read(body)
     }
 
-    /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result.
-    func run<T: Sendable>(_ account: AccountID, _ body: () async throws -> T) async throws -> T {
+    /// Runs `body` as the account's next job (or inline, inside one of its jobs) and answers its result:
+    /// the job goes into the account's inbox, and the account's one task runs it in its turn.
+    /// The caller's cancellation reaches the job (`JobCaller`): queued, it runs cancelled; running, it is cancelled.
+    func run<T: Sendable>(_ account: AccountID, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
         if Self.running == account { return try await body() }
-        let (owner, ticket, locks) = line(account)
-        await owner.jobs.wait(for: ticket)
-        defer { done(account, owner.jobs, ticket) }
-        return try await Self.$locksAtStart.withValue(locks) { try await Self.$running.withValue(account) { try await body() } }
+        let caller = JobCaller()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                post(account, for: caller) {
+                    do { continuation.resume(returning: try await body()) } catch { continuation.resume(throwing: error) }
+                }
+            }
+        } onCancel: { caller.cancel() }
     }
 
-    func run<T: Sendable>(_ account: AccountID, _ body: () async -> T) async -> T {
+    func run<T: Sendable>(_ account: AccountID, _ body: @escaping @Sendable () async -> T) async -> T {
         if Self.running == account { return await body() }
-        let (owner, ticket, locks) = line(account)
-        await owner.jobs.wait(for: ticket)
-        defer { done(account, owner.jobs, ticket) }
-        return await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
+        let caller = JobCaller()
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { continuation in
+                post(account, for: caller) { continuation.resume(returning: await body()) }
+            }
+        } onCancel: { caller.cancel() }
     }
 
     /// Queues a follow-up: its place is taken now (after every job queued so
     /// far, before any queued later), and nobody waits for it.
     func enqueue(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
-        let (owner, ticket, locks) = line(account)
+        post(account, body)
+    }
+
+    /// Puts `job` in the account's inbox, under the directory's lock (an owner being forgotten cannot
+    /// take a job its successor would not run), with what it runs under: the account as the one
+    /// running, the count of locks made at once so far (what the job may not undo), and the caller
+    /// whose turn an Argon2id run inside it takes (`KDFRunner.caller`). The account's task starts
+    /// if none is draining the inbox.
+    private func post(_ account: AccountID, for waiting: JobCaller? = nil, _ job: @escaping @Sendable () async -> Void) {
+        let caller = KDFRunner.caller
+        let start = withOwner(account) { owner -> AccountOwner? in
+            let locks = owner.locksAtOnce
+            let first = owner.inbox.push({
+                await KDFRunner.$caller.withValue(caller) {
+                    await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await job() } }
+                }
+            }, for: waiting)
+            return first ? owner : nil
+        }
+        if let start { drain(start) }
+    }
+
+    /// The account's task: runs the inbox's jobs one at a time, in order, each to its end, and
+    /// ends when the inbox is empty (the next job starts another). With an owner: a stopping
+    /// daemon waits for it, and cancels it past its limit (`finishFollowUps`).
+    private func drain(_ owner: AccountOwner) {
         track {
-            await owner.jobs.wait(for: ticket)
-            await Self.$locksAtStart.withValue(locks) { await Self.$running.withValue(account) { await body() } }
-            self.done(account, owner.jobs, ticket)
+            while let (job, caller) = owner.inbox.next() {
+                if let caller { await caller.run(job) } else { await job() }
+            }
+            self.forgetIfIdle(owner.id)
         }
     }
 
@@ -192,18 +228,6 @@ package final class AccountOwners: Sendable {
         }
     }
 
-    /// A place in the account's line, taken under the directory's lock: an owner
-    /// being forgotten cannot hand out a place that its successor would not honour.
-    /// With it, the count of locks made at once so far: what the job may not undo.
-    private func line(_ account: AccountID) -> (AccountOwner, UInt64, UInt64) {
-        withOwner(account) { ($0, $0.jobs.take(), $0.locksAtOnce) }
-    }
-
-    private func done(_ account: AccountID, _ queue: JobQueue, _ ticket: UInt64) {
-        queue.finish(ticket)
-        forgetIfIdle(account)
-    }
-
     /// Forgets the owner of an account this device does not hold once nothing needs it.
     func forgetIfIdle(_ account: AccountID) {
         owners.withLock { owners in
@@ -258,7 +282,7 @@ package final class AccountOwners: Sendable {
     /// and shares under way or waiting their turn (`publishTurn`), in a job or outside the lines.
     var lineDepths: (queued: Int, deepest: Int, publishing: Int) {
         owners.withLock { Array($0.values) }.reduce((0, 0, 0)) { total, owner in
-            let depth = owner.jobs.depth
+            let depth = owner.inbox.depth
             return (total.0 + depth, max(total.1, depth), total.2 + owner.publishTurn.depth)
         }
     }
@@ -281,7 +305,8 @@ package final class AccountOwners: Sendable {
 /// reads and streams waiting on it, and an identity made before sign-in.
 package final class AccountOwner: Sendable {
     package let id: AccountID
-    let jobs = JobQueue()
+    /// The account's jobs, run in order by one task (`AccountOwners.post`).
+    let inbox = JobInbox()
     /// Passphrase checks (unlocks, passphrase changes), one at a time and outside the line
     /// of jobs: each sees the back-off the one before it left, whatever the jobs wait on.
     let passphraseChecks = JobQueue()
@@ -397,7 +422,7 @@ package final class AccountOwner: Sendable {
     /// Nothing needs this owner: no account is held, and no job, record being sent, waiter,
     /// listener, exchange, timer or prepared identity is on it.
     var isIdle: Bool {
-        !isHeld && jobs.isIdle && passphraseChecks.isIdle && publishTurn.isIdle && catchUps.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
+        !isHeld && inbox.isIdle && passphraseChecks.isIdle && publishTurn.isIdle && catchUps.isIdle && outgoing.withLock({ !$0.sending }) && waiters.isIdle && pairings.isEmpty && timers.isEmpty && preparedIdentity.withLock { $0 == nil }
     }
 
     /// Applies `body` to a copy taken under the lock (the state's storage is
@@ -503,49 +528,5 @@ package final class AccountOwner: Sendable {
             published.version += 1
             return (before, state, effects)
         }
-    }
-}
-
-/// A first-come, first-served line of tickets: `take` is synchronous, so a
-/// place in line is fixed the moment it is asked for.
-final class JobQueue: Sendable {
-    private struct State {
-        var next: UInt64 = 0
-        var serving: UInt64 = 0
-        var waiting: [UInt64: CheckedContinuation<Void, Never>] = [:]
-    }
-    private let state = Mutex(State())
-
-    func take() -> UInt64 {
-        state.withLock { state in
-            defer { state.next += 1 }
-            return state.next
-        }
-    }
-
-    package func wait(for ticket: UInt64) async {
-        await withCheckedContinuation { continuation in
-            let now = state.withLock { state -> Bool in
-                if state.serving == ticket { return true }
-                state.waiting[ticket] = continuation
-                return false
-            }
-            if now { continuation.resume() }
-        }
-    }
-
-    /// No job running or waiting.
-    var isIdle: Bool { state.withLock { $0.serving == $0.next } }
-
-    /// Jobs running or waiting.
-    var depth: Int { state.withLock { Int(clamping: $0.next - $0.serving) } }
-
-    func finish(_ ticket: UInt64) {
-        let next = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            precondition(state.serving == ticket, "a job finished out of turn")
-            state.serving = ticket + 1
-            return state.waiting.removeValue(forKey: ticket + 1)
-        }
-        next?.resume()
     }
 }

@@ -13,7 +13,7 @@ extension KeyVaultService {
     /// that follows; a restart makes another).
     package func identityNonce(_ id: AccountID) async -> String {
         // A job of the account, like every change to it: a creation cannot take the identity half-made.
-        await owners.run(id) {
+        await owners.run(id) { [self] in
             if let keys = owners.read(id, { ($0.record.signingPublicKey, $0.record.boxPublicKey) }) {
                 return IdentityNonce.of(signing: keys.0, box: keys.1)
             }

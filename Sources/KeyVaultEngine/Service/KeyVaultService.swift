@@ -226,7 +226,7 @@ package final class KeyVaultService: Sendable {
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
                        restoring: [RecoveryKit.KeptKey]?, rejoining: Founding.Rejoin? = nil, identityToken: String? = nil) async throws -> AccountStatus {
-        try await owners.run(id) {
+        try await owners.run(id) { [self] in
             if (owners.holding(id) != nil) { throw Refusal.invalid("the account \(id) already exists on this device") }
             let founding = relay != nil && restoring == nil
             if founding { try requireIdentityToken(identityToken, for: "creating an account") }
@@ -371,7 +371,7 @@ package final class KeyVaultService: Sendable {
     /// Re-wraps every secret under a KEK from the new passphrase, in one vault
     /// transaction. Leaves the account unlocked.
     package func changePassphrase(_ id: AccountID, old: SecureBytes, new: SecureBytes) async throws {
-        try await owners.run(id) {
+        try await owners.run(id) { [self] in
             // In the passphrase checks' turn too: no unlock checks the old passphrase against items being re-wrapped.
             try await checkingPassphrases(owners.owner(id)) {
                 let state = try existing(id)

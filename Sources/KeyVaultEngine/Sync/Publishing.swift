@@ -42,8 +42,8 @@ package struct Publishing: Sendable {
     /// outbox with the entry, in its transaction (they follow it to the relay).
     @discardableResult
     func appendEntry(_ id: AccountID, owe deliveries: [OwedDelivery] = [], promotionDeadline: (keyID: KeyID, at: Date)? = nil,
-                     enqueue: (LogEntry) -> [RelayRecord] = { _ in [] },
-                     _ body: (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
+                     enqueue: @escaping @Sendable (LogEntry) -> [RelayRecord] = { _ in [] },
+                     _ body: @escaping @Sendable (CircleState) throws -> LogEntry.Body?) async throws -> LogEntry? {
         try await owners.run(id) {
             let state = try service.existing(id)
             guard let identity = state.identity else { throw Refusal.locked(id) }
@@ -68,6 +68,8 @@ package struct Publishing: Sendable {
     @discardableResult
     func publishQueued(_ id: AccountID) async -> PublishOutcome {
         guard let relay else { return .unreachable }
+        // A turn held outside the line never waits for a job: the job would wait for that turn.
+        assert(AccountOwners.running == id || Self.publishTurnHeld != id, "a job's publish asked for from inside a publish turn held outside the line")
         return await owners.run(id) { await inPublishTurn(id) { await publishInJob(id, relay: relay) } }
     }
 

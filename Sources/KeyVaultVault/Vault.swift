@@ -320,9 +320,12 @@ package final class Vault: Sendable {
         }
     }
 
-    package func clearPromotionDeadline(account: AccountID, keyID: KeyID) async throws {
+    /// Forgets the deadlines of keys promoted (one transaction).
+    package func clearPromotionDeadlines(account: AccountID, keyIDs: [KeyID]) async throws {
         try await pool.write { db in
-            try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
+            for keyID in keyIDs {
+                try db.execute(sql: "DELETE FROM promotion_deadlines WHERE account = ? AND key_id = ?", arguments: [account.rawValue, keyID])
+            }
         }
     }
 

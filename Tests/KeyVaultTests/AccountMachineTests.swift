@@ -215,6 +215,7 @@ enum StateTable {
     static func describe(_ effects: [AccountState.Effect], wakes: Bool) -> String {
         let names = effects.map { effect -> String in
             switch effect {
+            case .vault(let write): "vault " + (Mirror(reflecting: write).children.first?.label ?? "\(write)")
             case .locking(.announce(let event)): "announce `\(event.name)`"
             case .locking(let decided): Mirror(reflecting: decided).children.first?.label ?? "\(decided)"
             case .promotion(let decided): Mirror(reflecting: decided).children.first?.label ?? "\(decided)"
@@ -282,6 +283,23 @@ struct AccountMachineTests {
         let rows = TableRow.all.map(\.number).sorted()
         #expect(rows.count >= 18)
         #expect(rows == named, "rows without a test: \(Set(rows).subtracting(named).sorted()); tests without a row: \(Set(named).subtracting(rows).sorted())")
+    }
+
+    @Test("the machine names the vault write of each event that needs one, from the event and the state it steps")
+    func vaultWritesNamed() throws {
+        var state = f.announcedSecond(f.withOther(try f.unlocked(try f.loaded())))
+        let dropped = KeyID(of: f.second)
+        #expect(state.handle(.generationDropped(dropped), now: f.t0).vaultWrites == [.removeGeneration(dropped)])
+        #expect(state.handle(.pairingKeyKept([1, 2, 3]), now: f.t0).vaultWrites == [.keepPairingKey([1, 2, 3])])
+        let stranger = DeviceID(Array(repeating: 7, count: 16))
+        #expect(state.handle(.dismissed(stranger), now: f.t0).vaultWrites == [.dismissRequest(stranger)])
+        let items = state.items, salt = Array(repeating: UInt8(9), count: 16)
+        #expect(state.handle(.rewrapped(items: items, salt: salt, kdf: state.record.kdf), now: f.t0).vaultWrites
+                == [.rewrap(items: items, salt: salt, kdf: state.record.kdf)])
+        // A promotion clears only the deadlines the machine holds: none here, so nothing is written.
+        #expect(state.handle(.promoted(dropped), now: f.t0).vaultWrites.isEmpty)
+        // Events that change memory only name no write.
+        #expect(state.handle(.lock, now: f.t0).vaultWrites.isEmpty)
     }
 
     @Test("every event leaves the value as it was when the machine refuses it")
@@ -408,7 +426,11 @@ struct AccountMachineTests {
 
     @Test("8. member + a key stored: the waiting read's generation is ready; the read model changed (the one wake-up)")
     func keyStored() throws {
-        let (before, _, state) = try TableRow.row("8").run(f)
+        let (before, effects, state) = try TableRow.row("8").run(f)
+        guard effects.vaultWrites.count == 1, case .addGeneration(let generation, let item, false) = effects.vaultWrites[0] else {
+            Issue.record("the machine named \(effects.vaultWrites), not the generation's write"); return
+        }
+        #expect(generation.keyID == KeyID(of: f.second) && state.items.contains(item))
         guard case .ready(let released) = state.read(.generation(2), withRelay: true).availability else { Issue.record("not ready"); return }
         #expect(KeyID(of: released.key) == KeyID(of: f.second))
         #expect(state.readModel != before.readModel)
@@ -416,7 +438,8 @@ struct AccountMachineTests {
 
     @Test("8b. locked (whenUnlocked) + a key stored (a lock that landed during the vault's write): in the vault's items, not in memory; reads answer locked")
     func keyStoredWhileLocked() throws {
-        let (_, _, state) = try TableRow.row("8b").run(f)
+        let (_, effects, state) = try TableRow.row("8b").run(f)
+        #expect(effects.vaultWrites.count == 1, "locked, the key still goes to the vault")
         #expect(state.keys.isEmpty && state.items.contains { $0.attributes.keyID == KeyID(of: f.second) })
         guard case .locked = state.read(.generation(2), withRelay: true).availability else { Issue.record("not locked"); return }
     }
@@ -464,7 +487,8 @@ struct AccountMachineTests {
 
     @Test("11. member + a destroy entry, then shredded: destroyed; no key in memory or items, nothing owed")
     func destroyed() throws {
-        let (_, _, state) = try TableRow.row("11").run(f)
+        let (_, effects, state) = try TableRow.row("11").run(f)
+        #expect(effects.vaultWrites == [.destroyKeys])
         #expect(state.phase == .destroyed)
         #expect(state.keys.isEmpty && state.owedDeliveries.isEmpty && !state.items.contains { $0.attributes.kind == .generationKey })
         guard case .destroyed = state.read(.current, withRelay: true).availability else { Issue.record("not destroyed"); return }

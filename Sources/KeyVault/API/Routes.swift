@@ -61,7 +61,7 @@ enum Routes {
         }
         routes.on(.post, account: "/recovery-kit", permission: .export) { request, context, account in
             let body = try await RecoveryKitBody.read(request, context)
-            let made = try await service.recoveryKit(account, kitPassphrase: try body.secret("kitPassphrase"))
+            let made = try await service.recoveryKits.make(account, kitPassphrase: try body.secret("kitPassphrase"))
             return try APIResponse.ready(KitBody(account: account.rawValue, kit: Base64.encode(made.kit), memberDeviceId: made.member))
         }
         routes.on(.post, account: "/unlock", permission: .unlock) { request, context, account in

@@ -4,9 +4,10 @@ package import KeyVaultProtocol
 
 /// The account as a machine: every change to its value (`AccountState`) is an
 /// `Event` handed to `AccountState.handle(_:now:)`, which answers the `Effect`s
-/// its owner is to carry out. No I/O happens here and time is passed in; the
-/// owner performs what must last (the vault) before it hands the event, and the
-/// relay's work after.
+/// its owner is to carry out. No I/O happens here and time is passed in. What
+/// must last in the vault the machine names as an effect (`vault`), decided on a
+/// copy before anything is published; the owner runs it, then publishes what the
+/// event left (`KeyVaultService.perform`); the relay's work comes after.
 ///
 /// An event the machine refuses (`refused`, `damaged`) changes nothing: the
 /// value is exactly what it was. docs/ARCHITECTURE.md ("The account machine")
@@ -88,6 +89,8 @@ package enum AccountMachine {
     }
 
     package enum Effect: Sendable, Equatable {
+        /// What the vault must hold before memory does: run before the state this event left is published.
+        case vault(VaultWrite)
         /// What `Locking` decided: a back-off to keep in the vault, what left memory, what to announce.
         case locking(Locking.Effect)
         /// What `Promotions` decided: a timer, a promote to append, a deadline to clear.
@@ -138,6 +141,8 @@ extension Array where Element == AccountMachine.Effect {
     package var locking: [Locking.Effect] { compactMap { if case .locking(let effect) = $0 { effect } else { nil } } }
     /// What `Promotions` decided.
     package var promotions: [Promotions.Effect] { compactMap { if case .promotion(let effect) = $0 { effect } else { nil } } }
+    /// The vault writes the machine named, in order.
+    package var vaultWrites: [VaultWrite] { compactMap { if case .vault(let write) = $0 { write } else { nil } } }
     /// The relay notes to replay.
     package var replayed: [RelayNote] { lazy.compactMap { if case .replay(let notes) = $0 { notes } else { nil } }.first ?? [] }
     /// What the approvals that arrived come to.

@@ -39,14 +39,18 @@ extension AccountState {
             opened(kek: kek, identity: identity, keys: keys)
         case .rewrapped(let items, let salt, let kdf):
             rewrapped(items, salt: salt, kdf: kdf)
+            return [.vault(.rewrap(items: items, salt: salt, kdf: kdf))]
 
         case .keyStored(let generation, let item, let key, let makingCurrent):
             keyStored(generation, item: item, key: key)
             if makingCurrent { madeCurrent(generation) }
+            return [.vault(.addGeneration(generation, item: item, makingCurrent: makingCurrent))]
         case .generationDropped(let keyID):
             dropGeneration(keyID: keyID)
+            return [.vault(.removeGeneration(keyID))]
         case .shredded:
             shredded()
+            return [.vault(.destroyKeys)]
 
         case .founded(let circle):
             setCircle(circle)
@@ -79,6 +83,7 @@ extension AccountState {
             answered(answer)
         case .pairingKeyKept(let wrapped):
             keepPairingKey(wrapped)
+            return [.vault(.keepPairingKey(wrapped))]
         case .approvalArrived(let approval):
             approvalArrived(approval)
         case .approvalChecked:
@@ -93,13 +98,14 @@ extension AccountState {
             do { return try confirmationArrived(body) ? [.kept] : [] }
             catch { return [.refused(error)] }
         case .dismissed(let device):
-            return dismiss(device) ? [.kept] : []
+            return [.vault(.dismissRequest(device))] + (dismiss(device) ? [.kept] : [])
 
         case .acknowledged(let verified):
             do { return try acknowledged(verified, at: now).map(Effect.promotion) }
             catch { return [.refused(error)] }
         case .promoted(let keyID):
-            promoted(keyID: keyID)
+            let cleared = promoted(keyID: keyID)
+            return cleared.isEmpty ? [] : [.vault(.clearPromotionDeadlines(cleared))]
         }
         return []
     }

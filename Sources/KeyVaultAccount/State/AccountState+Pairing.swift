@@ -72,14 +72,8 @@ extension AccountState {
         try promotions.acknowledged(verified, circle: circle, me: deviceID, at: now)
     }
 
-    /// `keyID` was promoted: the deadlines to clear from the vault (then taken by `promoted(keyID:)`).
-    package func promotionClearing(keyID: KeyID) -> [KeyID] {
-        var copy = promotions
-        return copy.promoted(keyID: keyID).compactMap { if case .clearDeadline(let done) = $0 { done } else { nil } }
-    }
-
-    /// `keyID` was promoted and the vault no longer keeps its deadline.
-    mutating func promoted(keyID: KeyID) {
-        _ = promotions.promoted(keyID: keyID)
+    /// `keyID` was promoted: answers the deadlines the vault no longer needs to keep.
+    mutating func promoted(keyID: KeyID) -> [KeyID] {
+        promotions.promoted(keyID: keyID).compactMap { if case .clearDeadline(let done) = $0 { done } else { nil } }
     }
 }

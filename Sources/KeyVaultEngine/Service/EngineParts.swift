@@ -11,4 +11,5 @@ extension KeyVaultService {
     package var envelopes: Envelopes { Envelopes(service: self) }
     package var exports: Exports { Exports(service: self) }
     package var founding: Founding { Founding(service: self) }
+    package var recoveryKits: RecoveryKits { RecoveryKits(service: self) }
 }

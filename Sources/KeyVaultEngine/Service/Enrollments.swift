@@ -343,8 +343,7 @@ package struct Enrollments: Sendable {
             let state = try service.existing(id)
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
             guard state.mayDismiss(deviceID) else { throw Refusal(.unknown, "no enrollment request from device \(deviceID)") }
-            try await vault.dismissRequest(account: id, deviceID: deviceID)
-            service.update(id, .dismissed(deviceID))
+            try await service.perform(id, .dismissed(deviceID))
             logger.notice("enrollment request dismissed", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         }
     }

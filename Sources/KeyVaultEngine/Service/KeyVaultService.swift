@@ -104,7 +104,7 @@ package final class KeyVaultService: Sendable {
     /// the kit restores before any KDF work (the caller's policy scope); it throws to refuse.
     package func importRecoveryKit(_ kit: [UInt8], kitPassphrase: SecureBytes, passphrase: SecureBytes, deviceName: String,
                                   authorize: (AccountID) throws -> Void) async throws -> (status: AccountStatus, note: String) {
-        let named = try checkKitHeader(kit)
+        let named = try recoveryKits.checkHeader(kit)
         try authorize(named)
         // A kit passphrase is guessed at the kit's KDF cost: wrong ones back off per caller, as unlocks do.
         let caller = KDFRunner.caller ?? UInt32.max
@@ -138,90 +138,7 @@ package final class KeyVaultService: Sendable {
         }
         let status = try await found(named, passphrase: passphrase, accessibility: .whenUnlocked, deviceName: deviceName,
                                      restoring: contents.keys + (rejoining?.sharedKeys ?? []), rejoining: rejoining)
-        return (status, Self.importNote(rejoined: rejoining != nil, hasMember: contents.member != nil, hasRelay: relay != nil))
-    }
-
-    /// What an import did, for a person: re-joined the circle, or restored the keys only, and why.
-    static func importNote(rejoined: Bool, hasMember: Bool, hasRelay: Bool) -> String {
-        if rejoined { return "restored into its circle: the kit's member approved this device, which can approve devices, rotate and revoke" }
-        if !hasMember { return "keys only: this kit has no member of a circle (made before kits had one, or on a device with no circle)" }
-        if !hasRelay {
-            return "keys only: this daemon has no relay; to re-join the account's circle, delete the account here and import the kit again on a daemon with the account's relay"
-        }
-        return "keys only: the kit's member is not trusted in a circle the relay holds for the account (revoked, or the relay holds no such circle)"
-    }
-
-    /// Writes a recovery kit of every generation this device holds, under `kitPassphrase`.
-    /// On a device trusted in a circle the kit also gets a member of its own, announced in
-    /// the log first (a `recovery` entry): whoever holds the kit and its passphrase can
-    /// re-join the account from a new device after every device is lost, and is shared
-    /// every generation made after the kit.
-    package func recoveryKit(_ id: AccountID, kitPassphrase: SecureBytes) async throws -> (kit: [UInt8], member: DeviceID?) {
-        var state = try existing(id)
-        // Every key this device holds goes in the kit: in a circle, the shares kept while it was locked first.
-        if !state.circle.isEmpty {
-            await owners.caughtUp(id)
-            state = try existing(id)
-        }
-        guard !state.isLocked else { throw Refusal.locked(id) }
-        var member: DeviceIdentity?
-        if relay != nil, state.circle.isTrustedDevice(state.deviceID), !state.circle.destroyed {
-            let made = DeviceIdentity.generate()
-            // Named by the day it was made, so a person tells one kit from another in `devices`.
-            let name = "recovery kit of " + String(RFC3339.string(from: now()).prefix(10))
-            try await publishing.appendEntry(id) { _ in
-                .recovery(device: DeviceKeys(signing: made.signing.publicKey, box: made.box.publicKey, name: name))
-            }
-            member = made
-            logger.notice("recovery kit's member added to the circle", metadata: ["account": "\(id)", "member": "\(made.deviceID)"])
-            await publishing.publishOutsideLine(id)
-            await owners.caughtUp(id)
-            state = try existing(id)
-            guard !state.isLocked else { throw Refusal.locked(id) }
-        }
-        let generations = state.knownGenerations.compactMap { g in
-            state.heldKey(g.keyID).map { RecoveryKit.KeptKey(number: g.number, keyID: g.keyID, createdAt: g.createdAt, key: $0) }
-        }
-        let parameters = policy.current.kdf
-        let kit = try await KDFRunner.run { [member] in
-            try RecoveryKit.seal(account: id, generations: generations, member: member, passphrase: kitPassphrase, parameters: parameters)
-        }
-        return (kit, member?.deviceID)
-    }
-
-    /// A kit is opened only at a cost within Argon2id's bounds, no cheaper than
-    /// this daemon's policy (a kit made at a lower cost is weaker than the vault it
-    /// would restore into), and no dearer than the policy's ceiling for kits (by
-    /// default its own cost): the header is not authenticated until the KDF has
-    /// run, so a forged one must not choose what that costs. Answers the account
-    /// the header names.
-    private func checkKitHeader(_ kit: [UInt8]) throws -> AccountID {
-        let header: (account: AccountID, opsLimit: UInt64, memLimitBytes: UInt64)
-        do {
-            header = try RecoveryKit.header(of: kit)
-        } catch is ProtocolError {
-            throw Refusal.invalid("this is not a keyvaultd recovery kit")
-        } catch is InvalidInput {
-            throw Refusal.invalid("this is not a keyvaultd recovery kit")
-        }
-        func described(_ ops: UInt64, _ bytes: UInt64) -> String { "\(ops) pass(es) over \(bytes >> 10) KiB" }
-        let asked = described(header.opsLimit, header.memLimitBytes)
-        do {
-            _ = try KDFParameters(opsLimit: header.opsLimit, memLimitBytes: header.memLimitBytes)
-        } catch {
-            throw Refusal.invalid("the recovery kit asks for a passphrase cost outside Argon2id's bounds (\(asked))")
-        }
-        let policy = policy.current
-        let floor = policy.kdf, ceiling = policy.kitCeiling
-        guard header.opsLimit >= floor.opsLimit, header.memLimitBytes >= floor.memLimitBytes else {
-            throw Refusal.invalid("the recovery kit's passphrase cost (\(asked)) is below this daemon's policy "
-                + "(\(described(floor.opsLimit, floor.memLimitBytes))); make the kit again under this policy")
-        }
-        guard header.opsLimit <= ceiling.opsLimit, header.memLimitBytes <= ceiling.memLimitBytes else {
-            throw Refusal.invalid("the recovery kit asks for a passphrase cost (\(asked)) above what this daemon's policy allows for kits "
-                + "(\(described(ceiling.opsLimit, ceiling.memLimitBytes)); [kdf] kit_max_passes and kit_max_memory_mib raise it)")
-        }
-        return header.account
+        return (status, RecoveryKits.importNote(rejoined: rejoining != nil, hasMember: contents.member != nil, hasRelay: relay != nil))
     }
 
     private func found(_ id: AccountID, passphrase: SecureBytes, accessibility: Accessibility, deviceName: String,
@@ -388,8 +305,7 @@ package final class KeyVaultService: Sendable {
                     item.attributes.modificationDate = modified
                     return item
                 }
-                try await vault.rewrap(account: id, salt: salt, kdf: parameters, items: items)
-                update(id, .rewrapped(items: items, salt: salt, kdf: parameters), now: modified)
+                try await perform(id, .rewrapped(items: items, salt: salt, kdf: parameters), now: modified)
                 try await install(unlocked: id, kek: kek, secrets: secrets)
                 logger.info("passphrase changed", metadata: ["account": "\(id)"])
             }
@@ -401,16 +317,29 @@ package final class KeyVaultService: Sendable {
     /// Hands `event` to the account's machine (at `at`, else the clock's time) and publishes
     /// what it leaves: only from one of the account's own jobs. Answers the machine's effects,
     /// or nil for an account this device does not hold; a refused event changes nothing.
+    /// An event for which the machine names a vault write goes through `perform`.
     @discardableResult
-    func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) -> [AccountState.Effect]? {
+    func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil, written: Bool = false) -> [AccountState.Effect]? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
         let time = at ?? now()
         let owner = owners.owner(id)
         let (before, after, effects) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time) { published in
             published?.handle(event, now: time)
         }
+        assert(written || (effects?.vaultWrites.isEmpty ?? true), "\(event) names a vault write: it goes through perform")
         didPublish(owner, before, after)
         return effects
+    }
+
+    /// Hands `event` to the machine as `update` does, after running the vault writes the machine names for
+    /// it (`Effect.vault`), decided on a copy of the state held now: vault first, then memory, and an event
+    /// the machine refuses throws (`orThrow`) having written nothing. Only from one of the account's own jobs.
+    @discardableResult
+    func perform(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) async throws -> [AccountState.Effect]? {
+        let time = at ?? now()
+        guard let planned = owners.read(id, { state in var copy = state; return copy.handle(event, now: time) }) else { return nil }
+        for write in try planned.orThrow().vaultWrites { try await vault.apply(write, account: id) }
+        return update(id, event, now: time, written: true)
     }
 
     /// Publishes a new account's state (or forgets a deleted one): only from its own job.
@@ -457,9 +386,8 @@ package final class KeyVaultService: Sendable {
         let item = StoredItem(attributes: KeychainItem.make(account: id, kind: .generationKey, generation: generation.number.value, keyID: generation.keyID,
                                                             accessibility: accessibility, at: now()),
                               wrapped: WrappedSecret.wrap(key.bytes, under: kek, context: WrapContext(account: id, kind: .generationKey, generation: generation.number.value)))
-        try await vault.addGeneration(account: id, generation: generation, item: item, makingCurrent: makingCurrent)
         // A lock that came first is not undone: its job ran to its end before this one began.
-        update(id, .keyStored(generation, item: item, key: key, makingCurrent: makingCurrent))
+        try await perform(id, .keyStored(generation, item: item, key: key, makingCurrent: makingCurrent))
     }
 
     /// One account's status: a lookup, not every account's (this answers every create, unlock and lock).

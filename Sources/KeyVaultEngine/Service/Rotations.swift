@@ -172,8 +172,7 @@ package struct Rotations: Sendable {
 
     /// Removes a generation stored here that the circle never announced (a rotation that died before its announce).
     func dropUnannounced(_ id: AccountID, keyID: KeyID) async throws {
-        try await vault.removeGeneration(account: id, keyID: keyID)
-        service.update(id, .generationDropped(keyID))
+        try await service.perform(id, .generationDropped(keyID))
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
@@ -186,11 +185,7 @@ package struct Rotations: Sendable {
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
             return .promote(generation: announced.generation, keyID: keyID)
         }
-        guard let state = owners.state(id) else { return }
-        for done in state.promotionClearing(keyID: keyID) {
-            try await vault.clearPromotionDeadline(account: id, keyID: done)
-        }
-        service.update(id, .promoted(keyID))
+        try await service.perform(id, .promoted(keyID))
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
@@ -223,7 +218,7 @@ package struct Rotations: Sendable {
                     logger.warning("promotion failed", metadata: ["account": "\(id)", "keyId": "\(keyID)", "problem": "\(error)"])
                 }
             case .clearDeadline(let keyID):
-                do { try await vault.clearPromotionDeadline(account: id, keyID: keyID) } catch {
+                do { try await vault.clearPromotionDeadlines(account: id, keyIDs: [keyID]) } catch {
                     logger.error("could not clear a promotion deadline", metadata: ["account": "\(id)", "problem": "\(error)"])
                 }
             }

@@ -289,8 +289,7 @@ package struct Propagation: Sendable {
                 if let kek = state.kek {
                     let wrapped = WrappedSecret.wrap(sessionKey.bytes, under: kek, context: WrapContext(account: account, kind: .pairingKey, generation: 0))
                     do {
-                        try await vault.keepPairingKey(account: account, wrapped: wrapped)
-                        service.update(account, .pairingKeyKept(wrapped))
+                        try await service.perform(account, .pairingKeyKept(wrapped))
                     } catch {
                         logger.error("could not keep the pairing key", metadata: ["account": "\(account)", "problem": "\(error)"])
                     }
@@ -380,8 +379,7 @@ package struct Propagation: Sendable {
 
     /// The circle destroyed the account: drop every key here, in the vault and in memory.
     func shred(_ account: AccountID) async throws {
-        try await vault.destroyKeys(account: account)
-        service.update(account, .shredded)
+        try await service.perform(account, .shredded)
         logger.notice("account destroyed everywhere: keys shredded", metadata: ["account": "\(account)"])
         hub.announce(account, AccountEvent(name: "destroyed", fields: [:]))
     }

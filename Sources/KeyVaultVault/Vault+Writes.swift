@@ -1,0 +1,24 @@
+package import KeyVaultIDs
+package import KeyVaultAccount
+
+extension Vault {
+    /// Runs a write the account's machine named (`VaultWrite`), as one transaction.
+    package func apply(_ write: VaultWrite, account: AccountID) async throws {
+        switch write {
+        case .addGeneration(let generation, let item, let makingCurrent):
+            try await addGeneration(account: account, generation: generation, item: item, makingCurrent: makingCurrent)
+        case .removeGeneration(let keyID):
+            try await removeGeneration(account: account, keyID: keyID)
+        case .destroyKeys:
+            try await destroyKeys(account: account)
+        case .rewrap(let items, let salt, let kdf):
+            try await rewrap(account: account, salt: salt, kdf: kdf, items: items)
+        case .keepPairingKey(let wrapped):
+            try await keepPairingKey(account: account, wrapped: wrapped)
+        case .dismissRequest(let deviceID):
+            try await dismissRequest(account: account, deviceID: deviceID)
+        case .clearPromotionDeadlines(let keyIDs):
+            try await clearPromotionDeadlines(account: account, keyIDs: keyIDs)
+        }
+    }
+}

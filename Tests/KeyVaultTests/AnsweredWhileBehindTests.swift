@@ -51,4 +51,31 @@ struct AnsweredWhileBehindTests {
         await b.stop()
         await a.stop()
     }
+
+    @Test("asked again just after it confirmed, while the trusted device's approval is on its way: that approval still makes it a member")
+    func approvalOfTheExchangeBefore() async throws {
+        let harness = try EngineHarness()
+        defer { harness.remove() }
+        let a = try await harness.device("a")
+        let b = try await harness.device("b", propagating: false)
+        try await a.create(alice)
+        let passphrase = SecureBytes(copying: Array(HarnessDevice.passphrase.utf8))
+        let first = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        try await eventually("A reads the request") { (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == first.deviceID } == true }
+
+        // A approves with the code; its response lands while B's passes are behind.
+        let approval = Task { try await a.service.enrolling.approve(alice, deviceID: first.deviceID, pairingCode: first.pairingCode!) }
+        try await eventually("A's response is on the relay") { try await !a.relay.all(.challenge, account: alice).isEmpty }
+
+        // Asked again, B takes the response (confirming it to A) and, its code spent, asks with a new one.
+        let again = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        #expect(again.pairingCode != first.pairingCode)
+        // A, still waiting, gets the confirmation and approves the exchange B had confirmed.
+        #expect(try await approval.value == "b")
+        b.startPropagation()
+        try await eventually("B trusts the approval of the exchange before its new request, and holds the key") { b.key(alice) != nil }
+        #expect(b.key(alice)?.generation.keyID == a.key(alice)?.generation.keyID)
+        await b.stop()
+        await a.stop()
+    }
 }

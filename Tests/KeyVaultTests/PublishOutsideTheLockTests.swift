@@ -86,4 +86,20 @@ struct PublishOutsideTheLockTests {
         #expect(signer == nil, "the signing key outlived the lock")
         #expect(sets == 2, "the earlier identity was not set again from the state published now")
     }
+
+    @Test("a publish between every read and set: after a few tries the signer is set under the lock, from the state published last")
+    func streamOfPublishesWhileSetting() throws {
+        let owner = AccountOwners().owner(f.account)
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        var sets = 0
+        var last: Bool?
+        owner.keepInStep { state in
+            sets += 1
+            // Under the lock (the last try) a lock at once would wait on it: none is made there.
+            if sets <= AccountOwner.optimisticTries { _ = owner.lockAtOnce(now: f.t0) }
+            last = state?.isLocked
+        }
+        #expect(sets == AccountOwner.optimisticTries + 1)
+        #expect(last == true)
+    }
 }

@@ -53,6 +53,11 @@ package struct Enrollment: Sendable {
     /// The code this device shows, in memory only.
     package private(set) var pairingCode: String?
     private var sessionKey: CPace.SessionKey?
+    /// The exchange this device confirmed before it asked again (memory only): the trusted device
+    /// that took its confirmation may still approve it, and that approval is as authentic as one
+    /// of the new exchange. Without it, a device that asked again while its approval was on the way
+    /// would be listed in the circle and never trust it.
+    private var previous: (request: PairingRequest, sessionKey: CPace.SessionKey)?
     private var approvals: [PairingApproval] = []
 
     // The trusted device's side.
@@ -84,6 +89,7 @@ package struct Enrollment: Sendable {
 
     /// A new request was made (and stored): its code is shown until the exchange ends.
     package mutating func requested(_ request: PairingRequest, code: String) {
+        if case .confirmed = progress, let old = ownRequest, let sessionKey { previous = (old, sessionKey) } else { previous = nil }
         ownRequest = request
         isJoining = true
         joiningSince = request.requestedDate
@@ -114,7 +120,7 @@ package struct Enrollment: Sendable {
     /// A pairing approval read from the relay (checked as a member's record). Kept
     /// until it authenticates an approve entry of this device's log.
     package mutating func approvalArrived(_ approval: PairingApproval) {
-        guard let request = ownRequest, approval.requestHash == request.hash else { return }
+        guard approval.requestHash == ownRequest?.hash || approval.requestHash == previous?.request.hash else { return }
         approvals.append(approval)
     }
 
@@ -133,7 +139,10 @@ package struct Enrollment: Sendable {
     /// `circle` for exactly its request, authenticated under the exchange's key by
     /// an approval from the entry's signer. Then, and only then, it is a member.
     package mutating func authenticate(in circle: CircleState) -> ApprovalCheck {
-        guard case .confirmed = progress, let request = ownRequest, let sessionKey else { return .waiting }
+        // The exchanges an approval may close: this one once confirmed, and the one confirmed before it.
+        var exchanges: [(request: PairingRequest, sessionKey: CPace.SessionKey)] = previous.map { [$0] } ?? []
+        if case .confirmed = progress, let request = ownRequest, let sessionKey { exchanges.append((request, sessionKey)) }
+        guard !exchanges.isEmpty else { return .waiting }
         var early: [PairingApproval] = []
         var refused = 0
         for approval in approvals {
@@ -141,9 +150,12 @@ package struct Enrollment: Sendable {
                 early.append(approval)
                 continue
             }
-            if Pairing.isAuthenticApproval(approval, of: entry, request: request, sessionKey: sessionKey, circle: circle) {
+            let closes = exchanges.first { $0.request.hash == approval.requestHash }
+            if let (request, sessionKey) = closes,
+               Pairing.isAuthenticApproval(approval, of: entry, request: request, sessionKey: sessionKey, circle: circle) {
                 progress = .approved
                 self.sessionKey = nil
+                previous = nil
                 approvals = []
                 pairingCode = nil
                 return .authentic
@@ -165,6 +177,7 @@ package struct Enrollment: Sendable {
     /// This device holds a key of the circle that approved it: it has joined.
     package mutating func joined() {
         ownRequest = nil
+        previous = nil
         isJoining = false
         pairingCode = nil
         progress = .approved

@@ -4,10 +4,12 @@ package import KeyVaultProtocol
 
 /// The account as a machine: every change to its value (`AccountState`) is an
 /// `Event` handed to `AccountState.handle(_:now:)`, which answers the `Effect`s
-/// its owner is to carry out. No I/O happens here and time is passed in. What
-/// must last in the vault the machine names as an effect (`vault`), decided on a
-/// copy before anything is published; the owner runs it, then publishes what the
-/// event left (`KeyVaultService.perform`); the relay's work comes after.
+/// its owner is to carry out. No I/O happens here and time is passed in. For the
+/// events whose change the vault must hold first, the machine names the write
+/// (`vault`), decided on a copy before anything is published; the owner runs it,
+/// then publishes what the event left (`KeyVaultService.perform`). Other vault
+/// writes are still the jobs' (docs/ARCHITECTURE.md, "The account machine");
+/// the relay's work comes after.
 ///
 /// An event the machine refuses (`refused`, `damaged`) changes nothing: the
 /// value is exactly what it was. docs/ARCHITECTURE.md ("The account machine")

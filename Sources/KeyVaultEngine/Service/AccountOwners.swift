@@ -410,12 +410,15 @@ package final class AccountOwner: Sendable {
     /// that read and `apply`'s end, so that of calls made at once on several threads the last
     /// to end leaves the latest state applied: a lock's `apply(locked)` cannot be overwritten
     /// by a job's earlier read (a relay signer keeping a locked account's signing key).
+    /// After `optimisticTries` rounds (a caller locking again and again) `apply` runs under the lock,
+    /// where nothing can publish past it, so no stream of publishes keeps it going.
     func keepInStep(_ apply: (AccountState?) -> Void) {
-        while true {
+        for _ in 0..<Self.optimisticTries {
             let (state, version) = published.withLock { ($0.state, $0.version) }
             apply(state)
             if isCurrent(version) { return }
         }
+        published.withLock { apply($0.state) }
     }
     var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 

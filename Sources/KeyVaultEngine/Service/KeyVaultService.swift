@@ -336,6 +336,7 @@ package final class KeyVaultService: Sendable {
     /// the machine refuses throws (`orThrow`) having written nothing. Only from one of the account's own jobs.
     @discardableResult
     func perform(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) async throws -> [AccountState.Effect]? {
+        precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
         let time = at ?? now()
         guard let planned = owners.read(id, { state in var copy = state; return copy.handle(event, now: time) }) else { return nil }
         for write in try planned.orThrow().vaultWrites { try await vault.apply(write, account: id) }

@@ -12,22 +12,29 @@ import KeyVaultRelay
 /// while the new device's passes were behind: the response is on the relay, unseen. Asked again, the
 /// new device must not show the code that response spent (the trusted device, restarted, would answer
 /// it a second time, and the new device takes only the first response: its approval would wait its
-/// 30 s out). It reads the relay first, takes the response, and asks again with a new code, which works.
+/// 30 s out). It reads the relay first, takes the response, and asks again with a new code, which works;
+/// and if the trusted device was alive after all, its approval of the exchange confirmed first still counts.
 @Suite("Enrollment asked again after a response landed unseen (the engine in process)")
 struct AnsweredWhileBehindTests {
     let alice = try! AccountID(validating: "alice")
+    static var passphrase: SecureBytes { SecureBytes(copying: Array(HarnessDevice.passphrase.utf8)) }
+
+    /// A holds the account; B, whose passes wait (`startPropagation`), has asked to join, and A has read the request.
+    func askedToJoin(_ harness: EngineHarness) async throws -> (a: HarnessDevice, b: HarnessDevice, ticket: Enrollments.EnrollmentTicket) {
+        let a = try await harness.device("a")
+        let b = try await harness.device("b", propagating: false)
+        try await a.create(alice)
+        let ticket = try await b.service.enrolling.enroll(alice, passphrase: Self.passphrase, deviceName: "b")
+        try await eventually("A reads the request") { (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == ticket.deviceID } == true }
+        return (a, b, ticket)
+    }
 
     @Test("the new device asked again reads the relay first: a response it had not seen spends its code, and the new code joins it")
     func responseLandedWhileBehind() async throws {
         let harness = try EngineHarness()
         defer { harness.remove() }
-        let a = try await harness.device("a")
-        let b = try await harness.device("b", propagating: false)
-        try await a.create(alice)
-        let passphrase = SecureBytes(copying: Array(HarnessDevice.passphrase.utf8))
-        let first = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        let (a, b, first) = try await askedToJoin(harness)
         let code = try #require(first.pairingCode)
-        try await eventually("A reads the request") { (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == first.deviceID } == true }
 
         // A answers with the code and dies before the confirmation: its response is on the relay,
         // and nothing of the exchange is left on A (it was in memory).
@@ -37,7 +44,7 @@ struct AnsweredWhileBehindTests {
         let response = try PairingResponse.make(to: request, code: code, responder: state.deviceID, signer: identity.signing, circle: state.circle).response
         try await a.relay.publish(batch: [.challenge(response)])
 
-        let again = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        let again = try await b.service.enrolling.enroll(alice, passphrase: Self.passphrase, deviceName: "b")
         #expect(again.deviceID == first.deviceID)
         try #require(again.pairingCode != nil && again.pairingCode != code, "asked again, B showed the code the response on the relay had spent")
 
@@ -56,19 +63,14 @@ struct AnsweredWhileBehindTests {
     func approvalOfTheExchangeBefore() async throws {
         let harness = try EngineHarness()
         defer { harness.remove() }
-        let a = try await harness.device("a")
-        let b = try await harness.device("b", propagating: false)
-        try await a.create(alice)
-        let passphrase = SecureBytes(copying: Array(HarnessDevice.passphrase.utf8))
-        let first = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
-        try await eventually("A reads the request") { (try? a.service.enrolling.enrollments(alice))?.contains { $0.deviceId == first.deviceID } == true }
+        let (a, b, first) = try await askedToJoin(harness)
 
         // A approves with the code; its response lands while B's passes are behind.
         let approval = Task { try await a.service.enrolling.approve(alice, deviceID: first.deviceID, pairingCode: first.pairingCode!) }
         try await eventually("A's response is on the relay") { try await !a.relay.all(.challenge, account: alice).isEmpty }
 
         // Asked again, B takes the response (confirming it to A) and, its code spent, asks with a new one.
-        let again = try await b.service.enrolling.enroll(alice, passphrase: passphrase, deviceName: "b")
+        let again = try await b.service.enrolling.enroll(alice, passphrase: Self.passphrase, deviceName: "b")
         #expect(again.pairingCode != first.pairingCode)
         // A, still waiting, gets the confirmation and approves the exchange B had confirmed.
         #expect(try await approval.value == "b")

@@ -19,6 +19,11 @@ extension Vault {
             try await dismissRequest(account: account, deviceID: deviceID)
         case .clearPromotionDeadlines(let keyIDs):
             try await clearPromotionDeadlines(account: account, keyIDs: keyIDs)
+        case .confirmLog(let count, let settled):
+            try await confirmLog(account: account, through: count)
+            try await settle(account: account, deliveries: settled)
+        case .advanceRelayCursor(let cursor, let notes):
+            try await advanceRelayCursor(account: account, to: cursor, keep: notes)
         }
     }
 }

@@ -298,6 +298,14 @@ struct AccountMachineTests {
                 == [.rewrap(items: items, salt: salt, kdf: state.record.kdf)])
         // A promotion clears only the deadlines the machine holds: none here, so nothing is written.
         #expect(state.handle(.promoted(dropped), now: f.t0).vaultWrites.isEmpty)
+        // The relay's cursor goes to the vault with a record kept, else once every `cursorWriteInterval` rows.
+        let interval = AccountState.cursorWriteInterval
+        #expect(state.handle(.read(upTo: RelayCursor(Int64(interval - 1)), rows: interval - 1, kept: []), now: f.t0).vaultWrites.isEmpty)
+        #expect(state.handle(.read(upTo: RelayCursor(Int64(interval)), rows: 1, kept: []), now: f.t0).vaultWrites
+                == [.advanceRelayCursor(to: RelayCursor(Int64(interval)), keep: [])])
+        let note = RelayNote(cursor: RelayCursor(Int64(interval + 1)), kind: .share, body: [1], seenAt: f.t0)
+        #expect(state.handle(.read(upTo: note.cursor, rows: 1, kept: [note]), now: f.t0).vaultWrites == [.advanceRelayCursor(to: note.cursor, keep: [note])])
+        #expect(state.handle(.relayConfirmed(through: 1, settled: []), now: f.t0).vaultWrites == [.confirmLog(through: 1, settled: [])])
         // Events that change memory only name no write.
         #expect(state.handle(.lock, now: f.t0).vaultWrites.isEmpty)
     }

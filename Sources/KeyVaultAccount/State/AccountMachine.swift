@@ -48,8 +48,9 @@ package enum AccountMachine {
         case relayConfirmed(through: Int, settled: [OwedDelivery])
 
         // Reading the relay.
-        /// Rows up to `cursor` were read; `storedCursor`: the vault kept it, else `unstored` rows since it did.
-        case read(upTo: RelayCursor, storedCursor: Bool, unstored: Int)
+        /// `rows` rows up to `cursor` were read, and `kept` of them are to be kept for the next start: the
+        /// cursor goes to the vault with them, or every `cursorWriteInterval` rows (`vault`).
+        case read(upTo: RelayCursor, rows: Int, kept: [RelayNote])
         /// Reading starts again from the relay's start; kept shares take their new numbers.
         case readingRestarted(renumbered: [RelayCursor: RelayCursor])
         /// The notes the vault kept of the relay are replayed once (`replay`).

@@ -61,9 +61,10 @@ extension AccountState {
             if let promotion { announcedPromotion(keyID: promotion.keyID, deadline: promotion.at) }
         case .relayConfirmed(let count, let settled):
             relayConfirmed(through: count, settled: settled)
+            return [.vault(.confirmLog(through: count, settled: settled))]
 
-        case .read(let cursor, let stored, let unstored):
-            read(upTo: cursor, storedCursor: stored, unstored: unstored)
+        case .read(let cursor, let rows, let kept):
+            return read(upTo: cursor, rows: rows, kept: kept) ? [.vault(.advanceRelayCursor(to: cursor, keep: kept))] : []
         case .readingRestarted(let renumbered):
             restartReading(renumbered: renumbered)
         case .notesReplayed:

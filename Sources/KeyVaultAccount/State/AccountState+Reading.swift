@@ -6,10 +6,19 @@ import KeyVaultProtocol
 extension AccountState {
     /// Rows up to `cursor` were read; `storedCursor`: the vault kept it with them, else
     /// `unstored` rows were read since it last did.
-    mutating func read(upTo cursor: RelayCursor, storedCursor: Bool, unstored: Int) {
+    /// `rows` read up to `cursor`: answers whether the vault keeps the cursor now. It does with every
+    /// record kept, and at least every `cursorWriteInterval` rows otherwise: reading a record twice
+    /// changes nothing, so a restart may read a few again rather than every pass paying for a write.
+    mutating func read(upTo cursor: RelayCursor, rows: Int, kept: [RelayNote]) -> Bool {
         relayCursor = max(relayCursor, cursor)
-        rowsSinceStoredCursor = storedCursor ? 0 : unstored
+        let unstored = rowsSinceStoredCursor + rows
+        let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
+        rowsSinceStoredCursor = store ? 0 : unstored
+        return store
     }
+
+    /// The most rows read before the vault keeps the relay's cursor without a record kept.
+    package static let cursorWriteInterval = 256
 
     /// Reading starts again from the relay's start; kept shares take the numbers the vault renumbered them to.
     mutating func restartReading(renumbered: [RelayCursor: RelayCursor]) {

@@ -21,4 +21,8 @@ package enum VaultWrite: Sendable, Equatable {
     case dismissRequest(DeviceID)
     /// Promotion deadlines the vault no longer needs (their keys promoted).
     case clearPromotionDeadlines([KeyID])
+    /// The relay holds this device's log through `through` entries, and took the `settled` shares.
+    case confirmLog(through: Int, settled: [OwedDelivery])
+    /// The relay was read up to `cursor`; the records `keep` are kept for the next start with it.
+    case advanceRelayCursor(to: RelayCursor, keep: [RelayNote])
 }

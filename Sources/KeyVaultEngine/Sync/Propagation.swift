@@ -89,7 +89,6 @@ package struct Propagation: Sendable {
     static let pageSize = 250
 
     /// How many rows of an account may be read past the cursor the vault holds.
-    static let cursorWriteInterval = 256
 
     var accountIDs: [AccountID] { owners.heldIDs }
 
@@ -163,13 +162,8 @@ package struct Propagation: Sendable {
                 kept.append(RelayNote(cursor: row.cursor, kind: kind, body: row.record.body, seenAt: seenAt))
             }
         }
-        // The cursor is kept in the vault with every record kept, and at least every
-        // `cursorWriteInterval` rows otherwise: reading a record twice changes nothing, so a
-        // restart may read a few again rather than every pass paying for a vault write.
-        let unstored = (owners.read(account, { $0.rowsSinceStoredCursor }) ?? 0) + fresh.count
-        let store = !kept.isEmpty || unstored >= Self.cursorWriteInterval
-        if store { try await vault.advanceRelayCursor(account: account, to: last.cursor, keep: kept) }
-        service.update(account, .read(upTo: last.cursor, storedCursor: store, unstored: unstored))
+        // The machine decides whether the cursor goes to the vault now, with the records kept (`read`).
+        try await service.perform(account, .read(upTo: last.cursor, rows: fresh.count, kept: kept))
         return true
     }
 

@@ -309,11 +309,9 @@ package struct Publishing: Sendable {
 
     private func confirm(_ id: AccountID, through count: Int, settled: [OwedDelivery]) async throws {
         try await owners.run(id) {
-            try await vault.confirmLog(account: id, through: count)
-            try await vault.settle(account: id, deliveries: settled)
             // Once the relay holds this device's genesis the account stops founding, and reads
             // waiting for its keys get them (the read model changed).
-            service.update(id, .relayConfirmed(through: count, settled: settled))
+            try await service.perform(id, .relayConfirmed(through: count, settled: settled))
         }
     }
 

@@ -24,6 +24,11 @@ extension Vault {
             try await settle(account: account, deliveries: settled)
         case .advanceRelayCursor(let cursor, let notes):
             try await advanceRelayCursor(account: account, to: cursor, keep: notes)
+        case .appendLog(let entries, let confirmed, let current, let owed, let deadline, let outbox):
+            try await appendLog(account: account, entries: entries.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current,
+                                owe: owed, promotionDeadline: deadline.map { ($0.keyID, $0.at) }, enqueue: outbox)
+        case .replaceLog(let from, let entries, let confirmed, let current):
+            try await replaceLog(account: account, from: from, entries: entries.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
         }
     }
 }

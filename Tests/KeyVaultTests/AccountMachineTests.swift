@@ -310,6 +310,35 @@ struct AccountMachineTests {
         #expect(state.handle(.lock, now: f.t0).vaultWrites.isEmpty)
     }
 
+    @Test("the machine names the log's write: entries appended after the last one shared, or the log replaced from the first that differs")
+    func logWritesNamed() throws {
+        let state = f.withOther(try f.unlocked(try f.loaded()))
+        let count = state.circle.entries.count
+        // Another device's entry adopted: appended, with the count the relay holds and the current key.
+        let theirs = f.next(state, by: f.other, .announce(generation: 2, keyID: KeyID(of: f.second), keyCreatedAt: 0))
+        var copy = state
+        #expect(copy.handle(.circleAdopted(theirs, confirmed: count + 1), now: f.t0).vaultWrites
+                == [.appendLog(entries: [theirs.entries[count]], confirmed: count + 1, current: state.currentKey(after: theirs), owe: [],
+                               promotionDeadline: nil, outbox: [])])
+        // This device's entry, rebased after another's: the log replaced from where they part.
+        let mine = f.next(state, by: f.me, .announce(generation: 2, keyID: KeyID(of: SecretKey.generate()), keyCreatedAt: 0))
+        copy = state
+        copy.handle(.appended(mine, owing: [], promotion: nil), now: f.t0)
+        #expect(copy.handle(.circleAdopted(theirs, confirmed: count + 1), now: f.t0).vaultWrites
+                == [.replaceLog(from: LogSeq(index: count), entries: [theirs.entries[count]], confirmed: count + 1, current: state.currentKey(after: theirs))])
+        // Appended here: the entry with what rides with it, in one write.
+        copy = state
+        let deadline = (keyID: KeyID(of: f.second), at: f.t0)
+        let ack = RelayRecord(kind: .ack, account: f.account, recipient: nil, logSeq: nil, body: [1])
+        #expect(copy.handle(.appended(mine, owing: [], promotion: deadline, outbox: [ack]), now: f.t0).vaultWrites
+                == [.appendLog(entries: [mine.entries[count]], confirmed: nil, current: state.currentKey(after: mine), owe: [],
+                               promotionDeadline: .init(keyID: deadline.keyID, at: deadline.at), outbox: [ack])])
+        // A founding withdrawn: the log replaced from its genesis by nothing.
+        copy = state
+        #expect(copy.handle(.circleAdopted(CircleState(account: f.account), confirmed: 0), now: f.t0).vaultWrites
+                == [.replaceLog(from: .genesis, entries: [], confirmed: 0, current: state.record.currentKey)])
+    }
+
     @Test("every event leaves the value as it was when the machine refuses it")
     func refusedChangesNothing() throws {
         // A third share past the limit of two, and an unlock whose stored key is not its key ID's: neither changes anything.

@@ -41,9 +41,9 @@ package enum AccountMachine {
         case founded(CircleState)
         /// Verified entries adopted (the relay's, or a rebase of this device's own); the relay holds `confirmed`.
         case circleAdopted(CircleState, confirmed: Int)
-        /// This device appended an entry: the circle it makes, the shares it owes, and the
-        /// promotion deadline kept with an announce.
-        case appended(CircleState, owing: [OwedDelivery], promotion: (keyID: KeyID, at: Date)?)
+        /// This device appended an entry: the circle it makes, the shares it owes, the
+        /// promotion deadline kept with an announce, and the outbox rows that ride with it.
+        case appended(CircleState, owing: [OwedDelivery], promotion: (keyID: KeyID, at: Date)?, outbox: [RelayRecord] = [])
         /// The relay holds the log through `through`, and took the `settled` shares.
         case relayConfirmed(through: Int, settled: [OwedDelivery])
 

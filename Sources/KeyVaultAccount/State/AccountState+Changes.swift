@@ -23,6 +23,19 @@ extension AccountState {
     }
 
     /// An entry of its own appended to the log: the verified circle it makes, and the shares it owes.
+    /// The vault's write that takes the log from the one held to `circle`'s: the entries after
+    /// the last they share appended, or, where `circle` differs from an entry on, the log
+    /// replaced from there; with the current key `circle` names (from the value before it).
+    func logWrite(to circle: CircleState, confirmed: Int?) -> VaultWrite {
+        let old = self.circle.entries, new = circle.entries
+        let shared = zip(old, new).prefix { $0.hash == $1.hash }.count
+        let current = currentKey(after: circle)
+        guard shared < old.count else {
+            return .appendLog(entries: Array(new[shared...]), confirmed: confirmed, current: current, owe: [], promotionDeadline: nil, outbox: [])
+        }
+        return .replaceLog(from: LogSeq(index: shared), entries: Array(new[shared...]), confirmed: confirmed ?? logConfirmed, current: current)
+    }
+
     mutating func appended(_ circle: CircleState, owing deliveries: [OwedDelivery]) {
         setCircle(circle)
         owedDeliveries.formUnion(deliveries)

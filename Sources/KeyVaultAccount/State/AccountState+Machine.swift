@@ -53,12 +53,21 @@ extension AccountState {
             return [.vault(.destroyKeys)]
 
         case .founded(let circle):
+            let write = logWrite(to: circle, confirmed: nil)
             setCircle(circle)
+            return [.vault(write)]
         case .circleAdopted(let circle, let confirmed):
+            let write = logWrite(to: circle, confirmed: confirmed)
             circleAdopted(circle, confirmed: confirmed)
-        case .appended(let circle, let deliveries, let promotion):
+            return [.vault(write)]
+        case .appended(let circle, let deliveries, let promotion, let outbox):
+            guard case .appendLog(let entries, _, let current, _, _, _) = logWrite(to: circle, confirmed: nil) else {
+                return [.damaged("an appended entry that rewrites the log")]
+            }
             appended(circle, owing: deliveries)
             if let promotion { announcedPromotion(keyID: promotion.keyID, deadline: promotion.at) }
+            return [.vault(.appendLog(entries: entries, confirmed: nil, current: current, owe: deliveries,
+                                      promotionDeadline: promotion.map { VaultWrite.PromotionDeadline(keyID: $0.keyID, at: $0.at) }, outbox: outbox))]
         case .relayConfirmed(let count, let settled):
             relayConfirmed(through: count, settled: settled)
             return [.vault(.confirmLog(through: count, settled: settled))]

@@ -1,3 +1,4 @@
+package import Foundation
 package import KeyVaultCrypto
 package import KeyVaultProtocol
 
@@ -25,4 +26,23 @@ package enum VaultWrite: Sendable, Equatable {
     case confirmLog(through: Int, settled: [OwedDelivery])
     /// The relay was read up to `cursor`; the records `keep` are kept for the next start with it.
     case advanceRelayCursor(to: RelayCursor, keep: [RelayNote])
+    /// Entries added after the log's last, with the current key the circle now names, the count the relay
+    /// holds (nil: unchanged), and what an entry this device appended brings with it: the shares it
+    /// owes, the promotion deadline of an announce, and the outbox rows that ride with it.
+    case appendLog(entries: [LogEntry], confirmed: Int?, current: CurrentKey, owe: [OwedDelivery],
+                   promotionDeadline: PromotionDeadline?, outbox: [RelayRecord])
+    /// The log from `from` on replaced by `entries` (a rebase after another device's entries, a
+    /// circle read afresh, a founding withdrawn), with the current key and the count the relay holds.
+    case replaceLog(from: LogSeq, entries: [LogEntry], confirmed: Int, current: CurrentKey)
+
+    /// An announced key's promotion deadline, kept with the announce.
+    package struct PromotionDeadline: Sendable, Equatable {
+        package var keyID: KeyID
+        package var at: Date
+
+        package init(keyID: KeyID, at: Date) {
+            self.keyID = keyID
+            self.at = at
+        }
+    }
 }

@@ -147,9 +147,9 @@ package struct Enrollments: Sendable {
         let circle = try await circleOnRelay(id, relay)
         if circle.entries.map(\.hash) != state.circle.entries.map(\.hash) {
             logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
-            try await vault.replaceLog(account: id, from: 0, entries: circle.entries.map { ($0.seq, $0.encoded) }, confirmed: circle.entries.count)
+            // The machine names the log's write (replaced from the first entry that differs).
+            try await service.perform(id, .circleAdopted(circle, confirmed: circle.entries.count))
             try await service.relayAudit.restartReading(id)
-            service.update(id, .circleAdopted(circle, confirmed: circle.entries.count))
         }
         let code = Pairing.drawCode()
         let name = state.record.deviceName

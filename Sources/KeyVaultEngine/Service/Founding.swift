@@ -49,8 +49,7 @@ package struct Founding: Sendable {
             if relayCredentials != nil { try service.requireIdentityToken(identityToken, for: "founding the account's circle on it") }
             if state.circle.isEmpty {
                 let circle = try Self.foundingCircle(of: state, identity: identity, at: now())
-                try await vault.appendLog(account: id, entries: circle.entries.map { ($0.seq, $0.encoded) }, current: state.currentKey(after: circle))
-                service.update(id, .founded(circle))
+                try await service.perform(id, .founded(circle))
             }
             relayCredentials?.present(identityToken: identityToken, for: id)
             defer { relayCredentials?.present(identityToken: nil, for: id) }
@@ -120,10 +119,8 @@ package struct Founding: Sendable {
     /// Takes back a later founding the relay did not take: the account is on its own again.
     func withdraw(_ id: AccountID) async throws {
         try await owners.run(id) {
-            let state = try service.existing(id)
-            let empty = CircleState(account: id)
-            try await vault.replaceLog(account: id, from: .genesis, entries: [], confirmed: 0, current: state.record.currentKey)
-            service.update(id, .circleAdopted(empty, confirmed: 0))
+            _ = try service.existing(id)
+            try await service.perform(id, .circleAdopted(CircleState(account: id), confirmed: 0))
         }
     }
 

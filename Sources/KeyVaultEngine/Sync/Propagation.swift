@@ -352,19 +352,14 @@ package struct Propagation: Sendable {
             guard !state.circle.isEmpty || state.enrollment.isJoining else { return }
             let outcome = try CircleSync.adopt(entries, into: state.circle, confirmed: state.logConfirmed, me: state.deviceID, signer: state.identity?.signing)
             guard !outcome.isEmpty || outcome.confirmed != state.logConfirmed else { return }
-            let circle = outcome.circle, confirmed = outcome.confirmed
-            let current = state.currentKey(after: circle)
+            // The machine names the log's write: appended, or replaced from where a rebase rewrote it.
+            try await service.perform(account, .circleAdopted(outcome.circle, confirmed: outcome.confirmed))
             if let from = outcome.rewrittenFrom {
-                try await vault.replaceLog(account: account, from: from, entries: circle.entries[from.index...].map { ($0.seq, $0.encoded) },
-                                           confirmed: confirmed, current: current)
                 logger.notice("rebased this device's queued entries after another device's", metadata: ["account": "\(account)", "seq": "\(from)"])
                 for body in outcome.dropped {
                     logger.notice("a queued entry was done by another device meanwhile", metadata: ["account": "\(account)", "kind": "\(body.kind)"])
                 }
-            } else {
-                try await vault.appendLog(account: account, entries: outcome.accepted.map { ($0.seq, $0.encoded) }, confirmed: confirmed, current: current)
             }
-            service.update(account, .circleAdopted(circle, confirmed: confirmed))
             if outcome.destroyed { try await shred(account) }
             for event in outcome.events { hub.announce(account, event) }
             if outcome.joined { logger.notice("this device was approved", metadata: ["account": "\(account)"]) }

@@ -51,11 +51,9 @@ package struct Publishing: Sendable {
             let entry = state.circle.nextEntry(content, signer: identity.signing, signerID: state.deviceID, at: now())
             var circle = state.circle
             try circle.apply(entry)
-            let current = state.currentKey(after: circle)
-            try await vault.appendLog(account: id, entries: [(entry.seq, entry.encoded)], current: current, owe: deliveries,
-                                      promotionDeadline: promotionDeadline, enqueue: enqueue(entry))
-            // The deadline went to the vault with the entry; the timer is the caller's (`schedule`).
-            service.update(id, .appended(circle, owing: deliveries, promotion: promotionDeadline))
+            // The machine names the write: the entry, the current key, what it owes, the deadline and the
+            // outbox rows in one transaction. The deadline's timer is the caller's (`schedule`).
+            try await service.perform(id, .appended(circle, owing: deliveries, promotion: promotionDeadline, outbox: enqueue(entry)))
             if case .approve(let device, _) = content { hub.announce(id, .deviceEnrolled(device.deviceID)) }
             if content == .destroy { try await service.propagation.shred(id) }
             return entry

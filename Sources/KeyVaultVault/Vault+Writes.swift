@@ -2,7 +2,9 @@ package import KeyVaultIDs
 package import KeyVaultAccount
 
 extension Vault {
-    /// Runs a write the account's machine named (`VaultWrite`), as one transaction.
+    /// Runs a write the account's machine named (`VaultWrite`): one transaction each, but
+    /// `confirmLog`, two (the count, then the shares settled; a crash between them sends
+    /// the shares again, which a device holding the key ignores).
     package func apply(_ write: VaultWrite, account: AccountID) async throws {
         switch write {
         case .addGeneration(let generation, let item, let makingCurrent):

@@ -333,6 +333,10 @@ struct AccountMachineTests {
         #expect(copy.handle(.appended(mine, owing: [], promotion: deadline, outbox: [ack]), now: f.t0).vaultWrites
                 == [.appendLog(entries: [mine.entries[count]], confirmed: nil, current: state.currentKey(after: mine), owe: [],
                                promotionDeadline: .init(keyID: deadline.keyID, at: deadline.at), outbox: [ack])])
+        // A circle read afresh: replaced whole, from the genesis, even where it only grew.
+        copy = state
+        #expect(copy.handle(.circleReadAfresh(theirs), now: f.t0).vaultWrites
+                == [.replaceLog(from: .genesis, entries: theirs.entries, confirmed: count + 1, current: state.currentKey(after: theirs))])
         // A founding withdrawn: the log replaced from its genesis by nothing.
         copy = state
         #expect(copy.handle(.circleAdopted(CircleState(account: f.account), confirmed: 0), now: f.t0).vaultWrites

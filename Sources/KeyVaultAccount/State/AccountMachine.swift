@@ -41,6 +41,8 @@ package enum AccountMachine {
         case founded(CircleState)
         /// Verified entries adopted (the relay's, or a rebase of this device's own); the relay holds `confirmed`.
         case circleAdopted(CircleState, confirmed: Int)
+        /// A joining device read its circle afresh from the relay (it showed another): the vault's log replaced whole.
+        case circleReadAfresh(CircleState)
         /// This device appended an entry: the circle it makes, the shares it owes, the
         /// promotion deadline kept with an announce, and the outbox rows that ride with it.
         case appended(CircleState, owing: [OwedDelivery], promotion: (keyID: KeyID, at: Date)?, outbox: [RelayRecord] = [])

@@ -22,13 +22,15 @@ extension AccountState {
         wrappedPairingKey = wrapped
     }
 
-    /// An entry of its own appended to the log: the verified circle it makes, and the shares it owes.
     /// The vault's write that takes the log from the one held to `circle`'s: the entries after
     /// the last they share appended, or, where `circle` differs from an entry on, the log
     /// replaced from there; with the current key `circle` names (from the value before it).
+    /// Entries are compared as values (no hashing); a log that grew is found by its last entry
+    /// alone, as each entry names the hash of the one before it.
     func logWrite(to circle: CircleState, confirmed: Int?) -> VaultWrite {
         let old = self.circle.entries, new = circle.entries
-        let shared = zip(old, new).prefix { $0.hash == $1.hash }.count
+        let grew = new.count >= old.count && (old.isEmpty || old[old.count - 1] == new[old.count - 1])
+        let shared = grew ? old.count : zip(old, new).prefix { $0 == $1 }.count
         let current = currentKey(after: circle)
         guard shared < old.count else {
             return .appendLog(entries: Array(new[shared...]), confirmed: confirmed, current: current, owe: [], promotionDeadline: nil, outbox: [])
@@ -36,6 +38,7 @@ extension AccountState {
         return .replaceLog(from: LogSeq(index: shared), entries: Array(new[shared...]), confirmed: confirmed ?? logConfirmed, current: current)
     }
 
+    /// An entry of its own appended to the log: the verified circle it makes, and the shares it owes.
     mutating func appended(_ circle: CircleState, owing deliveries: [OwedDelivery]) {
         setCircle(circle)
         owedDeliveries.formUnion(deliveries)

@@ -60,6 +60,11 @@ extension AccountState {
             let write = logWrite(to: circle, confirmed: confirmed)
             circleAdopted(circle, confirmed: confirmed)
             return [.vault(write)]
+        case .circleReadAfresh(let circle):
+            // Replaced from the genesis whatever the two share: rows the held log stopped short of go too.
+            let current = currentKey(after: circle)
+            circleAdopted(circle, confirmed: circle.entries.count)
+            return [.vault(.replaceLog(from: .genesis, entries: circle.entries, confirmed: circle.entries.count, current: current))]
         case .appended(let circle, let deliveries, let promotion, let outbox):
             guard case .appendLog(let entries, _, let current, _, _, _) = logWrite(to: circle, confirmed: nil) else {
                 return [.damaged("an appended entry that rewrites the log")]

@@ -4,8 +4,6 @@ import KeyVaultProtocol
 // Where this device is in reading the account's relay stream, what the vault kept of it,
 // and the shares kept sealed until an unlock: written here only, by name.
 extension AccountState {
-    /// Rows up to `cursor` were read; `storedCursor`: the vault kept it with them, else
-    /// `unstored` rows were read since it last did.
     /// `rows` read up to `cursor`: answers whether the vault keeps the cursor now. It does with every
     /// record kept, and at least every `cursorWriteInterval` rows otherwise: reading a record twice
     /// changes nothing, so a restart may read a few again rather than every pass paying for a write.

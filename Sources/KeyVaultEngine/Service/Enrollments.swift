@@ -147,9 +147,9 @@ package struct Enrollments: Sendable {
         let circle = try await circleOnRelay(id, relay)
         if circle.entries.map(\.hash) != state.circle.entries.map(\.hash) {
             logger.warning("the relay shows another circle than before; reading it afresh", metadata: ["account": "\(id)"])
-            // The machine names the log's write (replaced from the first entry that differs).
-            try await service.perform(id, .circleAdopted(circle, confirmed: circle.entries.count))
+            // Reading starts again first: if either step fails, the next request compares the circles again and redoes both.
             try await service.relayAudit.restartReading(id)
+            try await service.perform(id, .circleReadAfresh(circle))
         }
         let code = Pairing.drawCode()
         let name = state.record.deviceName

@@ -88,8 +88,6 @@ package struct Propagation: Sendable {
     /// Rows read and taken in per job of the account.
     static let pageSize = 250
 
-    /// How many rows of an account may be read past the cursor the vault holds.
-
     var accountIDs: [AccountID] { owners.heldIDs }
 
     func syncAll() async {

@@ -153,9 +153,18 @@ package final class SQLiteRelay: RelayStore {
         try await publish(batch: [record])
     }
 
-    /// Closes the file's connections (the relay is being dropped for a fresh one).
+    /// Closes the file's connections (the relay is being dropped for a fresh one). On a thread of its
+    /// own: the close waits for every reader to be given back, and readers run on Dispatch's global
+    /// queues, whose threads are the concurrency pool's (as many as cores). Two closes blocking the
+    /// pool's two threads left no thread to run the reads they waited for: a deadlock.
     package func shutdown() async {
-        try? pool.close()
+        let pool = pool
+        await withCheckedContinuation { (closed: CheckedContinuation<Void, Never>) in
+            Thread.detachNewThread {
+                try? pool.close()
+                closed.resume()
+            }
+        }
     }
 
     private static func identity(of path: String) -> (dev: UInt64, ino: UInt64)? {

@@ -221,7 +221,7 @@ package struct Enrollments: Sendable {
         // what followed an unlock: every key held goes to the new device.
         await owners.caughtUp(id)
         await service.propagation.sync(id)
-        let response = try await owners.run(id) { () async throws -> PairingResponse in
+        let (response, request) = try await owners.run(id) { () async throws -> (PairingResponse, PairingRequest) in
             let state = try service.existing(id)
             guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
             guard state.circle.isTrusted(state.deviceID) else { throw Refusal.invalid("this device is not trusted in the circle of \(id)") }
@@ -241,7 +241,7 @@ package struct Enrollments: Sendable {
             let response = started.response
             pairings.keep(started.takeResponder(), for: id, device: deviceID)
             service.update(id, .responded(to: request))
-            return response
+            return (response, request)
         }
         // Sent once the job ends, outside the account's line, and before the wait's clock starts: the new
         // device has the whole wait to answer (queued if the relay is away; the wait then ends unanswered).
@@ -266,7 +266,9 @@ package struct Enrollments: Sendable {
             }
             let state = try service.existing(id)
             guard let identity = state.identity, !state.isLocked else { throw Refusal.locked(id) }
-            guard let request = state.enrollment.requests[deviceID], request.hash == response.requestHash else {
+            // The request answered, even if the device has asked again since: it confirmed this exchange, and
+            // keeps it beside its new one until an approval of either comes (docs/PAIRING.md).
+            guard !state.enrollment.dismissed.contains(deviceID), state.enrollment.holdsRequest(from: deviceID) else {
                 throw Refusal(.unknown, "the request from device \(deviceID) is gone")
             }
             // Every generation this device holds goes to the new device with the approval, in one relay write.

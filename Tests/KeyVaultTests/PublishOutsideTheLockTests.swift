@@ -49,6 +49,34 @@ struct PublishOutsideTheLockTests {
         #expect(owner.state?.isLocked == true)
     }
 
+    @Test("a step planned on the state published now is swapped in as it is; one planned before a lock is stepped again")
+    func plannedStep() throws {
+        let owner = AccountOwners().owner(f.account)
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        // Planned on the state held now, and nothing published since: the machine is not stepped again.
+        var held = try #require(owner.current)
+        var planned = held.state
+        _ = planned.handle(.lock, now: f.t0)
+        var steps = 0
+        let (_, after, answer) = owner.publish(locksAtStart: 0, now: f.t0, planned: AccountOwner.Planned(version: held.version, state: planned, answer: "planned")) { _ in
+            steps += 1
+            return "stepped"
+        }
+        #expect(steps == 0 && answer == "planned", "a planned step with nothing published since was stepped again")
+        #expect(after?.isLocked == true)
+
+        // Planned, then a change made at once (a back-off) published before it: stepped again on what that left.
+        _ = owner.publish(locksAtStart: 0, now: f.t0) { $0 = try! f.unlocked(try! f.loaded()) }
+        held = try #require(owner.current)
+        planned = held.state
+        _ = owner.changeAtOnce { _ in }
+        let (_, _, again) = owner.publish(locksAtStart: 0, now: f.t0, planned: AccountOwner.Planned(version: held.version, state: planned, answer: "planned")) { _ in
+            steps += 1
+            return "stepped"
+        }
+        #expect(steps == 1 && again == "stepped", "a step planned before another publish was swapped in over it")
+    }
+
     @Test("locks made at once during every step: after a few tries the step runs under the lock, once")
     func streamOfLocks() throws {
         let owner = AccountOwners().owner(f.account)

@@ -26,14 +26,17 @@ extension AccountState {
     /// the last they share appended, or, where `circle` differs from an entry on, the log
     /// replaced from there; with the current key `circle` names (from the value before it).
     /// Entries are compared as values (no hashing); a log that grew is found by its last entry
-    /// alone, as each entry names the hash of the one before it.
-    func logWrite(to circle: CircleState, confirmed: Int?) -> VaultWrite {
+    /// alone, as each entry names the hash of the one before it. What rides with an entry
+    /// appended here (the shares it owes, its promotion deadline, its outbox rows) goes with an append.
+    func logWrite(to circle: CircleState, confirmed: Int?, owe: [OwedDelivery] = [],
+                  promotionDeadline: VaultWrite.PromotionDeadline? = nil, outbox: [RelayRecord] = []) -> VaultWrite {
         let old = self.circle.entries, new = circle.entries
         let grew = new.count >= old.count && (old.isEmpty || old[old.count - 1] == new[old.count - 1])
         let shared = grew ? old.count : zip(old, new).prefix { $0 == $1 }.count
         let current = currentKey(after: circle)
         guard shared < old.count else {
-            return .appendLog(entries: Array(new[shared...]), confirmed: confirmed, current: current, owe: [], promotionDeadline: nil, outbox: [])
+            return .appendLog(entries: Array(new[shared...]), confirmed: confirmed, current: current, owe: owe,
+                              promotionDeadline: promotionDeadline, outbox: outbox)
         }
         return .replaceLog(from: LogSeq(index: shared), entries: Array(new[shared...]), confirmed: confirmed ?? logConfirmed, current: current)
     }

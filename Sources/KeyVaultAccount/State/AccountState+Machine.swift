@@ -66,13 +66,13 @@ extension AccountState {
             circleAdopted(circle, confirmed: circle.entries.count)
             return [.vault(.replaceLog(from: .genesis, entries: circle.entries, confirmed: circle.entries.count, current: current))]
         case .appended(let circle, let deliveries, let promotion, let outbox):
-            guard case .appendLog(let entries, _, let current, _, _, _) = logWrite(to: circle, confirmed: nil) else {
-                return [.damaged("an appended entry that rewrites the log")]
-            }
+            let write = logWrite(to: circle, confirmed: nil, owe: deliveries,
+                                 promotionDeadline: promotion.map { VaultWrite.PromotionDeadline(keyID: $0.keyID, at: $0.at) }, outbox: outbox)
+            // A job appends on the head it holds: an entry that would rewrite the log is not its.
+            guard case .appendLog = write else { return [.damaged("an appended entry that rewrites the log")] }
             appended(circle, owing: deliveries)
             if let promotion { announcedPromotion(keyID: promotion.keyID, deadline: promotion.at) }
-            return [.vault(.appendLog(entries: entries, confirmed: nil, current: current, owe: deliveries,
-                                      promotionDeadline: promotion.map { VaultWrite.PromotionDeadline(keyID: $0.keyID, at: $0.at) }, outbox: outbox))]
+            return [.vault(write)]
         case .relayConfirmed(let count, let settled):
             relayConfirmed(through: count, settled: settled)
             return [.vault(.confirmLog(through: count, settled: settled))]

@@ -413,12 +413,23 @@ package final class AccountOwner: Sendable {
     /// After `optimisticTries` rounds (a caller locking again and again) `apply` runs under the lock,
     /// where nothing can publish past it, so no stream of publishes keeps it going.
     func keepInStep(_ apply: (AccountState?) -> Void) {
+        optimistically({ state, version in
+            apply(state)
+            return isCurrent(version) ? () : nil
+        }, else: { apply($0.state) })
+    }
+
+    /// What `keepInStep` and `publish` share: `attempt` works from the state published now and
+    /// its publish's number, outside the lock, and answers nil if another publish came meanwhile,
+    /// then runs again on what that left. After `optimisticTries` rounds `underLock` runs under
+    /// the lock, where nothing can publish past it, so no stream of publishes keeps it going.
+    private func optimistically<R>(_ attempt: (AccountState?, UInt64) throws -> R?,
+                                   else underLock: (inout Published) throws -> R) rethrows -> R {
         for _ in 0..<Self.optimisticTries {
             let (state, version) = published.withLock { ($0.state, $0.version) }
-            apply(state)
-            if isCurrent(version) { return }
+            if let answer = try attempt(state, version) { return answer }
         }
-        published.withLock { apply($0.state) }
+        return try published.withLock { try underLock(&$0) }
     }
     var locksAtOnce: UInt64 { published.withLock { $0.locksAtOnce } }
 
@@ -450,27 +461,42 @@ package final class AccountOwner: Sendable {
     /// A job that began before a lock made at once (`locksAtStart` behind the count) may
     /// still be working from the unlocked state it read: whatever it publishes is locked
     /// again here, so no key or KEK it held comes back into memory after that lock.
-    func publish<T>(locksAtStart: UInt64, now: Date, _ change: (inout AccountState?) throws -> T) rethrows
+    ///
+    /// A step `planned` on the state published as its `version` (`KeyVaultService.perform`, which
+    /// stepped a copy to learn the vault's writes) is swapped in as it is if nothing was published
+    /// since, so the machine steps once; otherwise `change` steps again on what was.
+    func publish<T>(locksAtStart: UInt64, now: Date, planned: Planned<T>? = nil, _ change: (inout AccountState?) throws -> T) rethrows
         -> (before: AccountState?, after: AccountState?, answer: T) {
-        for _ in 0..<Self.optimisticTries {
-            let (before, version) = published.withLock { ($0.state, $0.version) }
+        try optimistically({ before, version in
             var next = before
-            let answer = try change(&next)
-            let after = published.withLock { published -> AccountState?? in
+            let answer: T
+            if let planned, planned.version == version {
+                next = planned.state
+                answer = planned.answer
+            } else {
+                answer = try change(&next)
+            }
+            let swapped = published.withLock { published -> AccountState?? in
                 guard published.version == version else { return nil }
                 published.state = next
                 Self.relockIfLockedSince(locksAtStart, &published, now: now)
                 return .some(published.state)
             }
             // `before` is released here, outside the lock, if it was the last reference to the old state.
-            if let after { return (before, after, answer) }
-        }
-        return try published.withLock { published in
+            return swapped.map { (before, $0, answer) }
+        }, else: { published in
             let before = published.state
             let answer = try change(&published.state)
             Self.relockIfLockedSince(locksAtStart, &published, now: now)
             return (before, published.state, answer)
-        }
+        })
+    }
+
+    /// A step of the machine made on a copy of the state published as `version`, and what it answered.
+    struct Planned<T> {
+        let version: UInt64
+        let state: AccountState?
+        let answer: T
     }
 
     /// How many times a job's step runs outside the lock before it runs under it (`publish`).

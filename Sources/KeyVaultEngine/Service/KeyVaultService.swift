@@ -319,14 +319,20 @@ package final class KeyVaultService: Sendable {
     /// or nil for an account this device does not hold; a refused event changes nothing.
     /// An event for which the machine names a vault write goes through `perform`.
     @discardableResult
-    func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil, written: Bool = false) -> [AccountState.Effect]? {
+    func update(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) -> [AccountState.Effect]? {
+        let effects = update(id, event, now: at ?? now(), planned: nil)
+        assert(effects?.vaultWrites.isEmpty ?? true, "\(event) names a vault write: it goes through perform")
+        return effects
+    }
+
+    /// `update`'s publish, with the step `perform` planned (swapped in if nothing was published since it).
+    private func update(_ id: AccountID, _ event: AccountState.Event, now time: Date,
+                        planned: AccountOwner.Planned<[AccountState.Effect]?>?) -> [AccountState.Effect]? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
-        let time = at ?? now()
         let owner = owners.owner(id)
-        let (before, after, effects) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time) { published in
+        let (before, after, effects) = owner.publish(locksAtStart: AccountOwners.locksAtStart, now: time, planned: planned) { published in
             published?.handle(event, now: time)
         }
-        assert(written || (effects?.vaultWrites.isEmpty ?? true), "\(event) names a vault write: it goes through perform")
         didPublish(owner, before, after)
         return effects
     }
@@ -338,9 +344,12 @@ package final class KeyVaultService: Sendable {
     func perform(_ id: AccountID, _ event: AccountState.Event, now at: Date? = nil) async throws -> [AccountState.Effect]? {
         precondition(AccountOwners.running == id, "account \(id) changed outside its owner")
         let time = at ?? now()
-        guard let planned = owners.read(id, { state in var copy = state; return copy.handle(event, now: time) }) else { return nil }
-        for write in try planned.orThrow().vaultWrites { try await vault.apply(write, account: id) }
-        return update(id, event, now: time, written: true)
+        guard let held = owners.owner(id).current else { return nil }
+        var next = held.state
+        let effects = next.handle(event, now: time)
+        for write in try effects.orThrow().vaultWrites { try await vault.apply(write, account: id) }
+        // Stepped once: the copy is published as it is unless a lock, an unlock or a back-off came meanwhile.
+        return update(id, event, now: time, planned: AccountOwner.Planned(version: held.version, state: next, answer: effects))
     }
 
     /// Publishes a new account's state (or forgets a deleted one): only from its own job.

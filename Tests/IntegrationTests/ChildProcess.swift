@@ -18,6 +18,14 @@ final class ChildProcess: @unchecked Sendable {
     private var status: Int32?
 
     /// Standard input from `stdinPath` (or /dev/null); output appended to the files.
+    /// glibc's `posix_spawn_file_actions_addclosefrom_np` (2.34), which Swift's Glibc module does not declare.
+    private static let addCloseFrom: @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32 = {
+        guard let symbol = dlsym(nil, "posix_spawn_file_actions_addclosefrom_np") else {
+            fatalError("glibc 2.34 or later is needed: posix_spawn_file_actions_addclosefrom_np")
+        }
+        return unsafeBitCast(symbol, to: (@convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32).self)
+    }()
+
     init(_ executable: String, _ arguments: [String], environment: [String: String] = [:],
          stdinPath: String? = nil, stdoutPath: String, stderrPath: String) throws {
         var actions = posix_spawn_file_actions_t()
@@ -26,6 +34,9 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawn_file_actions_addopen(&actions, 0, stdinPath ?? "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdoutPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
         posix_spawn_file_actions_addopen(&actions, 2, stderrPath, O_WRONLY | O_CREAT | O_APPEND, 0o600)
+        // Nothing else of this process's: a child holding the write end of another child's stdin pipe (a
+        // test's WriteLockHolder) would keep that child from ever reading its end, and the test waiting on it.
+        guard Self.addCloseFrom(&actions, 3) == 0 else { throw TestFailure("posix_spawn_file_actions_addclosefrom_np failed") }
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment { env[k] = v }
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]

@@ -67,7 +67,7 @@ struct LockAtOnceTests {
         try await eventually { try await Self.publishes(a) > 0 }
 
         // All of it while the rotation's publish still waits on the relay.
-        try await Self.answersAtOnce(a, "stuck", kdfAlone: idleTime, while: "a held relay file", rotation: rotation)
+        try await Self.answersAtOnce(a, "stuck", kdfAlone: idleTime, while: "a held relay file") { !rotation.isAnswered }
 
         holder.release()
         let rotated = try await rotation.task.value
@@ -96,7 +96,7 @@ struct LockAtOnceTests {
         let rotation = Answered { try await a.request("POST", "/v1/accounts/hung/rotate", json: ["promote": "now"]) }
         // Under way: the rotation's request and the scrape's own.
         try await eventually { try await Self.gauge("keyvault_daemon_requests_in_progress", of: a) >= 2 }
-        try await Self.answersAtOnce(a, "hung", kdfAlone: idleTime, while: "a hung relay service", rotation: rotation)
+        try await Self.answersAtOnce(a, "hung", kdfAlone: idleTime, while: "a hung relay service") { !rotation.isAnswered }
 
         for service in circle.store.services { service.process.signal(SIGCONT) }
         _ = try await rotation.task.value
@@ -104,6 +104,45 @@ struct LockAtOnceTests {
         try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
         let status = try await a.request("GET", "/v1/accounts/hung/keys/current")
         #expect(status.status == 200 && (status.object["generation"] as? Int ?? 0) >= 2, "\(status.object)")
+    }
+
+    /// What waited in the vault goes out at a start outside the account's line: a daemon restarted
+    /// while another process holds the relay file's write lock, with a rotation's entry still to
+    /// publish, answers a lock, an unlock, key reads and a passphrase change (a job) at once while
+    /// that publish waits; it lands once the file is free. Before, the start's publish was a job of
+    /// the account and held its line (10 s per write before giving up, then again), and the accounts'
+    /// publishes went one after another, so one account's stuck write held back every other's.
+    @Test("a daemon started while the relay file is held publishes what waited outside the account's line")
+    func publishAtStartOutsideTheLine() async throws {
+        let circle = try await Circle()
+        defer { circle.remove() }
+        let path = circle.root + "/relay.sqlite"
+        let a = try await circle.device()
+        #expect(try await a.request("POST", "/v1/accounts", json: ["user": "restarted", "passphrase": "pa", "accessibility": "whenUnlocked"]).status == 200)
+        let first = try #require(try await a.request("GET", "/v1/accounts/restarted/keys/current").object["generation"] as? Int)
+        #expect(try await a.request("POST", "/v1/accounts/restarted/lock").status == 200)
+        let (_, idleTime) = try await Self.timed { try await a.request("POST", "/v1/accounts/restarted/unlock", json: ["passphrase": "pa"]) }
+
+        let holder = try WriteLockHolder(path: path)
+        defer { holder.release() }
+        try await holder.waitUntilHeld()
+        // The rotation's entry is in the vault and its publish waits on the held file when the daemon is killed.
+        let rotation = Answered { try await a.request("POST", "/v1/accounts/restarted/rotate", json: ["promote": "now"]) }
+        try await eventually { try await Self.publishes(a) > 0 }
+        await a.kill9()
+        _ = try? await rotation.task.value
+        try await a.start()
+        // The start's publish of the queued entry waits on the held file.
+        try await eventually { try await Self.publishes(a) > 0 }
+        try await Self.answersAtOnce(a, "restarted", kdfAlone: idleTime, while: "a held relay file at a start") {
+            try await Self.publishes(a) > 0
+        }
+
+        holder.release()
+        // Published once the file is free: the rotated key is the current one.
+        try await eventually { try await Self.gauge("keyvault_daemon_relay_queued", of: a) == 0 }
+        let now = try await a.request("GET", "/v1/accounts/restarted/keys/current")
+        #expect(now.status == 200 && (now.object["generation"] as? Int ?? 0) > first, "\(now.object)")
     }
 
     /// A share's way in does not wait on the relay's writes: its acknowledgement goes to the relay
@@ -228,7 +267,7 @@ struct LockAtOnceTests {
     /// A lock, a key read (423), an unlock and a key read (200) on `account`, each within 250 ms (the
     /// unlock within `kdfAlone` plus 250 ms), all answered while a job still waits in the account's line.
     static func answersAtOnce(_ a: DaemonProcess, _ account: String, kdfAlone: Duration, while what: String,
-                              rotation: Answered<Reply>) async throws {
+                              stillWaiting: () async throws -> Bool) async throws {
         let (locked, lockTime) = try await timed { try await a.request("POST", "/v1/accounts/\(account)/lock") }
         #expect(locked.status == 200)
         let (lockedRead, lockedReadTime) = try await timed { try await a.request("GET", "/v1/accounts/\(account)/keys/current") }
@@ -243,7 +282,7 @@ struct LockAtOnceTests {
             try await a.request("POST", "/v1/accounts/\(account)/passphrase", json: ["old": "pa", "new": "pb"])
         }
         #expect(changed.status == 200, "\(changed.object)")
-        #expect(!rotation.isAnswered, "the answers came only once the rotation waiting on the relay had ended")
+        #expect(try await stillWaiting(), "the answers came only once the work waiting on the relay had ended")
         #expect(try await jobsInLine(a) == 0, "a job waits in the account's line while the relay does not answer")
         print("with \(what): lock \(lockTime), locked read \(lockedReadTime), unlock \(unlockTime) (its KDF alone: \(kdfAlone)), read \(readTime), passphrase change \(changeTime)")
         #expect(lockTime < .milliseconds(250) && lockedReadTime < .milliseconds(250) && readTime < .milliseconds(250))

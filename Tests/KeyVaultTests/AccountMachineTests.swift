@@ -306,6 +306,11 @@ struct AccountMachineTests {
         let note = RelayNote(cursor: RelayCursor(Int64(interval + 1)), kind: .share, body: [1], seenAt: f.t0)
         #expect(state.handle(.read(upTo: note.cursor, rows: 1, kept: [note]), now: f.t0).vaultWrites == [.advanceRelayCursor(to: note.cursor, keep: [note])])
         #expect(state.handle(.relayConfirmed(through: 1, settled: []), now: f.t0).vaultWrites == [.confirmLog(through: 1, settled: [])])
+        // Shares kept while locked, taken since: their notes dropped (none taken, nothing written).
+        #expect(state.handle(.sharesTaken([note.cursor]), now: f.t0).vaultWrites == [.dropRelayNotes([note.cursor])])
+        #expect(state.handle(.sharesTaken([]), now: f.t0).vaultWrites.isEmpty)
+        // A member taking a key joins nothing: its enrollment row is gone already.
+        #expect(state.handle(.keyTakenAsMember, now: f.t0).vaultWrites.isEmpty)
         // Events that change memory only name no write.
         #expect(state.handle(.lock, now: f.t0).vaultWrites.isEmpty)
     }

@@ -88,8 +88,9 @@ extension AccountState {
             catch { return [.refused(error)] }
         case .sharesTaken(let cursors):
             sharesTaken(cursors)
+            return cursors.isEmpty ? [] : [.vault(.dropRelayNotes(cursors))]
         case .keyTakenAsMember:
-            return joinedIfApproved() ? [.joined] : []
+            return joinedIfApproved() ? [.joined, .vault(.finishEnrollment)] : []
 
         case .requestedToJoin(let request, let code):
             requestedToJoin(request, code: code)

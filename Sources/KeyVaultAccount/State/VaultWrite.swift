@@ -18,6 +18,10 @@ package enum VaultWrite: Sendable, Equatable {
     case rewrap(items: [StoredItem], salt: [UInt8], kdf: KDFParameters)
     /// The pairing exchange's key, wrapped under the KEK, kept with the enrollment row.
     case keepPairingKey([UInt8])
+    /// Relay records kept for the next start that are done with (shares kept while locked, taken since).
+    case dropRelayNotes([RelayCursor])
+    /// The device joined: its enrollment row (its request, its exchange's key) is no longer needed.
+    case finishEnrollment
     /// A request to join that a person dismissed, kept so that it is never listed again.
     case dismissRequest(DeviceID)
     /// Promotion deadlines the vault no longer needs (their keys promoted).

@@ -192,6 +192,17 @@ package final class AccountOwners: Sendable {
         }
     }
 
+    /// Runs `body` for the account outside its line, as a follow-up a stop waits for (and cancels after
+    /// its limit): for work that waits on the relay and is no job's (a publish of what waited at a
+    /// start or for the relay's return), so a relay that is slow or cannot be written holds back only
+    /// it, never the account's jobs nor another account's work.
+    func outsideLine(_ account: AccountID, _ body: @escaping @Sendable () async -> Void) {
+        track {
+            await body()
+            self.forgetIfIdle(account)
+        }
+    }
+
     /// The most records one write outside the line carries (the relay service takes up to 1,000).
     static let outgoingBatch = 100
 

@@ -64,7 +64,7 @@ package struct Rotations: Sendable {
         // the account's line (issue 34): a relay that is slow or cannot be written holds back the
         // rotation's answer, never the account's other work.
         await service.propagation.sync(id)
-        let rotated = try await owners.run(id) { try await rotateInJob(id, promotion: promotion, reading: false) }
+        let rotated = try await owners.run(id) { try await rotateInJob(id, promotion: promotion) }
         return answer(rotated, id, published: await service.publishing.publishOutsideLine(id))
     }
 
@@ -96,12 +96,6 @@ package struct Rotations: Sendable {
         KeyGeneration(number: number, keyID: KeyID(of: key), createdAt: Millis.whole(now()), state: .active)
     }
 
-    /// A rotation inside a job of the account (a revoke's, owed work's): read, appended and published in it.
-    func rotateLocked(_ id: AccountID, promotion: Promotion) async throws -> RotationResult {
-        let rotated = try await rotateInJob(id, promotion: promotion, reading: true)
-        return answer(rotated, id, published: await service.publishing.publishQueued(id))
-    }
-
     /// What a rotation's job made, for its answer once its publish is over.
     struct Rotated: Sendable {
         let generation: Generation
@@ -130,9 +124,8 @@ package struct Rotations: Sendable {
 
     /// The rotation's own work, in the account's job: the new key stored, announced and owed to
     /// every trusted device (promoted too, for "now"), all kept in the vault; its publish is the
-    /// caller's. `reading`: the relay is read first, in the job (`rotate` reads before it).
-    private func rotateInJob(_ id: AccountID, promotion: Promotion, reading: Bool) async throws -> Rotated {
-        if reading { await service.propagation.sync(id) }
+    /// caller's, and so is the read of the relay before it (outside the line, as `rotate` does).
+    private func rotateInJob(_ id: AccountID, promotion: Promotion) async throws -> Rotated {
         let state = try service.existing(id)
         guard let kek = state.kek, state.identity != nil else { throw Refusal.locked(id) }
         guard state.circle.isTrusted(state.deviceID) else { throw Refusal(.revoked, "this device is not trusted in the circle of \(id)") }
@@ -243,11 +236,13 @@ package struct Rotations: Sendable {
     /// (each done now if the account is unlocked, else at its unlock).
     func resumeOwedWork() {
         for id in service.propagation.accountIDs {
-            owners.enqueue(id) {
-                guard let state = self.owners.state(id) else { return }
-                if await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id) {
-                    await self.service.publishing.publishQueued(id)
+            owners.outsideLine(id) {
+                let promoted = await self.owners.run(id) { () async -> Bool in
+                    guard let state = self.owners.state(id) else { return false }
+                    return await self.perform(state.promotions.resumed(circle: state.circle, me: state.deviceID, at: self.now()), for: id)
                 }
+                // Written after the job, outside the line: a relay that cannot be written holds back only the promote.
+                if promoted { await self.service.publishing.publishOutsideLine(id) }
                 await self.payOwedWork(id)
             }
         }
@@ -269,7 +264,7 @@ package struct Rotations: Sendable {
             if state.circle.members[deviceID]?.revoked == true, policy.current.rotation.rotateOnRevoke,
                case .rotate(deviceID)? = state.circle.revokeDebt(signedBy: state.deviceID) {
                 logger.notice("device revoked earlier, its rotation still owed: rotating now", metadata: ["account": "\(id)", "device": "\(deviceID)"])
-                return try await rotateInJob(id, promotion: .now, reading: false)
+                return try await rotateInJob(id, promotion: .now)
             }
             guard state.circle.isTrusted(deviceID) else { throw Refusal(.unknown, "device \(deviceID) is not a trusted device of \(id)") }
             guard state.circle.trustedDevices.count > 1 else {
@@ -283,7 +278,7 @@ package struct Rotations: Sendable {
             hub.announce(id, .deviceRevoked(deviceID))
             guard deviceID != state.deviceID, policy.current.rotation.rotateOnRevoke else { return nil }
             // Security before availability: the removed device must not hold the current key.
-            return try await rotateInJob(id, promotion: .now, reading: false)
+            return try await rotateInJob(id, promotion: .now)
         }
         let published = await service.publishing.publishOutsideLine(id)
         return rotated.map { answer($0, id, published: published) }
@@ -292,27 +287,33 @@ package struct Rotations: Sendable {
     /// Work a crash (or a lock) left owed, paid once the account is unlocked: the
     /// promotions due (a "now" promotion is one), then the rotation a revoke this
     /// device signed still owes. At start for every account, and at each unlock.
+    /// Outside the account's line, as a rotation: the relay read before the job and written after it.
     func payOwedWork(_ id: AccountID) async {
         await promoteDue(id)
-        guard policy.current.rotation.rotateOnRevoke else { return }
-        await owners.run(id) {
-            guard let state = owners.state(id), let debt = state.circle.revokeDebt(signedBy: state.deviceID) else { return }
+        guard policy.current.rotation.rotateOnRevoke, relay != nil,
+              owners.read(id, { $0.circle.revokeDebt(signedBy: $0.deviceID) != nil }) == true else { return }
+        await service.propagation.sync(id)
+        let paid = await owners.run(id) { () async -> Bool in
+            guard let state = owners.state(id), let debt = state.circle.revokeDebt(signedBy: state.deviceID) else { return false }
             guard state.identity != nil else {
                 logger.notice("a device revoked here still holds the current key: the rotation owed runs when the account is unlocked",
                               metadata: ["account": "\(id)"])
-                return
+                return false
             }
             logger.notice("a device revoked here still holds the current key: paying the rotation owed", metadata: ["account": "\(id)"])
             do {
                 switch debt {
-                case .promote(let keyID): try await promoteInJob(id, keyID: keyID)
-                case .rotate: _ = try await rotateLocked(id, promotion: .now)
+                case .promote(let keyID): try await promoteInJob(id, keyID: keyID, publishing: false)
+                case .rotate: _ = try await rotateInJob(id, promotion: .now)
                 }
+                return true
             } catch {
                 logger.warning("the rotation owed after a revoke failed; it is tried again at the next unlock or start",
                                metadata: ["account": "\(id)", "problem": "\(error)"])
+                return false
             }
         }
+        if paid { await service.publishing.publishOutsideLine(id) }
     }
 
     /// Runs until cancelled: rotates any account this device may rotate once its
@@ -332,16 +333,18 @@ package struct Rotations: Sendable {
                     return now().timeIntervalSince(announced.createdAt) > Double(maxAge)
                 } ?? false
                 guard due, relay != nil else { continue }
-                // Re-checked after a sync inside the gate: another device may have rotated first.
-                _ = try? await owners.run(id) { () -> Bool in
-                    await self.service.propagation.sync(id)
+                // As a rotation: the relay read before the job and written after it, outside the account's
+                // line. Re-checked in the job after the read: another device may have rotated first.
+                await service.propagation.sync(id)
+                let rotated = try? await owners.run(id) { () -> Bool in
                     let state = try self.service.existing(id)
                     guard let current = state.currentGeneration, state.circle.latestGeneration == current,
                           let announced = state.circle.announced(current), self.now().timeIntervalSince(announced.createdAt) > Double(maxAge) else { return false }
                     self.logger.notice("key past its maximum age: rotating", metadata: ["account": "\(id)", "generation": "\(current)"])
-                    _ = try await self.rotateLocked(id, promotion: .afterAcks)
+                    _ = try await self.rotateInJob(id, promotion: .afterAcks)
                     return true
                 }
+                if rotated == true { await service.publishing.publishOutsideLine(id) }
             }
             try? await clock.sleep(for: .milliseconds(max(250, min(maxAge * 250, 3_600_000))))
         }

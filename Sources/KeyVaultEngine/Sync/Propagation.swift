@@ -45,7 +45,7 @@ package struct Propagation: Sendable {
         await syncAll()
         // What waited in the vault when the daemon stopped goes out now (and, later,
         // whenever the relay answers again after failing: `noteRelay`).
-        await service.publishing.publishAllQueued()
+        service.publishing.publishAllQueued()
         service.rotations.resumeOwedWork()
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
@@ -403,10 +403,11 @@ package struct Propagation: Sendable {
             }
             done.append(cursor)
         }
-        do { try await vault.dropRelayNotes(account: account, cursors: done) } catch {
+        // The machine names the vault's write: the notes dropped there first, then from memory (kept in
+        // both if the vault fails: the next unlock finds the keys held and drops them again).
+        do { try await service.perform(account, .sharesTaken(done)) } catch {
             logger.error("could not forget taken shares", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
-        service.update(account, .sharesTaken(done))
     }
 
     /// Opens one share, checks it against the circle, stores the key wrapped
@@ -424,11 +425,10 @@ package struct Propagation: Sendable {
         if state.keys[header.keyID] != nil { return false }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await service.storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        let joinedNow = service.update(account, .keyTakenAsMember)?.contains(.joined) ?? false
-        if joinedNow {
-            do { try await vault.finishEnrollment(account: account) } catch {
-                logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
-            }
+        // A joining device whose approval was authenticated joins with its first key: the machine names
+        // the enrollment row's removal, made before memory says joined.
+        do { try await service.perform(account, .keyTakenAsMember) } catch {
+            logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.announce(account, .keyReady(header.generation, header.keyID))

@@ -129,12 +129,6 @@ package struct Publishing: Sendable {
         return await Self.$publishTurnHeld.withValue(id) { await body() }
     }
 
-    /// `recordWritten` in the publish turn, for a job that reads what the vault says the relay holds
-    /// (`RelayAudit`): a write the relay took is confirmed before it is checked against the relay.
-    func recordWrittenInTurn(_ id: AccountID) async {
-        await inPublishTurn(id) { await recordWritten(id) }
-    }
-
     /// Records in the vault and the state a write made outside the line that the relay took
     /// (`publishOutsideLine`); in a job, in the publish turn. A vault that fails here leaves the
     /// entries unconfirmed: the next publish sends them again, and the relay's answer (the number
@@ -309,7 +303,7 @@ package struct Publishing: Sendable {
         try await owners.run(id) {
             // Once the relay holds this device's genesis the account stops founding, and reads
             // waiting for its keys get them (the read model changed).
-            try await service.perform(id, .relayConfirmed(through: count, settled: settled))
+            _ = try await service.perform(id, .relayConfirmed(through: count, settled: settled))
         }
     }
 
@@ -389,9 +383,11 @@ package struct Publishing: Sendable {
         }
     }
 
-    /// Publishes what every account has waiting (after a start, or once the relay is back).
-    func publishAllQueued() async {
-        for id in owners.heldIDs { await publishQueued(id) }
+    /// Publishes what every account has waiting (after a start, or once the relay is back): each
+    /// account's publish outside its line and beside the others', so an account whose writes the relay
+    /// does not take (a held file, a worker down) holds back neither its own jobs nor another account.
+    func publishAllQueued() {
+        for id in owners.heldIDs { owners.outsideLine(id) { await self.publishOutsideLine(id) } }
     }
 
     // MARK: Relay health
@@ -417,8 +413,8 @@ package struct Publishing: Sendable {
         if isDown, !wasDown { logger.warning("relay unreachable: queueing", metadata: ["problem": "\(error.map { "\($0)" } ?? "")"]) }
         if wasDown, !isDown {
             logger.notice("relay reachable again")
-            // Each account's publish is the next of its own jobs (not part of whichever job noticed).
-            for id in owners.heldIDs { owners.enqueue(id) { _ = await self.publishQueued(id) } }
+            // Not part of whichever job noticed: each account's publish outside its line.
+            publishAllQueued()
         }
     }
 

@@ -57,15 +57,21 @@ package struct RelayAudit: Sendable {
 
     /// Publishes this device's copy of the account's log entries that the
     /// relay lacks although this device knows it held them.
+    ///
+    /// The relay is read outside the account's line, and no job waits for a publish turn here: a
+    /// relay that is slow, or a publish held on it (a held file at a start), holds back no job of the
+    /// account. What is checked is what this device knew the relay held before the read began: its
+    /// log confirmed, and a write outside the line the relay took that no job recorded yet.
     private func checkRelayHolds(_ id: AccountID) async throws {
-        guard let relay else { return }
+        guard let relay, let owner = owners.existing(id) else { return }
+        // A device still joining does not vouch for the log it was shown: it republishes nothing.
+        guard let confirmed = owner.read({ $0.enrollment.trustsItsCircle ? $0.logConfirmed : 0 }) else { return }
+        let known = max(confirmed, owner.written.withLock { $0?.through ?? 0 })
+        guard known > 0 else { return }
+        let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
         try await owners.run(id) {
-            // A write outside the line the relay took is confirmed first, so it is checked with the rest.
-            await service.publishing.recordWrittenInTurn(id)
-            // A device still joining does not vouch for the log it was shown: it republishes nothing.
-            guard let state = owners.state(id), state.logConfirmed > 0, state.enrollment.trustsItsCircle else { return }
-            let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
-            let missing = (0..<state.logConfirmed).filter { !held.contains(LogSeq(index: $0)) }
+            guard let state = owners.state(id), state.enrollment.trustsItsCircle else { return }
+            let missing = (0..<min(known, state.circle.entries.count)).filter { !held.contains(LogSeq(index: $0)) }
             guard !missing.isEmpty else { return }
             logger.error("the relay lacks log entries this device knows it held; publishing this device's copy",
                          metadata: ["account": "\(id)", "missing": "\(missing)"])

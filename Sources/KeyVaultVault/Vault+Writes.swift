@@ -19,8 +19,6 @@ extension Vault {
             try await keepPairingKey(account: account, wrapped: wrapped)
         case .dropRelayNotes(let cursors):
             try await dropRelayNotes(account: account, cursors: cursors)
-        case .finishEnrollment:
-            try await finishEnrollment(account: account)
         case .dismissRequest(let deviceID):
             try await dismissRequest(account: account, deviceID: deviceID)
         case .clearPromotionDeadlines(let keyIDs):

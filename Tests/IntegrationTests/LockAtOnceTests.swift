@@ -110,8 +110,8 @@ struct LockAtOnceTests {
     /// while another process holds the relay file's write lock, with a rotation's entry still to
     /// publish, answers a lock, an unlock, key reads and a passphrase change (a job) at once while
     /// that publish waits; it lands once the file is free. Before, the start's publish was a job of
-    /// the account and held its line (10 s per write before giving up, then again), and the accounts'
-    /// publishes went one after another, so one account's stuck write held back every other's.
+    /// the account and held its line (10 s per write before giving up), and so did the relay audit's
+    /// job after the file was opened, which waited for that publish's turn.
     @Test("a daemon started while the relay file is held publishes what waited outside the account's line")
     func publishAtStartOutsideTheLine() async throws {
         let circle = try await Circle()

@@ -309,8 +309,6 @@ struct AccountMachineTests {
         // Shares kept while locked, taken since: their notes dropped (none taken, nothing written).
         #expect(state.handle(.sharesTaken([note.cursor]), now: f.t0).vaultWrites == [.dropRelayNotes([note.cursor])])
         #expect(state.handle(.sharesTaken([]), now: f.t0).vaultWrites.isEmpty)
-        // A member taking a key joins nothing: its enrollment row is gone already.
-        #expect(state.handle(.keyTakenAsMember, now: f.t0).vaultWrites.isEmpty)
         // Events that change memory only name no write.
         #expect(state.handle(.lock, now: f.t0).vaultWrites.isEmpty)
     }

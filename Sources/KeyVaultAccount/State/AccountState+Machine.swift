@@ -90,7 +90,7 @@ extension AccountState {
             sharesTaken(cursors)
             return cursors.isEmpty ? [] : [.vault(.dropRelayNotes(cursors))]
         case .keyTakenAsMember:
-            return joinedIfApproved() ? [.joined, .vault(.finishEnrollment)] : []
+            return joinedIfApproved() ? [.joined] : []
 
         case .requestedToJoin(let request, let code):
             requestedToJoin(request, code: code)

@@ -20,8 +20,6 @@ package enum VaultWrite: Sendable, Equatable {
     case keepPairingKey([UInt8])
     /// Relay records kept for the next start that are done with (shares kept while locked, taken since).
     case dropRelayNotes([RelayCursor])
-    /// The device joined: its enrollment row (its request, its exchange's key) is no longer needed.
-    case finishEnrollment
     /// A request to join that a person dismissed, kept so that it is never listed again.
     case dismissRequest(DeviceID)
     /// Promotion deadlines the vault no longer needs (their keys promoted).

@@ -334,6 +334,10 @@ package final class AccountOwner: Sendable {
     /// order, outside the line: the calls that read the keys held and the log wait for the
     /// ones before them (`AccountOwners.caughtUp`), as they waited in line behind its job before.
     let catchUps = JobQueue()
+    /// A publish of what waited (`Publishing.publishAllQueued`, at a start or on the relay's return) is
+    /// under way: another is not started beside it, so a relay that fails and answers again and again
+    /// (a held file: every write fails, every read answers) does not pile them up.
+    let publishingWhatWaited = Mutex(false)
     /// A publish outside the line the relay took, not yet recorded in the vault: the next job
     /// that publishes records it first (`Publishing.recordWritten`), before anything is read to send.
     let written = Mutex<WrittenBatch?>(nil)

@@ -28,6 +28,9 @@ package final class KeyVaultService: Sendable {
     let relay: (any Relay)?
     package let hub: WaitingHub
     let relayHealth = Mutex(RelayHealth())
+    /// Audits of the relay begun (`RelayAudit`), each after it was opened: a publish outside the line
+    /// an audit began during does not count its write as taken (it may have gone to the store replaced).
+    let relayAudits = Atomic<UInt64>(0)
     /// Wrong kit passphrases, per caller (uid): an import is throttled like an unlock. Memory only.
     let kitThrottles = Mutex<[UInt32: UnlockThrottle]>([:])
     package var hasRelay: Bool { relay != nil }

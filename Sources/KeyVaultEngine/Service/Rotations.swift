@@ -155,7 +155,7 @@ package struct Rotations: Sendable {
         }
         if promoteNow {
             // Published with the announce and the shares, in one write.
-            try await promoteInJob(id, keyID: generation.keyID, publishing: false)
+            try await promoteInJob(id, keyID: generation.keyID)
         } else {
             schedulePromotionDeadline(id, keyID: generation.keyID, at: deadline.at)
         }
@@ -169,10 +169,10 @@ package struct Rotations: Sendable {
         logger.warning("dropped a key that was stored but never announced", metadata: ["account": "\(id)", "keyId": "\(keyID)"])
     }
 
-    /// Appends the promotion entry (another device may have promoted it meanwhile) and, with
-    /// `publishing`, publishes it in the job. Locked: nothing is appended (the identity key is
-    /// wrapped); the deadline stays in the vault and the unlock promotes.
-    private func promoteInJob(_ id: AccountID, keyID: KeyID, publishing: Bool = true) async throws {
+    /// Appends the promotion entry (another device may have promoted it meanwhile); its publish is
+    /// the caller's, after the job. Locked: nothing is appended (the identity key is wrapped); the
+    /// deadline stays in the vault and the unlock promotes.
+    private func promoteInJob(_ id: AccountID, keyID: KeyID) async throws {
         guard owners.read(id, { $0.identity != nil }) == true else { return }
         let entry = try await service.publishing.appendEntry(id) { circle in
             guard !circle.isPromoted(keyID: keyID), let announced = circle.announced(keyID: keyID) else { return nil }
@@ -182,7 +182,6 @@ package struct Rotations: Sendable {
         if let entry, case .promote(let generation, _) = entry.body {
             logger.notice("promoted", metadata: ["account": "\(id)", "generation": "\(generation)", "keyId": "\(keyID)"])
         }
-        if publishing { await service.publishing.publishQueued(id) }
     }
 
     /// Promotes what `Promotions` says is due (every other trusted device acknowledged it, or its deadline passed).
@@ -205,7 +204,7 @@ package struct Rotations: Sendable {
             case .schedule(let keyID, let at): schedulePromotionDeadline(id, keyID: keyID, at: at)
             case .promote(let keyID):
                 do {
-                    try await owners.run(id) { try await promoteInJob(id, keyID: keyID, publishing: false) }
+                    try await owners.run(id) { try await promoteInJob(id, keyID: keyID) }
                     promoted = true
                 } catch {
                     logger.warning("promotion failed", metadata: ["account": "\(id)", "keyId": "\(keyID)", "problem": "\(error)"])
@@ -303,7 +302,7 @@ package struct Rotations: Sendable {
             logger.notice("a device revoked here still holds the current key: paying the rotation owed", metadata: ["account": "\(id)"])
             do {
                 switch debt {
-                case .promote(let keyID): try await promoteInJob(id, keyID: keyID, publishing: false)
+                case .promote(let keyID): try await promoteInJob(id, keyID: keyID)
                 case .rotate: _ = try await rotateInJob(id, promotion: .now)
                 }
                 return true

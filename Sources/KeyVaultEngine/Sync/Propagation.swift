@@ -425,10 +425,12 @@ package struct Propagation: Sendable {
         if state.keys[header.keyID] != nil { return false }  // already held
         let generation = KeyGeneration(number: header.generation, keyID: header.keyID, createdAt: header.createdAt, state: .active)
         try await service.storeKey(account, generation, key: share.key, kek: kek, accessibility: state.record.accessibility)
-        // A joining device whose approval was authenticated joins with its first key: the machine names
-        // the enrollment row's removal, made before memory says joined.
-        do { try await service.perform(account, .keyTakenAsMember) } catch {
-            logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
+        // Joined in memory first, whatever the vault does: a joined device left joining (its enrollment row
+        // kept by a failed write) could ask to join again and then refuse its own circle's shares.
+        if service.update(account, .keyTakenAsMember)?.contains(.joined) ?? false {
+            do { try await vault.finishEnrollment(account: account) } catch {
+                logger.error("could not record that this device joined", metadata: ["account": "\(account)", "problem": "\(error)"])
+            }
         }
         logger.notice("key received", metadata: ["account": "\(account)", "generation": "\(header.generation)", "from": "\(header.sender)"])
         hub.announce(account, .keyReady(header.generation, header.keyID))

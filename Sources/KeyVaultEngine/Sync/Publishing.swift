@@ -90,7 +90,11 @@ package struct Publishing: Sendable {
                   let (batch, confirmedThrough, settled) = queuedBatch(id), !batch.isEmpty else { return .job }
             do {
                 let riding = batch.contains(where: { $0.kind == .log }) ? try await vault.outbox(account: id).filter(\.isPairingApproval) : []
+                let audits = service.relayAudits.load(ordering: .sequentiallyConsistent)
                 try await relay.publish(batch: batch + riding.map(\.record))
+                // The relay was opened again meanwhile (a file replaced): the write may have gone to the old
+                // store, which its audit did not see. Not recorded as taken: the job's publish sends it again.
+                guard service.relayAudits.load(ordering: .sequentiallyConsistent) == audits else { return .job }
                 owners.existing(id)?.written.withLock {
                     $0 = AccountOwner.WrittenBatch(through: confirmedThrough, settled: settled, riders: riding.map(\.id))
                 }
@@ -132,12 +136,11 @@ package struct Publishing: Sendable {
     /// Records in the vault and the state a write made outside the line that the relay took
     /// (`publishOutsideLine`); in a job, in the publish turn. A vault that fails here leaves the
     /// entries unconfirmed: the next publish sends them again, and the relay's answer (the number
-    /// taken by this very batch) confirms them.
+    /// taken by this very batch) confirms them. `written` is cleared only once the count is in the
+    /// state: the relay's audit, reading both outside the line, always sees one of the two.
     private func recordWritten(_ id: AccountID) async {
-        guard let written = owners.existing(id)?.written.withLock({ written in
-            defer { written = nil }
-            return written
-        }) else { return }
+        guard let owner = owners.existing(id), let written = owner.written.withLock({ $0 }) else { return }
+        defer { owner.written.withLock { $0 = nil } }
         do {
             try await confirm(id, through: written.through, settled: written.settled)
             try await vault.dequeue(ids: written.riders)
@@ -387,7 +390,14 @@ package struct Publishing: Sendable {
     /// account's publish outside its line and beside the others', so an account whose writes the relay
     /// does not take (a held file, a worker down) holds back neither its own jobs nor another account.
     func publishAllQueued() {
-        for id in owners.heldIDs { owners.outsideLine(id) { await self.publishOutsideLine(id) } }
+        for id in owners.heldIDs {
+            guard let owner = owners.existing(id),
+                  owner.publishingWhatWaited.withLock({ started in defer { started = true }; return !started }) else { continue }
+            owners.outsideLine(id) {
+                await self.publishOutsideLine(id)
+                owner.publishingWhatWaited.withLock { $0 = false }
+            }
+        }
     }
 
     // MARK: Relay health

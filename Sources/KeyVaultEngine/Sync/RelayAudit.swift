@@ -30,6 +30,7 @@ package struct RelayAudit: Sendable {
     /// After the relay was opened (at start, or again after a failure).
     func auditRelay() async {
         guard let relay else { return }
+        service.relayAudits.add(1, ordering: .sequentiallyConsistent)
         do {
             // A store whose last cursor is below one this device read is not that store: read it from its start.
             var ahead: [AccountID]
@@ -64,9 +65,11 @@ package struct RelayAudit: Sendable {
     /// log confirmed, and a write outside the line the relay took that no job recorded yet.
     private func checkRelayHolds(_ id: AccountID) async throws {
         guard let relay, let owner = owners.existing(id) else { return }
+        // `written` before the count: a job recording it clears it only after the count is published.
+        let written = owner.written.withLock { $0?.through ?? 0 }
         // A device still joining does not vouch for the log it was shown: it republishes nothing.
         guard let confirmed = owner.read({ $0.enrollment.trustsItsCircle ? $0.logConfirmed : 0 }) else { return }
-        let known = max(confirmed, owner.written.withLock { $0?.through ?? 0 })
+        let known = max(confirmed, written)
         guard known > 0 else { return }
         let held = Set(try await relay.all(.log, account: id).compactMap(\.record.logSeq))
         try await owners.run(id) {

@@ -17,6 +17,15 @@ package final class FileWatcher: Sendable {
     /// The pipe's write end: a byte written (or the end closed) stops the thread.
     private let stop: Int32
     private let subscribers = Mutex<[UUID: AsyncStream<Void>.Continuation]>([:])
+    /// Set by the thread as it ends, its descriptors closed: what a test of this watcher, and of
+    /// no other in the process, waits for once the watcher is gone.
+    package let threadEnded = WatcherThreadEnd()
+
+    package final class WatcherThreadEnd: Sendable {
+        private let ended = Atomic<Bool>(false)
+        package var isEnded: Bool { ended.load(ordering: .acquiring) }
+        fileprivate func end() { ended.store(true, ordering: .releasing) }
+    }
 
     package init(directory: String, namePrefix: String) throws {
         let descriptor = inotify_init1(Int32(IN_CLOEXEC))
@@ -35,10 +44,12 @@ package final class FileWatcher: Sendable {
         stop = pipeEnds[1]
         let stopped = pipeEnds[0]
         let prefix = Array(namePrefix.utf8)
+        let threadEnded = threadEnded
         Thread.detachNewThread { [weak self] in
             defer {
                 close(descriptor)
                 close(stopped)
+                threadEnded.end()
             }
             var buffer = [UInt8](repeating: 0, count: 16 * 1024)
             var watched = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0),

@@ -33,9 +33,11 @@ final class Waiters: Sendable {
         var landed: UInt64
     }
 
-    /// An account's `landed` wake-ups: how many, and the highest cursor one named.
-    private struct Landed {
-        var count: UInt64 = 0
+    /// The wake-up counts of the accounts that share it (`State.slots`): wake-ups of every
+    /// account, and `landed` ones, with the highest cursor one named.
+    private struct Slot {
+        var generation: UInt64 = 0
+        var landed: UInt64 = 0
         var through = RelayCursor.start
     }
 
@@ -48,8 +50,12 @@ final class Waiters: Sendable {
     private struct State {
         /// Bumped by a wake-up of every account (`any`, `opened`) and by draining.
         var epoch: UInt64 = 0
-        var generations: [AccountID: UInt64] = [:]
-        var landed: [AccountID: Landed] = [:]
+        /// The counts a read compares across its mark and its hold, in a fixed number of slots
+        /// shared by the accounts that hash to them, so the relay keeps nothing per account ever
+        /// written: another account's wake-up in a read's slot is one more read of the store for
+        /// it, never a wake-up missed. The hash is seeded per process: no one outside picks whom
+        /// an account shares with.
+        var slots = [Slot](repeating: Slot(), count: Waiters.slotCount)
         var waiting: [AccountID: [UInt64: Waiting]] = [:]
         /// Waits not yet registered, and those among them cancelled before they were.
         var pending: Set<UInt64> = []
@@ -57,8 +63,13 @@ final class Waiters: Sendable {
         var nextID: UInt64 = 0
         var draining = false
 
+        static func slot(of account: AccountID) -> Int {
+            Int(UInt(bitPattern: account.hashValue) % UInt(Waiters.slotCount))
+        }
+
         func mark(_ account: AccountID) -> Mark {
-            Mark(epoch: epoch, generation: generations[account] ?? 0, landed: landed[account]?.count ?? 0)
+            let slot = slots[Self.slot(of: account)]
+            return Mark(epoch: epoch, generation: slot.generation, landed: slot.landed)
         }
 
         /// Whether a wake-up since `mark` concerns a read that saw every row through `readThrough`: any
@@ -66,11 +77,13 @@ final class Waiters: Sendable {
         func changed(_ account: AccountID, since mark: Mark, readThrough: RelayCursor) -> Bool {
             let now = self.mark(account)
             if now.epoch != mark.epoch || now.generation != mark.generation { return true }
-            return now.landed != mark.landed && landed[account].map { $0.through > readThrough } ?? false
+            return now.landed != mark.landed && slots[Self.slot(of: account)].through > readThrough
         }
     }
 
     private let state = Mutex(State())
+    /// The slots of wake-up counts (`State.slots`), whatever the number of accounts.
+    static let slotCount = 4096
     private let metrics: RelayMetrics
     /// Held reads per account now: an account's authenticated reads, whatever their addresses,
     /// hold at most `perAccount` waits at once (issue 33, item 6).
@@ -139,7 +152,7 @@ final class Waiters: Sendable {
         let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
             var out: [CheckedContinuation<Wake, Never>] = []
             for account in accounts {
-                state.generations[account, default: 0] += 1
+                state.slots[State.slot(of: account)].generation &+= 1
                 if let waiting = state.waiting.removeValue(forKey: account) { out += waiting.values.map(\.continuation) }
             }
             return out
@@ -151,14 +164,18 @@ final class Waiters: Sendable {
     /// The account's commit stored rows through `through`: the reads that had not read that far wake.
     private func wake(_ account: AccountID, through: RelayCursor) -> Int {
         let resumed = state.withLock { state -> [CheckedContinuation<Wake, Never>] in
-            state.landed[account, default: Landed()].count += 1
-            state.landed[account]!.through = max(state.landed[account]!.through, through)
-            guard let waiting = state.waiting[account] else { return [] }
-            let concerned = waiting.filter { $0.value.readThrough < through }
-            guard !concerned.isEmpty else { return [] }
-            let left = waiting.filter { $0.value.readThrough >= through }
+            let slot = State.slot(of: account)
+            state.slots[slot].landed &+= 1
+            state.slots[slot].through = max(state.slots[slot].through, through)
+            // The echo of a write its reads answered from concerns none of them: nothing is copied.
+            guard let waiting = state.waiting[account], waiting.values.contains(where: { $0.readThrough < through }) else { return [] }
+            var concerned: [CheckedContinuation<Wake, Never>] = []
+            var left: [UInt64: Waiting] = [:]
+            for (id, read) in waiting {
+                if read.readThrough < through { concerned.append(read.continuation) } else { left[id] = read }
+            }
             state.waiting[account] = left.isEmpty ? nil : left
-            return concerned.values.map(\.continuation)
+            return concerned
         }
         resumed.forEach { $0.resume(returning: .other) }
         return resumed.count

@@ -306,8 +306,8 @@ package final class Vault: Sendable {
         }
     }
 
-    package func outboxCount() throws -> Int {
-        try pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
+    package func outboxCount() async throws -> Int {
+        try await pool.read { db in try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0 }
     }
 
     /// These shares are on the relay: nothing owed any more.

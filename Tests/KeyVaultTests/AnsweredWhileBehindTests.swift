@@ -63,6 +63,59 @@ struct AnsweredWhileBehindTests {
         await a.stop()
     }
 
+    /// A's answer from before its daemon restarted (nothing of that exchange is left on A), published as A made it.
+    func answerBeforeARestart(_ a: HarnessDevice, _ first: Enrollments.EnrollmentTicket) async throws {
+        let state = try #require(a.service.owners.state(alice))
+        let request = try #require(state.enrollment.requests[first.deviceID])
+        let identity = try #require(state.identity)
+        let earlier = try PairingResponse.make(to: request, code: first.pairingCode!, responder: state.deviceID, signer: identity.signing,
+                                               circle: state.circle).response
+        try await a.relay.publish(batch: [.challenge(earlier)])
+    }
+
+    @Test("a trusted device whose earlier answer the new device confirms during its wait is told so at once, not after 30 s")
+    func anotherAnswerConfirmed() async throws {
+        let harness = try EngineHarness()
+        defer { harness.remove() }
+        let (a, b, first) = try await askedToJoin(harness)
+        try await answerBeforeARestart(a, first)
+
+        // Approved again with the same code, A answers a second time; B, behind until now, takes the first answer.
+        let approval = Task { try await a.service.enrolling.approve(alice, deviceID: first.deviceID, pairingCode: first.pairingCode!) }
+        try await eventually("A's second answer is on the relay") { try await a.relay.all(.challenge, account: alice).count == 2 }
+        let started = ContinuousClock.now
+        b.startPropagation()
+        do {
+            _ = try await approval.value
+            Issue.record("the approval of an answer the new device did not confirm succeeded")
+        } catch {
+            #expect("\(error)".contains("answered another response"), "\(error)")
+        }
+        #expect(ContinuousClock.now - started < .seconds(10), "the approval waited \(ContinuousClock.now - started) for a confirmation that could not come")
+        await b.stop()
+        await a.stop()
+    }
+
+    @Test("a trusted device that has read the new device's answer to another response does not spend the code on one of its own")
+    func anotherAnswerKnownBefore() async throws {
+        let harness = try EngineHarness()
+        defer { harness.remove() }
+        let (a, b, first) = try await askedToJoin(harness)
+        try await answerBeforeARestart(a, first)
+        b.startPropagation()
+        try await eventually("B's confirmation is on the relay") { try await !a.relay.all(.reveal, account: alice).isEmpty }
+
+        do {
+            _ = try await a.service.enrolling.approve(alice, deviceID: first.deviceID, pairingCode: first.pairingCode!)
+            Issue.record("the approval of an answer the new device did not confirm succeeded")
+        } catch {
+            #expect("\(error)".contains("answered another response"), "\(error)")
+        }
+        #expect(try await a.relay.all(.challenge, account: alice).count == 1, "A answered a request the new device had answered already")
+        await b.stop()
+        await a.stop()
+    }
+
     @Test("asked again just after it confirmed, while the trusted device's approval is on its way: that approval still makes it a member")
     func approvalOfTheExchangeBefore() async throws {
         let harness = try EngineHarness()

@@ -39,6 +39,23 @@ struct LandedWakeTests {
         #expect(waiters.waiting(account) == 0)
     }
 
+    @Test("the wake-up counts are slots shared by accounts: a read between its mark and its hold still wakes for its account's commit")
+    func countsInSlots() async {
+        let waiters = Waiters(metrics: RelayMetrics())
+        let mark = waiters.mark(account)
+        // A commit of the read's account after its mark, then more other accounts' than there are slots.
+        waiters.storeChanged(.landed(account, through: RelayCursor(9)), path: .store)
+        for n in 0...Waiters.slotCount {
+            let other = try! AccountID(validating: "other-\(n)")
+            waiters.storeChanged(.landed(other, through: RelayCursor(1)), path: .store)
+            waiters.storeChanged(.accounts([other]), path: .store)
+        }
+        // The commit it missed ends the hold at once (not at the deadline), whoever shares its slot.
+        let started = ContinuousClock.now
+        _ = await waiters.wait(account, after: mark, readThrough: RelayCursor(5), until: ContinuousClock.now + .seconds(30))
+        #expect(ContinuousClock.now - started < .seconds(5), "a commit whose count was forgotten was missed")
+    }
+
     @Test("a commit between a read's mark and its hold wakes it at once only if it is past what the read saw")
     func commitBeforeTheHold() async {
         let waiters = Waiters(metrics: RelayMetrics())

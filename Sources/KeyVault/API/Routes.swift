@@ -23,7 +23,7 @@ enum Routes {
                 return policy.allows(peer, .status, account: id)
             }
             // The relay's per-account lines too: another account's name is not the caller's to see.
-            var relay = service.publishing.relayStatus
+            var relay = await service.publishing.relayStatus()
             if let behind = relay?.behind { relay?.behind = behind.filter { covers($0.account) }.nilIfEmpty }
             if let conflicts = relay?.conflicts { relay?.conflicts = conflicts.filter { covers($0.account) }.nilIfEmpty }
             return try APIResponse.ready(StatusBody(version: KeyVaultVersion.string, relay: relay, accounts: service.status().filter { covers($0.account) }))

@@ -37,8 +37,9 @@ enum ServerRoutes {
             try APIResponse.ready(server())
         }
         routes.on(.get, "/v1/metrics", permission: .status) { _, _ in
-            Response(status: .ok, headers: [.contentType: DaemonMetrics.contentType],
-                     body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(server(), relay: service.publishing.relayStatus, lines: service.accountLines, sending: service.recordsSending))))
+            let relay = await service.publishing.relayStatus()
+            return Response(status: .ok, headers: [.contentType: DaemonMetrics.contentType],
+                            body: .init(byteBuffer: ByteBuffer(bytes: metrics.exposition(server(), relay: relay, lines: service.accountLines, sending: service.recordsSending))))
         }
     }
 }

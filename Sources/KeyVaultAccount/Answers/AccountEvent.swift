@@ -23,7 +23,8 @@ package struct AccountEvent: Sendable, Equatable {
     }
     package static func deviceRevoked(_ deviceID: DeviceID) -> AccountEvent { AccountEvent(name: "device-revoked", fields: ["deviceId": deviceID.hex]) }
     /// A pairing exchange ended without an approval (docs/PAIRING.md): on the new device, and on
-    /// the trusted device that ran it. `reason`: `code-mismatch`, `other-circle` or `no-answer`.
+    /// the trusted device that ran it. `reason`: `code-mismatch`, `other-circle`, `no-answer` or
+    /// `answered-elsewhere` (the new device answered another response to its request).
     /// The new device shows a new code when it enrolls again.
     package static func pairingFailed(_ deviceID: DeviceID, reason: String) -> AccountEvent {
         AccountEvent(name: "pairing-failed", fields: ["deviceId": deviceID.hex, "reason": reason])

@@ -256,6 +256,14 @@ package struct Enrollment: Sendable {
         confirmations[response.hash]
     }
 
+    /// Whether the new device answered (confirmed or refused) a response to `request` other than
+    /// `response` (another trusted device's, or this device's from before its daemon restarted): it
+    /// answers one response per request, so no confirmation of `response` can come. With no
+    /// `response` (none made yet), any answer to the request.
+    package func answeredAnother(to request: RequestHash, than response: ResponseHash? = nil) -> Bool {
+        confirmations.values.contains { $0.requestHash == request && $0.responseHash != response }
+    }
+
     /// The circle changed: requests from devices now in it are answered.
     package mutating func circleChanged(_ circle: CircleState) {
         requests = requests.filter { circle.members[$0.key] == nil }

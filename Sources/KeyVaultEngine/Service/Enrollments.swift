@@ -236,6 +236,8 @@ package struct Enrollments: Sendable {
             case .respond(let pending):
                 request = pending
             }
+            // The new device answered another response already: this code is not spent on one it will ignore.
+            if state.enrollment.answeredAnother(to: request.hash) { throw answeredElsewhere(id, deviceID) }
             let started = try PairingResponse.make(to: request, code: pairingCode, responder: state.deviceID, signer: identity.signing,
                                                    circle: state.circle)
             let response = started.response
@@ -247,14 +249,19 @@ package struct Enrollments: Sendable {
         // device has the whole wait to answer (queued if the relay is away; the wait then ends unanswered).
         await service.publishing.deliver([OwedRecord(record: .challenge(response), outboxID: nil)], account: id)
         // The new device confirms in its own time; its confirmation arrives through this account's relay passes.
-        let confirmation = await waitForConfirmation(id, of: response)
+        let outcome = await waitForConfirmation(id, of: response)
         // Locked and unlocked during the wait: the keys kept meanwhile are taken before the new device's are counted.
         await owners.caughtUp(id)
         let approved = try await owners.run(id) { () async throws -> Approved in
             guard let responder = pairings.takeResponder(for: id, device: deviceID) else {
                 throw Refusal(.denied, "this request's pairing code was already tried here; enroll the new device again for a new code")
             }
-            guard let confirmation else {
+            let confirmation: PairingConfirmation
+            switch outcome {
+            case .confirmed(let confirmed): confirmation = confirmed
+            case .answeredAnother:
+                throw answeredElsewhere(id, deviceID)
+            case .noAnswer:
                 logger.warning("no pairing confirmation", metadata: ["account": "\(id)", "device": "\(deviceID)"])
                 hub.announce(id, .pairingFailed(deviceID, reason: "no-answer"))
                 throw Refusal.invalid("the new device did not answer within \(Int(Self.confirmationWait)) seconds; enroll it again for a new code")
@@ -317,23 +324,44 @@ package struct Enrollments: Sendable {
         let sessionKey: CPace.SessionKey
     }
 
+    /// How an approval's wait for the new device's confirmation ended.
+    enum ConfirmationOutcome: Sendable {
+        case confirmed(PairingConfirmation)
+        /// It answered another response to the same request: no confirmation of this one can come.
+        case answeredAnother
+        case noAnswer
+    }
+
+    /// The new device answered another response to its request: said, and the event sent.
+    private func answeredElsewhere(_ id: AccountID, _ deviceID: DeviceID) -> Refusal {
+        logger.warning("the new device answered another response", metadata: ["account": "\(id)", "device": "\(deviceID)"])
+        hub.announce(id, .pairingFailed(deviceID, reason: "answered-elsewhere"))
+        return Refusal.invalid("the new device answered another response to its request (another trusted device's, "
+            + "or this device's from before its daemon restarted); if it is not approved by that one, enroll it again for a new code")
+    }
+
     /// Waits (outside the account's line) until the account's passes have read the new
-    /// device's confirmation of `response`, or the wait ends.
-    private func waitForConfirmation(_ id: AccountID, of response: PairingResponse) async -> PairingConfirmation? {
+    /// device's confirmation of `response`, or of another response to its request, or the wait ends.
+    private func waitForConfirmation(_ id: AccountID, of response: PairingResponse) async -> ConfirmationOutcome {
         let deadline = ContinuousClock.now + .seconds(Self.confirmationWait)
-        func arrived() -> PairingConfirmation? { owners.read(id, { $0.enrollment.confirmation(of: response) }) ?? nil }
+        func arrived() -> ConfirmationOutcome? {
+            owners.read(id) { state in
+                if let confirmation = state.enrollment.confirmation(of: response) { return .confirmed(confirmation) }
+                return state.enrollment.answeredAnother(to: response.requestHash, than: response.hash) ? .answeredAnother : nil
+            } ?? nil
+        }
         while ContinuousClock.now < deadline {
             let token = hub.arm(id)
-            if let confirmation = arrived() {
+            if let outcome = arrived() {
                 hub.disarm(id, token)
-                return confirmation
+                return outcome
             }
             _ = await hub.wait(id, token, until: min(deadline, .now + .seconds(1)))
-            if let confirmation = arrived() { return confirmation }
+            if let outcome = arrived() { return outcome }
             // Not there yet: read the relay for this account too, in case its wake-up was lost on the way.
             await service.propagation.sync(id)
         }
-        return arrived()
+        return arrived() ?? .noAnswer
     }
 
     var requestLifetime: TimeInterval { Double(policy.current.enrollment.requestLifetimeSeconds) }

@@ -224,7 +224,7 @@ package final class KeyVaultService: Sendable {
                     throw Refusal.invalid("the account \(id) already exists on the relay; join it with enroll")
                 case .unreachable:
                     try await publishing.abandonFounding(id, because: "the relay did not take its genesis")
-                    throw RelayError.unreachable(publishing.relayStatus?.problem ?? "no answer")
+                    throw RelayError.unreachable(await publishing.relayStatus()?.problem ?? "no answer")
                 }
                 spendIdentity(for: id)
             }

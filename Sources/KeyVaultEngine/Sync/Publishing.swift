@@ -136,7 +136,7 @@ package struct Publishing: Sendable {
     /// Records in the vault and the state a write made outside the line that the relay took
     /// (`publishOutsideLine`); in a job, in the publish turn. A vault that fails here leaves the
     /// entries unconfirmed: the next publish sends them again, and the relay's answer (the number
-    /// taken by this very batch) confirms them. `written` is cleared only once the count is in the
+    /// taken by entries that are byte for byte these) confirms them. `written` is cleared only once the count is in the
     /// state: the relay's audit, reading both outside the line, always sees one of the two.
     private func recordWritten(_ id: AccountID) async {
         guard let owner = owners.existing(id), let written = owner.written.withLock({ $0 }) else { return }
@@ -161,7 +161,9 @@ package struct Publishing: Sendable {
             // device reads entry, shares and approval in one pass (one wake-up, not two). The outbox
             // is read for them only when an entry goes out.
             var riders: [OutboxRecord]?
-            for _ in 0..<10 {
+            var writes = 0
+            while writes < 10 {
+                writes += 1
                 guard let (batch, confirmedThrough, settled) = queuedBatch(id) else { break }
                 var riding: [OutboxRecord] = []
                 if batch.contains(where: { $0.kind == .log }) {
@@ -184,11 +186,15 @@ package struct Publishing: Sendable {
                         await service.propagation.readLog(for: id)
                     }
                     if holdsExactly(batch, id) {
-                        // It was this very batch, committed by an earlier try whose answer never came (a
-                        // deadline): its shares and riders went with it, so they are settled, not sent twice.
-                        try await confirm(id, through: confirmedThrough, settled: settled)
-                        try await vault.dequeue(ids: riding.map(\.id))
-                        riders = []
+                        // Its entries were committed by an earlier write whose taking was not recorded (an answer
+                        // that never came; a write an audit of the relay began during). That write may have
+                        // carried fewer shares or riders (the account was locked then, or they were queued
+                        // since): only the entries are confirmed, and the rest goes again in the next write
+                        // (a share sealed again is stored again, and ignored by a device that holds its key;
+                        // a rider's same bytes are stored once). Not counted: it happens once per batch.
+                        try await confirm(id, through: confirmedThrough, settled: [])
+                        riders = nil
+                        writes -= 1
                         continue
                     }
                     taken = seq
@@ -428,7 +434,8 @@ package struct Publishing: Sendable {
         }
     }
 
-    package var relayStatus: RelayStatus? {
+    /// The relay's health and what waits for it (the outbox counted by an awaited read of the vault).
+    package func relayStatus() async -> RelayStatus? {
         guard let relay else { return nil }
         var health = service.relayHealth.withLock { $0 }
         // A relay that keeps connections knows of an outage before anything is sent.
@@ -440,7 +447,7 @@ package struct Publishing: Sendable {
         // locked) is not in the vault yet, and `queued: 0` must mean nothing is left to send.
         let queued = owners.held.reduce(0) { total, owner in
             total + (owner.read { $0.unconfirmedEntries.count + $0.owedDeliveries.count } ?? 0) + (owner.catchUps.isIdle ? 0 : 1)
-        } + ((try? vault.outboxCount()) ?? 0)
+        } + ((try? await vault.outboxCount()) ?? 0)
         let state = health.unreachableSince != nil ? "unreachable" : health.hasAnswered ? "reachable" : "connecting"
         let behind = health.behind.values.sorted { $0.account < $1.account }
         let conflicts = health.conflicts.values.sorted { $0.account < $1.account }

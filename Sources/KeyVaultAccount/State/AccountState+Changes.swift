@@ -28,8 +28,7 @@ extension AccountState {
     /// Entries are compared as values (no hashing); a log that grew is found by its last entry
     /// alone, as each entry names the hash of the one before it. What rides with an entry
     /// appended here (the shares it owes, its promotion deadline, its outbox rows) goes with an append.
-    func logWrite(to circle: CircleState, confirmed: Int?, owe: [OwedDelivery] = [],
-                  promotionDeadline: VaultWrite.PromotionDeadline? = nil, outbox: [RelayRecord] = []) -> VaultWrite {
+    func logWrite(to circle: CircleState, confirmed: Int?, owe: [OwedDelivery] = [], promotionDeadline: VaultWrite.PromotionDeadline? = nil, outbox: [RelayRecord] = []) -> VaultWrite {
         let old = self.circle.entries, new = circle.entries
         let grew = new.count >= old.count && (old.isEmpty || old[old.count - 1] == new[old.count - 1])
         let shared = grew ? old.count : zip(old, new).prefix { $0 == $1 }.count

@@ -68,8 +68,7 @@ extension AccountState {
         case .appended(let circle, let deliveries, let promotion, let outbox):
             let write = logWrite(to: circle, confirmed: nil, owe: deliveries,
                                  promotionDeadline: promotion.map { VaultWrite.PromotionDeadline(keyID: $0.keyID, at: $0.at) }, outbox: outbox)
-            // A job appends on the head it holds: an entry that would rewrite the log is not its.
-            guard case .appendLog = write else { return [.damaged("an appended entry that rewrites the log")] }
+            guard case .appendLog = write else { return [.damaged("an appended entry that rewrites the log (a job appends on the head it holds)")] }
             appended(circle, owing: deliveries)
             if let promotion { announcedPromotion(keyID: promotion.keyID, deadline: promotion.at) }
             return [.vault(write)]

@@ -151,7 +151,9 @@ def sync_detailed(
      Waits up to 30 s for the new device's confirmation. `denied`: the
     code did not match, or this request's code was already tried here.
     `invalid`: a malformed device ID or code, this device not trusted,
-    or no answer in time. `unknown`: no live request from that device.
+    no answer in time, or an answer to another response to the request
+    (another trusted device's, or this device's before a restart). `unknown`: no live request from that
+    device.
     `locked`: this device is locked.
 
     Args:
@@ -203,7 +205,9 @@ def sync(
      Waits up to 30 s for the new device's confirmation. `denied`: the
     code did not match, or this request's code was already tried here.
     `invalid`: a malformed device ID or code, this device not trusted,
-    or no answer in time. `unknown`: no live request from that device.
+    no answer in time, or an answer to another response to the request
+    (another trusted device's, or this device's before a restart). `unknown`: no live request from that
+    device.
     `locked`: this device is locked.
 
     Args:
@@ -250,7 +254,9 @@ async def asyncio_detailed(
      Waits up to 30 s for the new device's confirmation. `denied`: the
     code did not match, or this request's code was already tried here.
     `invalid`: a malformed device ID or code, this device not trusted,
-    or no answer in time. `unknown`: no live request from that device.
+    no answer in time, or an answer to another response to the request
+    (another trusted device's, or this device's before a restart). `unknown`: no live request from that
+    device.
     `locked`: this device is locked.
 
     Args:
@@ -300,7 +306,9 @@ async def asyncio(
      Waits up to 30 s for the new device's confirmation. `denied`: the
     code did not match, or this request's code was already tried here.
     `invalid`: a malformed device ID or code, this device not trusted,
-    or no answer in time. `unknown`: no live request from that device.
+    no answer in time, or an answer to another response to the request
+    (another trusted device's, or this device's before a restart). `unknown`: no live request from that
+    device.
     `locked`: this device is locked.
 
     Args:

@@ -336,8 +336,8 @@ package struct Enrollments: Sendable {
     private func answeredElsewhere(_ id: AccountID, _ deviceID: DeviceID) -> Refusal {
         logger.warning("the new device answered another response", metadata: ["account": "\(id)", "device": "\(deviceID)"])
         hub.announce(id, .pairingFailed(deviceID, reason: "answered-elsewhere"))
-        return Refusal.invalid("the new device answered another response to its request (another trusted device's, "
-            + "or this device's from before its daemon restarted); if it is not approved by that one, enroll it again for a new code")
+        return Refusal.invalid("the new device answered another response to its request (another trusted device's, which approves it, "
+            + "or this device's from before its daemon restarted, which cannot): unless another device approves it, enroll it again for a new code")
     }
 
     /// Waits (outside the account's line) until the account's passes have read the new
